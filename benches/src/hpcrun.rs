@@ -1,0 +1,1 @@
+//! Large-input generator for the hpcrun format (filled in by the hpcrun work).

@@ -1,0 +1,1 @@
+//! Large-input generator for the statprofiler format (filled in by the statprofiler work).

@@ -1,0 +1,227 @@
+//! The `profcodec` command line: a thin layer over `profcodec::ops`.
+//!
+//! Exit status: 0 success, 1 an input is invalid, 2 usage error or unsupported format/operation.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use profcodec::ops::{self, OpError, RewriteOptions};
+
+/// Read, check, dump and rewrite profiler files (HPCToolkit, hpcrun, NYTProf, EasyProfiler,
+/// StatProfiler).
+#[derive(Debug, Parser)]
+#[command(name = "profcodec", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print each file's format, version and counts.
+    Info {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Files (or HPCToolkit database directories).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Decode everything; exit 1 with the error and byte offset when a file is invalid.
+    Validate {
+        /// Files (or HPCToolkit database directories).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the full content of a file.
+    Dump {
+        /// Print JSON (the only dump format; the schema is in each format crate's README).
+        #[arg(long, required = true)]
+        json: bool,
+        /// The file (or HPCToolkit database directory).
+        file: PathBuf,
+    },
+    /// Decode a file and encode it again.
+    Rewrite {
+        /// Target format or version (for example `04.00` for hpcrun, `nytprof` for the Pynytprof
+        /// layout); by default the input's own.
+        #[arg(long)]
+        to: Option<String>,
+        /// Input file or directory.
+        input: PathBuf,
+        /// Output file or directory.
+        output: PathBuf,
+    },
+}
+
+/// A failure, with the exit status it maps to.
+struct Failure {
+    status: u8,
+    message: String,
+}
+
+impl From<OpError> for Failure {
+    fn from(e: OpError) -> Self {
+        let status = match e {
+            OpError::Invalid { .. } | OpError::Io(_) => 1,
+            _ => 2,
+        };
+        Failure {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<profcodec::OpenError> for Failure {
+    fn from(e: profcodec::OpenError) -> Self {
+        let status = match e {
+            profcodec::OpenError::Io { .. } => 1,
+            _ => 2,
+        };
+        Failure {
+            status,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure {
+            status: 1,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Opens `file` and runs `op` on it; an operation's error is prefixed with the detected format,
+/// so that even a rejected file says what it was taken for.
+fn open_and<T>(
+    file: &std::path::Path,
+    op: impl FnOnce(&profcodec::Opened) -> Result<T, OpError>,
+) -> Result<T, Failure> {
+    let opened = profcodec::open(file)?;
+    op(&opened).map_err(|e| {
+        let mut f = Failure::from(e);
+        f.message = format!("{}: {}", opened.format(), f.message);
+        f
+    })
+}
+
+/// Inputs at least this large (or more than one input) get a progress bar on a terminal.
+const PROGRESS_THRESHOLD: u64 = 64 << 20;
+
+fn progress(files: &[PathBuf]) -> ProgressBar {
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    if files.len() < 2 && total < PROGRESS_THRESHOLD {
+        return ProgressBar::hidden();
+    }
+    // ProgressDrawTarget::stderr() draws nothing when stderr is not a terminal.
+    let bar = ProgressBar::with_draw_target(Some(files.len() as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {wide_msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match cli.command {
+        Command::Info { json, files } => {
+            let bar = progress(&files);
+            let mut worst: Option<Failure> = None;
+            let mut infos = Vec::new();
+            for file in &files {
+                bar.set_message(file.display().to_string());
+                match open_and(file, |o| ops::codec(o.format()).info(o)) {
+                    Ok(info) if json => {
+                        infos.push(serde_json::json!({"path": file, "info": info}));
+                    }
+                    Ok(info) => {
+                        writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
+                        for (k, v) in &info.details {
+                            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                            writeln!(out, "  {k}: {v}")?;
+                        }
+                    }
+                    Err(f) => {
+                        bar.suspend(|| eprintln!("{}: {}", file.display(), f.message));
+                        if worst.as_ref().is_none_or(|w| f.status > w.status) {
+                            worst = Some(Failure {
+                                status: f.status,
+                                message: String::new(),
+                            });
+                        }
+                    }
+                }
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            if json {
+                ops::write_json(&mut out, &infos)?;
+            }
+            worst.map_or(Ok(()), Err)
+        }
+        Command::Validate { files } => {
+            let bar = progress(&files);
+            let mut worst: Option<Failure> = None;
+            for file in &files {
+                bar.set_message(file.display().to_string());
+                match open_and(file, |o| ops::codec(o.format()).validate(o)) {
+                    Ok(()) => bar.suspend(|| println!("{}: valid", file.display())),
+                    Err(f) => {
+                        bar.suspend(|| eprintln!("{}: {}", file.display(), f.message));
+                        if worst.as_ref().is_none_or(|w| f.status > w.status) {
+                            worst = Some(Failure {
+                                status: f.status,
+                                message: String::new(),
+                            });
+                        }
+                    }
+                }
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            worst.map_or(Ok(()), Err)
+        }
+        Command::Dump { json: _, file } => {
+            let mut buf = io::BufWriter::new(out);
+            open_and(&file, |o| ops::codec(o.format()).dump_json(o, &mut buf))?;
+            buf.flush()?;
+            Ok(())
+        }
+        Command::Rewrite { to, input, output } => {
+            let mut options = RewriteOptions::default();
+            options.to = to;
+            let report = open_and(&input, |o| {
+                ops::codec(o.format()).rewrite(o, &output, &options)
+            })?;
+            for dropped in &report.dropped {
+                eprintln!("{}: dropped: {dropped}", input.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                eprintln!("profcodec: {}", f.message);
+            }
+            ExitCode::from(f.status)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! End-to-end tests of the `profcodec` binary.
+
+use std::process::Command;
+
+fn profcodec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_profcodec"))
+}
+
+#[test]
+fn help_lists_every_subcommand() {
+    let out = profcodec().arg("--help").output().expect("run profcodec");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for cmd in ["info", "validate", "dump", "rewrite"] {
+        assert!(text.contains(cmd), "--help does not list {cmd}:\n{text}");
+    }
+}
+
+/// A minimal header of every magic: `info` must name the format, whether or not the format's
+/// codec is complete (an incomplete header may be reported invalid, but the format is named).
+#[test]
+fn info_names_every_magic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: &[(&str, &[u8], &str)] = &[
+        ("meta.db", b"HPCTOOLKITmeta\x04\x00", "HPCToolkit meta.db"),
+        (
+            "profile.db",
+            b"HPCTOOLKITprof\x04\x00",
+            "HPCToolkit profile.db",
+        ),
+        ("cct.db", b"HPCTOOLKITctxt\x04\x00", "HPCToolkit cct.db"),
+        ("trace.db", b"HPCTOOLKITtrce\x04\x00", "HPCToolkit trace.db"),
+        ("a.hpcrun", b"HPCRUN____02.00l", "hpcrun measurement"),
+        (
+            "b.hpcrun",
+            b"HPCRUN-profile____04.00b",
+            "hpcrun measurement",
+        ),
+        ("c.hpctrace", b"HPCRUN-trace______01.01b", "hpcrun trace"),
+        ("nytprof.out", b"NYTProf 5 0\n", "Devel::NYTProf profile"),
+        (
+            "s.statprofiler",
+            b"=statprofiler\x01",
+            "Devel::StatProfiler file",
+        ),
+        ("e.prof", b"ysaE\x00\x00\x01\x02", "EasyProfiler capture"),
+    ];
+    for (name, bytes, format) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let out = profcodec()
+            .arg("info")
+            .arg(&path)
+            .output()
+            .expect("run profcodec");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(format),
+            "{name}: expected {format:?} in {text:?}"
+        );
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{name}: a bare header is not a valid file"
+        );
+    }
+}
+
+#[test]
+fn unknown_input_names_first_bytes_and_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("x.bin");
+    std::fs::write(&path, b"\x7fELF\x02\x01\x01").expect("write");
+    let out = profcodec()
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .expect("run profcodec");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("7f 45 4c 46"));
+}
+
+#[test]
+fn usage_error_exits_2() {
+    let out = profcodec().arg("validate").output().expect("run profcodec");
+    assert_eq!(out.status.code(), Some(2));
+}

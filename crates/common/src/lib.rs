@@ -1,0 +1,28 @@
+//! Low-level helpers shared by the profcodec format crates.
+//!
+//! Every format crate parses untrusted bytes. The pieces all of them need in the same shape live
+//! here once:
+//!
+//! - [`Cursor`]: an offset-tracking reader over `&[u8]` whose errors ([`Truncated`]) say where the
+//!   input ended and how many bytes were wanted, so that each crate's error can point a hex editor
+//!   at the right byte.
+//! - [`bound`]: the hostile-count rule of the architecture note: never allocate from a count read
+//!   in a file unless the remaining input could hold that many items.
+//! - [`corpus`]: the test-corpus locator (`PROFCODEC_CORPUS`).
+//!
+//! ```
+//! use profcodec_common::Cursor;
+//! let mut c = Cursor::new(&[0x00, 0x2a, 1, 0, 0, 0], 0);
+//! assert_eq!(c.u16_be("magic").unwrap(), 42);
+//! assert_eq!(c.u32_le("count").unwrap(), 1);
+//! assert!(c.u8("tag").is_err());
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bound;
+pub mod corpus;
+mod cursor;
+
+pub use bound::{CountTooLarge, checked_capacity};
+pub use cursor::{Cursor, Truncated};

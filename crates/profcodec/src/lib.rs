@@ -1,0 +1,37 @@
+//! Read and write the files of five profilers, with format detection.
+//!
+//! This crate is thin: each format lives in its own crate, re-exported here under a module of its
+//! name and enabled by a cargo feature of the same name (all on by default). What lives here is
+//! what a tool handling "any profile" needs: [`Format::detect`] from a file's first bytes,
+//! [`open`] (memory-mapped, with detection), and the [`ops`] glue behind the `profcodec` CLI.
+//!
+//! ```
+//! use profcodec::Format;
+//! assert_eq!(Format::detect(b"NYTProf 5 0\n#Perl profile database.\n").unwrap(), Format::Nytprof);
+//! assert_eq!(Format::detect(b"HPCTOOLKITmeta\x04\x00").unwrap(), Format::HpctoolkitMeta);
+//! let err = Format::detect(b"\x7fELF\x02\x01").unwrap_err();
+//! assert!(err.to_string().contains("7f 45 4c 46"));
+//! ```
+#![deny(missing_docs)]
+
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+mod detect;
+mod open;
+pub mod ops;
+
+pub use detect::{Format, UnknownFormat};
+pub use open::{OpenError, Opened, open};
+
+#[cfg(feature = "easyprofiler")]
+pub use profcodec_easyprofiler as easyprofiler;
+#[cfg(feature = "hpcrun")]
+pub use profcodec_hpcrun as hpcrun;
+#[cfg(feature = "hpctoolkit")]
+pub use profcodec_hpctoolkit as hpctoolkit;
+#[cfg(feature = "nytprof")]
+pub use profcodec_nytprof as nytprof;
+#[cfg(feature = "statprofiler")]
+pub use profcodec_statprofiler as statprofiler;

@@ -1,0 +1,121 @@
+//! Opening a file or database directory, memory-mapped, with its format detected.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::{Format, UnknownFormat};
+
+/// Why [`open`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file or directory could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path that failed.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file's first bytes match no known format.
+    #[error("{}: {source}", path.display())]
+    Unknown {
+        /// The file.
+        path: PathBuf,
+        /// What was seen.
+        source: UnknownFormat,
+    },
+    /// A directory that is not an HPCToolkit database (it has no `meta.db`).
+    #[error("{}: a directory is read only as an HPCToolkit database, and it holds no meta.db", .0.display())]
+    NotADatabase(PathBuf),
+}
+
+#[derive(Debug)]
+enum Data {
+    Mapped(memmap2::Mmap),
+    Empty,
+}
+
+/// A file opened by [`open`]: its path, detected format and bytes.
+#[derive(Debug)]
+pub struct Opened {
+    path: PathBuf,
+    format: Format,
+    data: Data,
+}
+
+impl Opened {
+    /// The path that was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The detected format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The file's bytes (empty for a database directory: open its files through the format crate).
+    pub fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(map) => map,
+            Data::Empty => &[],
+        }
+    }
+}
+
+/// Opens `path`, memory-maps it and detects its format.
+///
+/// A directory is accepted when it holds `meta.db` (an HPCToolkit database); its files are not
+/// mapped here, since the database reader opens them itself.
+pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
+    let path = path.as_ref().to_path_buf();
+    let io_err = |source| OpenError::Io {
+        path: path.clone(),
+        source,
+    };
+    let meta = std::fs::metadata(&path).map_err(io_err)?;
+    if meta.is_dir() {
+        if path.join("meta.db").is_file() {
+            return Ok(Opened {
+                path,
+                format: Format::HpctoolkitDatabase,
+                data: Data::Empty,
+            });
+        }
+        return Err(OpenError::NotADatabase(path));
+    }
+    let file = File::open(&path).map_err(io_err)?;
+    let data = if meta.len() == 0 {
+        Data::Empty
+    } else {
+        Data::Mapped(map(&file).map_err(io_err)?)
+    };
+    let mut opened = Opened {
+        path,
+        format: Format::Nytprof,
+        data,
+    };
+    opened.format = Format::detect(opened.bytes()).map_err(|source| OpenError::Unknown {
+        path: opened.path.clone(),
+        source,
+    })?;
+    Ok(opened)
+}
+
+/// Maps a file read-only.
+///
+/// This is the one `unsafe` block of the workspace. `Mmap::map` is unsafe because another
+/// process may modify or truncate the file while it is mapped, which Rust's aliasing rules cannot
+/// express. profcodec only reads profiler output files that their writer has closed; every decoder
+/// treats the bytes as untrusted (bounds-checked, no `unsafe`), so a concurrent change can at worst
+/// produce a decoding error or, on truncation, a SIGBUS, never undefined behaviour in the decoders'
+/// own logic. Users who cannot rule out concurrent truncation should read the file into memory
+/// and call the format crates directly.
+#[allow(unsafe_code)]
+fn map(file: &File) -> io::Result<memmap2::Mmap> {
+    // SAFETY: see the function documentation: the mapping is read-only and the file is treated
+    // as immutable for the lifetime of the map.
+    unsafe { memmap2::Mmap::map(file) }
+}

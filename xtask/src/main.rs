@@ -1,0 +1,179 @@
+//! Project automation, run as `cargo xtask <command>` (see `.cargo/config.toml`).
+//!
+//! - `cargo xtask test`: THE test command (README, `.ci/run`). Installs what the tests need when it
+//!   is missing, then runs rustfmt, clippy, the whole workspace's tests with the shared corpus, the
+//!   docs with warnings denied, and a replay of every fuzz target's corpus on stable Rust.
+//! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
+//! - `cargo xtask bench-peers <format> ARGS...`: profcodec timed against the real tool.
+//!
+//! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+mod easyprofiler;
+mod fuzz;
+mod hpcrun;
+mod hpctoolkit;
+mod nytprof;
+mod statprofiler;
+
+/// Environment variables a format's tests need, as `(name, value)` pairs.
+pub(crate) type TestEnv = Vec<(String, String)>;
+
+/// What every format module of the xtask offers.
+pub(crate) struct FormatTasks {
+    /// The format's name, as used in `gen-<name>` and `bench-peers <name>`.
+    name: &'static str,
+    /// Installs what this format's tests need (Debian or PyPI packages) when it is missing.
+    /// Returns environment variables the tests need.
+    prepare: fn(&Workspace) -> Result<TestEnv>,
+    /// Runs `gen-<name>` or `bench-peers <name>` (`cmd` is `"gen"` or `"bench-peers"`).
+    run: fn(&Workspace, cmd: &str, args: &[String]) -> Result<()>,
+}
+
+const FORMATS: &[FormatTasks] = &[
+    hpctoolkit::TASKS,
+    hpcrun::TASKS,
+    nytprof::TASKS,
+    easyprofiler::TASKS,
+    statprofiler::TASKS,
+];
+
+/// Paths of the workspace.
+pub(crate) struct Workspace {
+    /// The workspace root.
+    root: PathBuf,
+}
+
+impl Workspace {
+    fn find() -> Result<Self> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("xtask has no parent folder")?
+            .to_path_buf();
+        Ok(Workspace { root })
+    }
+
+    /// The shared corpus: `PROFCODEC_CORPUS` when set, else `../shared/corpus`.
+    pub(crate) fn corpus(&self) -> PathBuf {
+        std::env::var_os("PROFCODEC_CORPUS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.root.join("../shared/corpus"))
+    }
+
+    /// `target/` of the workspace.
+    pub(crate) fn target(&self) -> PathBuf {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.root.join("target"))
+    }
+
+    /// A `cargo` command run in the workspace root.
+    pub(crate) fn cargo(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.current_dir(&self.root).args(args);
+        cmd
+    }
+}
+
+/// Runs `cmd`, failing with its description when it fails.
+pub(crate) fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// True when `cmd` runs and exits 0 (its output is discarded).
+pub(crate) fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Installs Debian packages (as root, which every machine of this project is).
+pub(crate) fn apt_install(packages: &[&str]) -> Result<()> {
+    run(Command::new("apt-get").arg("update").arg("-qq"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+fn test(ws: &Workspace) -> Result<()> {
+    let mut env = Vec::new();
+    for format in FORMATS {
+        env.extend((format.prepare)(ws).with_context(|| format!("preparing {}", format.name))?);
+    }
+    let corpus = ws.corpus();
+    if !corpus.is_dir() {
+        bail!("the shared corpus is missing at {}", corpus.display());
+    }
+    let corpus = corpus.canonicalize()?;
+    run(&mut ws.cargo(&["fmt", "--all", "--check"]))?;
+    run(&mut ws.cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(ws
+        .cargo(&["test", "--workspace"])
+        .env("PROFCODEC_CORPUS", &corpus)
+        .envs(env.iter().map(|(k, v)| (k, v))))?;
+    run(ws
+        .cargo(&["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
+    fuzz::replay(ws)?;
+    eprintln!("xtask: every check passed");
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ws = Workspace::find()?;
+    match args.first().map(String::as_str) {
+        Some("test") => test(&ws),
+        Some("fuzz-replay") => fuzz::replay(&ws),
+        Some("bench-peers") => {
+            let name = args
+                .get(1)
+                .context("usage: cargo xtask bench-peers <format> [ARGS...]")?;
+            let format = FORMATS
+                .iter()
+                .find(|f| f.name == name)
+                .with_context(|| format!("unknown format {name}"))?;
+            (format.run)(&ws, "bench-peers", &args[2..])
+        }
+        Some(cmd) if cmd.starts_with("gen-") => {
+            let name = &cmd["gen-".len()..];
+            let format = FORMATS
+                .iter()
+                .find(|f| f.name == name)
+                .with_context(|| format!("unknown format {name}"))?;
+            (format.run)(&ws, "gen", &args[1..])
+        }
+        _ => {
+            eprintln!(
+                "usage: cargo xtask test | fuzz-replay | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
+                 formats: {}",
+                FORMATS
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            std::process::exit(2)
+        }
+    }
+}

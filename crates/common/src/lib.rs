@@ -23,6 +23,7 @@
 pub mod bound;
 pub mod corpus;
 mod cursor;
+pub mod hostile;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};

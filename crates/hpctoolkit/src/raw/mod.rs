@@ -1,0 +1,1 @@
+//! The bytes on disk: magics, constants, binrw header structs, zerocopy records.

@@ -1,0 +1,1 @@
+//! Views over HPCToolkit database files (filled in by the reading half).

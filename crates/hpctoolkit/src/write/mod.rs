@@ -1,0 +1,1 @@
+//! Builders and writers of HPCToolkit database files (filled in by the writing half).

@@ -89,3 +89,25 @@ fn usage_error_exits_2() {
     let out = profcodec().arg("validate").output().expect("run profcodec");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn missing_file_is_an_error_naming_the_path() {
+    let out = profcodec()
+        .args(["info", "/nonexistent/profcodec-test"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/profcodec-test"));
+}
+
+#[test]
+fn a_directory_without_meta_db_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = profcodec()
+        .arg("validate")
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("meta.db"));
+}

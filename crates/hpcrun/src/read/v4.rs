@@ -1,0 +1,396 @@
+//! 04.00b: sections found through the footer (hpcrun.md, "04.00b (current)"; write_data.c).
+
+use std::collections::HashSet;
+
+use binrw::BinRead;
+use profcodec_common::{Cursor, checked_capacity};
+use zerocopy::FromBytes;
+
+use super::Rd;
+use crate::model::*;
+use crate::raw::{
+    self, CctRecord, FOOTER_SIZE, Footer, IdRecord, SparseContextRecord, SparseValueRecord,
+};
+use crate::{Error, Text};
+
+/// A 04.00 measurement file, borrowed: small tables decoded, the CCT and the sparse arrays kept as
+/// zerocopy views over the input.
+#[derive(Debug, Clone)]
+pub struct V4View<'a> {
+    data: &'a [u8],
+    /// The footer as read.
+    pub footer: Footer,
+    /// Header name/value pairs.
+    pub header: Vec<NvPair>,
+    /// Load map.
+    pub loadmap: Vec<LoadModule>,
+    /// CCT nodes, as on disk.
+    pub cct: &'a [CctRecord],
+    /// Metric descriptors.
+    pub metrics: Vec<MetricDesc>,
+    /// Id-tuple dictionary.
+    pub dictionary: Vec<DictionaryEntry>,
+    /// The profile's id tuple, as on disk.
+    pub id_tuple: &'a [IdRecord],
+    /// Sparse values, as on disk.
+    pub values: &'a [SparseValueRecord],
+    /// Context index including its final entry, as on disk.
+    pub contexts: &'a [SparseContextRecord],
+}
+
+/// The bytes of section `[start, end)`, or the error naming it.
+fn section<'a>(
+    data: &'a [u8],
+    start: u64,
+    end: u64,
+    what: &'static str,
+) -> Result<Cursor<'a>, Error> {
+    if start > end || end > data.len() as u64 {
+        return Err(Error::bad(
+            data.len().saturating_sub(FOOTER_SIZE) as u64,
+            what,
+            "a section inside the file",
+            start,
+        ));
+    }
+    Ok(Cursor::new(&data[start as usize..end as usize], start))
+}
+
+fn finish(c: &Cursor<'_>, start: u64, end: u64, what: &'static str) -> Result<(), Error> {
+    if !c.is_empty() {
+        return Err(Error::SectionEnd {
+            offset: start,
+            what,
+            expected: end,
+            found: c.offset(),
+        });
+    }
+    Ok(())
+}
+
+fn slice<'a, T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
+    c: &mut Cursor<'a>,
+    count: u64,
+    what: &'static str,
+) -> Result<&'a [T], Error> {
+    let size = size_of::<T>();
+    let at = c.offset();
+    let n = checked_capacity(count, size, c.remaining(), at, what)?;
+    let bytes = c.bytes(n * size, what)?;
+    <[T]>::ref_from_bytes(bytes).map_err(|_| Error::bad(at, what, "whole records", count))
+}
+
+impl<'a> V4View<'a> {
+    /// Reads the footer and every section's structure (the CCT and sparse arrays are not copied).
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        if super::detect_version(data)? != Version::V0400B {
+            return Err(super::unsupported(18, data.get(18..24).unwrap_or(&[])));
+        }
+        if data.len() < 24 + FOOTER_SIZE {
+            return Err(Cursor::new(data, 0)
+                .truncated("04.00 header and footer", (24 + FOOTER_SIZE) as u64)
+                .into());
+        }
+        let foot_at = data.len() - FOOTER_SIZE;
+        let footer = Footer::read(&mut std::io::Cursor::new(&data[foot_at..]))
+            .map_err(|_| Cursor::new(data, 0).truncated("footer", FOOTER_SIZE as u64))?;
+        if footer.magic != raw::FOOTER_MAGIC {
+            return Err(Error::bad(
+                (foot_at + FOOTER_SIZE - 8) as u64,
+                "footer magic",
+                "0x48504352554e736d (\"HPCRUNsm\")",
+                footer.magic,
+            ));
+        }
+
+        // Header: magic, nvpairs.
+        let c = section(data, footer.hdr_start, footer.hdr_end, "header section")?;
+        let mut rd = Rd { c, le: false };
+        rd.c.skip(24, "magic")?;
+        let header = rd.nvpairs("header nvpair count")?;
+        finish(&rd.c, footer.hdr_start, footer.hdr_end, "header section")?;
+
+        let c = section(
+            data,
+            footer.loadmap_start,
+            footer.loadmap_end,
+            "load map section",
+        )?;
+        let mut rd = Rd { c, le: false };
+        let loadmap = rd.loadmap(Version::V0400B)?;
+        finish(
+            &rd.c,
+            footer.loadmap_start,
+            footer.loadmap_end,
+            "load map section",
+        )?;
+
+        let mut c = section(data, footer.cct_start, footer.cct_end, "cct section")?;
+        let n = c.u64_be("cct node count")?;
+        let cct = slice::<CctRecord>(&mut c, n, "cct node count")?;
+        finish(&c, footer.cct_start, footer.cct_end, "cct section")?;
+
+        let c = section(
+            data,
+            footer.metric_tbl_start,
+            footer.metric_tbl_end,
+            "metric table section",
+        )?;
+        let mut rd = Rd { c, le: false };
+        let metrics = rd.metric_table(Version::V0400B)?;
+        finish(
+            &rd.c,
+            footer.metric_tbl_start,
+            footer.metric_tbl_end,
+            "metric table section",
+        )?;
+
+        let c = section(
+            data,
+            footer.dictionary_start,
+            footer.dictionary_end,
+            "id-tuple dictionary section",
+        )?;
+        let mut rd = Rd { c, le: false };
+        let at = rd.c.offset();
+        let n = rd.u16("dictionary count")?;
+        let cap = checked_capacity(u64::from(n), 6, rd.c.remaining(), at, "dictionary count")?;
+        let mut dictionary = Vec::with_capacity(cap);
+        for _ in 0..n {
+            let kind = rd.u16("dictionary kind")?;
+            let name = rd.text("dictionary name")?;
+            dictionary.push(DictionaryEntry { kind, name });
+        }
+        finish(
+            &rd.c,
+            footer.dictionary_start,
+            footer.dictionary_end,
+            "id-tuple dictionary section",
+        )?;
+
+        let mut c = section(
+            data,
+            footer.sparse_start,
+            footer.sparse_end,
+            "sparse metrics section",
+        )?;
+        let len = c.u16_be("id tuple length")?;
+        let id_tuple = slice::<IdRecord>(&mut c, u64::from(len), "id tuple length")?;
+        let nvals = c.u64_be("value count")?;
+        let nnz = c.u32_be("context count")?;
+        let values = slice::<SparseValueRecord>(&mut c, nvals, "value count")?;
+        let contexts = slice::<SparseContextRecord>(&mut c, u64::from(nnz) + 1, "context count")?;
+        finish(
+            &c,
+            footer.sparse_start,
+            footer.sparse_end,
+            "sparse metrics section",
+        )?;
+
+        Ok(V4View {
+            data,
+            footer,
+            header,
+            loadmap,
+            cct,
+            metrics,
+            dictionary,
+            id_tuple,
+            values,
+            contexts,
+        })
+    }
+
+    /// Offset of the first context-index entry (for error offsets).
+    fn contexts_offset(&self) -> u64 {
+        self.footer.sparse_end - (self.contexts.len() * 12) as u64
+    }
+
+    /// Checks the cross-references: every value's metric id names a metric, context starts rise
+    /// and stay within the values, the index ends with "end!" and the number of values, and every
+    /// context with values is a CCT node.
+    pub fn validate(&self) -> Result<(), Error> {
+        let nmetrics = self.metrics.len() as u64;
+        let values_at = self.contexts_offset() - (self.values.len() * 10) as u64;
+        if let Some(i) = self
+            .values
+            .iter()
+            .position(|v| u64::from(v.metric.get()) >= nmetrics)
+        {
+            return Err(Error::bad(
+                values_at + i as u64 * 10 + 8,
+                "sparse value metric id",
+                "the id of a metric in the metric table",
+                u64::from(self.values[i].metric.get()),
+            ));
+        }
+        let ctx_at = self.contexts_offset();
+        let nvals = self.values.len() as u64;
+        let mut prev = 0u64;
+        for (i, c) in self.contexts.iter().enumerate() {
+            let start = c.start.get();
+            if start < prev || start > nvals {
+                return Err(Error::bad(
+                    ctx_at + i as u64 * 12 + 4,
+                    "context value index",
+                    "a rising index within the values",
+                    start,
+                ));
+            }
+            prev = start;
+        }
+        if let Some(last) = self.contexts.last() {
+            let at = ctx_at + (self.contexts.len() as u64 - 1) * 12;
+            if last.ctx.get() != raw::CONTEXT_END {
+                return Err(Error::bad(
+                    at,
+                    "final context id",
+                    "0x656e6421 (\"end!\")",
+                    u64::from(last.ctx.get()),
+                ));
+            }
+            if last.start.get() != nvals {
+                return Err(Error::bad(
+                    at + 4,
+                    "final context value index",
+                    "the number of values",
+                    last.start.get(),
+                ));
+            }
+        }
+        let ids: HashSet<i32> = self.cct.iter().map(|n| n.id.get()).collect();
+        let ncontexts = self.contexts.len().saturating_sub(1);
+        for (i, c) in self.contexts[..ncontexts].iter().enumerate() {
+            if !ids.contains(&(c.ctx.get() as i32)) {
+                return Err(Error::bad(
+                    ctx_at + i as u64 * 12,
+                    "context id",
+                    "the id of a CCT node",
+                    u64::from(c.ctx.get()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the file is laid out exactly as hpcrun lays it out (each section at the next
+    /// multiple of 1024, gaps zero, footer at the end): then [`crate::write`] reproduces it
+    /// byte for byte.
+    pub fn is_canonical(&self) -> bool {
+        let f = &self.footer;
+        let align = |v: u64| v.div_ceil(raw::SECTION_ALIGN) * raw::SECTION_ALIGN;
+        let pairs = [
+            (f.hdr_end, f.loadmap_start),
+            (f.loadmap_end, f.cct_start),
+            (f.cct_end, f.metric_tbl_start),
+            (f.metric_tbl_end, f.dictionary_start),
+            (f.dictionary_end, f.sparse_start),
+            (f.sparse_end, f.footer_start),
+        ];
+        f.hdr_start == 0
+            && f.footer_start.checked_add(FOOTER_SIZE as u64) == Some(self.data.len() as u64)
+            && pairs.iter().all(|&(end, next)| {
+                align(end) == next
+                    && self.data[end as usize..next as usize]
+                        .iter()
+                        .all(|&b| b == 0)
+            })
+    }
+
+    /// The owned model.
+    pub fn to_model(&self) -> Result<Measurement, Error> {
+        let cct = self
+            .cct
+            .iter()
+            .map(|n| CctNode {
+                id: n.id.get(),
+                parent: n.parent.get(),
+                lm_id: n.lm_id.get(),
+                ip: n.lm_ip.get(),
+                lush: None,
+                flags: n.flags,
+            })
+            .collect();
+        let (end, contexts) = match self.contexts.split_last() {
+            Some((end, rest)) => (
+                SparseContext {
+                    ctx: end.ctx.get(),
+                    start: end.start.get(),
+                },
+                rest,
+            ),
+            None => (SparseContext::default(), &[][..]),
+        };
+        let sparse = SparseMetrics {
+            id_tuple: self
+                .id_tuple
+                .iter()
+                .map(|r| IdTupleEntry {
+                    kind: r.kind.get(),
+                    physical: r.physical.get(),
+                    logical: r.logical.get(),
+                })
+                .collect(),
+            values: self
+                .values
+                .iter()
+                .map(|v| SparseValue {
+                    value: v.value.get(),
+                    metric: v.metric.get(),
+                })
+                .collect(),
+            contexts: contexts
+                .iter()
+                .map(|c| SparseContext {
+                    ctx: c.ctx.get(),
+                    start: c.start.get(),
+                })
+                .collect(),
+            end,
+        };
+        Ok(Measurement {
+            version: Version::V0400B,
+            header: self.header.clone(),
+            epochs: vec![Epoch {
+                header: None,
+                metrics: self.metrics.clone(),
+                loadmap: self.loadmap.clone(),
+                cct,
+                values: Vec::new(),
+            }],
+            dictionary: self.dictionary.clone(),
+            sparse: Some(sparse),
+        })
+    }
+
+    /// The values of context index entry `i` (not the final entry), typed by their metrics.
+    pub fn context_values(&self, i: usize) -> impl Iterator<Item = (u16, MetricValue)> + '_ {
+        let range = match (self.contexts.get(i), self.contexts.get(i + 1)) {
+            (Some(a), Some(b)) => {
+                let (s, e) = (a.start.get() as usize, b.start.get() as usize);
+                if s <= e && e <= self.values.len() {
+                    s..e
+                } else {
+                    0..0
+                }
+            }
+            _ => 0..0,
+        };
+        self.values[range].iter().map(move |v| {
+            let m = v.metric.get();
+            let f = self
+                .metrics
+                .get(m as usize)
+                .map_or(ValueFormat::Unknown, MetricDesc::value_format);
+            (m, MetricValue::from_bits(v.value.get(), f))
+        })
+    }
+
+    /// The header value of `name`.
+    pub fn header_value(&self, name: &str) -> Option<&Text> {
+        self.header
+            .iter()
+            .find(|p| p.name == *name)
+            .map(|p| &p.value)
+    }
+}

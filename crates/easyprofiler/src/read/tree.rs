@@ -1,0 +1,349 @@
+//! The block tree exactly as the C++ reader builds it (easyprofiler.md, "Nesting", "Runtime
+//! names", "Time"; R:1040-1259).
+//!
+//! Records are stored when they end, so each thread's records come in post-order. The tree keeps
+//! them in that order: node `i`'s subtree is the contiguous run `subtree_start..=i`, so no child
+//! lists are allocated; [`ThreadTree::children`] walks them.
+
+use std::collections::HashMap;
+
+use profcodec_common::checked_capacity;
+
+use super::{CaptureView, DescriptorRef, Mode, c_str};
+use crate::error::{Error, Oddity};
+
+/// The C++ reader fails when a block would get this depth (R:1215).
+const DEPTH_LIMIT: u32 = 254;
+
+/// One block, event or value in a thread's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    /// Begin (ns, clamped to the capture's begin).
+    pub begin: u64,
+    /// End (ns).
+    pub end: u64,
+    /// Offset of the record's size prefix in the input.
+    pub record: u64,
+    /// Descriptor id after runtime naming (an index into [`BlockTree::descriptors`]).
+    pub descriptor: u32,
+    /// The first node of this node's subtree (this node itself when it has no children).
+    pub subtree_start: u32,
+}
+
+/// A kept context switch (converted to ns, clamped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextSwitchNode<'a> {
+    /// Begin (ns).
+    pub begin: u64,
+    /// End (ns).
+    pub end: u64,
+    /// Target thread id.
+    pub target_tid: u64,
+    /// Target name.
+    pub name: &'a [u8],
+    /// Index among all kept context switches and records of the capture (the C++ block index).
+    pub block_index: u32,
+}
+
+/// One thread's tree. Sections of the file with the same thread id are merged, as the C++ reader
+/// merges them (R:1002).
+#[derive(Debug, Clone, Default)]
+pub struct ThreadTree<'a> {
+    /// Thread id.
+    pub id: u64,
+    /// Thread name (up to its first NUL).
+    pub name: &'a [u8],
+    /// Nodes in file (post-)order.
+    pub nodes: Vec<Node>,
+    /// Top-level nodes, in order.
+    pub roots: Vec<u32>,
+    /// Kept context switches.
+    pub context_switches: Vec<ContextSwitchNode<'a>>,
+    /// `(first node, its block index)` of each file section of this thread.
+    sections: Vec<(u32, u32)>,
+    /// Depth of each root while building.
+    depths: Vec<u32>,
+}
+
+/// Iterator over a node's children, last first.
+#[derive(Debug, Clone)]
+pub struct ChildrenRev<'t> {
+    nodes: &'t [Node],
+    start: u32,
+    cur: u32,
+}
+
+impl Iterator for ChildrenRev<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.cur <= self.start {
+            return None;
+        }
+        let child = self.cur - 1;
+        self.cur = self.nodes[child as usize].subtree_start;
+        Some(child)
+    }
+}
+
+impl ThreadTree<'_> {
+    /// The children of node `i`, last first.
+    pub fn children_rev(&self, i: u32) -> ChildrenRev<'_> {
+        ChildrenRev {
+            nodes: &self.nodes,
+            start: self.nodes[i as usize].subtree_start,
+            cur: i,
+        }
+    }
+    /// The children of node `i`, in order.
+    pub fn children(&self, i: u32) -> Vec<u32> {
+        let mut v: Vec<u32> = self.children_rev(i).collect();
+        v.reverse();
+        v
+    }
+    /// The C++ reader's block index of node `i` (its position among all kept context switches
+    /// and records of the capture; the converter's `id`).
+    pub fn block_index(&self, i: u32) -> u32 {
+        let s = self.sections.partition_point(|&(first, _)| first <= i);
+        match s.checked_sub(1).and_then(|s| self.sections.get(s)) {
+            Some(&(first, index)) => index + (i - first),
+            None => i,
+        }
+    }
+}
+
+/// A descriptor of the tree: a file descriptor, or a synthetic one for a runtime name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeDescriptor<'a> {
+    /// The file descriptor (for a synthetic one, the descriptor it copies).
+    pub descriptor: DescriptorRef<'a>,
+    /// The runtime name of a synthetic descriptor.
+    pub runtime_name: Option<&'a [u8]>,
+}
+
+impl<'a> TreeDescriptor<'a> {
+    /// The name the C++ reader shows: the runtime name, else the descriptor's name.
+    pub fn name(&self) -> &'a [u8] {
+        self.runtime_name
+            .unwrap_or_else(|| c_str(self.descriptor.name))
+    }
+}
+
+/// Every thread's block tree, the descriptors (runtime names appended) and the times in ns.
+#[derive(Debug, Clone)]
+pub struct BlockTree<'a> {
+    /// Capture begin (ns).
+    pub begin_time: u64,
+    /// Capture end (ns).
+    pub end_time: u64,
+    /// Descriptors: the file's slots, then one per distinct runtime name.
+    pub descriptors: Vec<Option<TreeDescriptor<'a>>>,
+    /// Threads in order of first appearance.
+    pub threads: Vec<ThreadTree<'a>>,
+    /// Context switches and records kept.
+    pub blocks_kept: u64,
+    /// Everything odd about the file (header, counters, depth, tail).
+    pub oddities: Vec<Oddity>,
+}
+
+/// Converts ticks to ns as the C++ reader does (R:920, `t *= 1e9 / cpu_freq` in double).
+#[derive(Debug, Clone, Copy)]
+pub struct TickConverter {
+    factor: Option<f64>,
+}
+
+impl TickConverter {
+    /// The converter for a header's `cpu_frequency` (0 means ns already).
+    pub fn new(cpu_frequency: i64) -> Self {
+        TickConverter {
+            factor: (cpu_frequency != 0).then(|| 1e9 / (cpu_frequency as u64) as f64),
+        }
+    }
+    /// `t` in ns.
+    #[inline]
+    pub fn ns(&self, t: u64) -> u64 {
+        match self.factor {
+            Some(f) => (t as f64 * f) as u64,
+            None => t,
+        }
+    }
+}
+
+impl<'a> CaptureView<'a> {
+    /// Builds the block tree (and so touches and checks every byte). In strict mode an oddity the
+    /// C++ reader refuses is an [`Error::Refused`].
+    pub fn tree(&self) -> Result<BlockTree<'a>, Error> {
+        let h = self.header();
+        let conv = TickConverter::new(h.cpu_frequency);
+        let begin_time = conv.ns(h.begin_time);
+        let mut tree = BlockTree {
+            begin_time,
+            end_time: conv.ns(h.end_time),
+            descriptors: self
+                .descriptors()
+                .iter()
+                .map(|d| {
+                    d.map(|descriptor| TreeDescriptor {
+                        descriptor,
+                        runtime_name: None,
+                    })
+                })
+                .collect(),
+            threads: Vec::new(),
+            blocks_kept: 0,
+            oddities: self.header_oddities().to_vec(),
+        };
+        let mut runtime_ids: HashMap<&'a [u8], u32> = HashMap::new();
+        let mut by_id: HashMap<u64, usize> = HashMap::new();
+        let mut memory = 0u64;
+        let mut kept: u64 = 0;
+        let mut depth_reported = false;
+
+        let mut iter = self.threads();
+        for t in iter.by_ref() {
+            let t = t?;
+            let ti = *by_id.entry(t.id).or_insert_with(|| {
+                tree.threads.push(ThreadTree {
+                    id: t.id,
+                    ..ThreadTree::default()
+                });
+                tree.threads.len() - 1
+            });
+            let th = &mut tree.threads[ti];
+            if let Some(name) = t.name {
+                th.name = c_str(name);
+            }
+            for cs in t.context_switches() {
+                let cs = cs?;
+                memory += cs.size(h.version.layout().wide_ids()) as u64;
+                let b = conv.ns(cs.begin);
+                let e = conv.ns(cs.end);
+                // Context switches need end > begin of the capture (R:1057).
+                if e > begin_time {
+                    th.context_switches.push(ContextSwitchNode {
+                        begin: b.max(begin_time),
+                        end: e,
+                        target_tid: cs.target_tid,
+                        name: c_str(cs.name),
+                        block_index: kept as u32,
+                    });
+                    kept += 1;
+                }
+            }
+            let cap = checked_capacity(
+                t.records_count.into(),
+                2 + 21,
+                t.bytes_after_records_start(),
+                t.offset,
+                "record count",
+            )?;
+            th.nodes.reserve(cap);
+            th.sections.push((th.nodes.len() as u32, kept as u32));
+            for r in t.records() {
+                let r = r?;
+                // Checks the descriptor id and the record's shape (R:1122-1132).
+                self.decode_record(&r)?;
+                memory += r.payload.len() as u64;
+                let end = conv.ns(r.end());
+                if end < begin_time {
+                    continue;
+                }
+                let begin = conv.ns(r.begin()).max(begin_time);
+                let mut descriptor = r.descriptor();
+                let name = r.runtime_name();
+                if !name.is_empty() {
+                    // Runtime-named blocks get one synthetic descriptor per distinct name,
+                    // across all threads (R:1150-1172).
+                    descriptor = match runtime_ids.get(name) {
+                        Some(&id) => id,
+                        None => {
+                            let id = tree.descriptors.len() as u32;
+                            let copied =
+                                tree.descriptors[descriptor as usize].map(|d| TreeDescriptor {
+                                    descriptor: d.descriptor,
+                                    runtime_name: Some(name),
+                                });
+                            tree.descriptors.push(copied);
+                            runtime_ids.insert(name, id);
+                            id
+                        }
+                    };
+                }
+                let index = th.nodes.len() as u32;
+                let mut subtree_start = index;
+                let mut depth = 0;
+                let n = th.roots.len();
+                if let Some(&last) = th.roots.last() {
+                    if begin < th.nodes[last as usize].end {
+                        // Adopt the last root always, earlier ones while begin <= theirs.
+                        let mut k = n - 1;
+                        while k > 0 && begin <= th.nodes[th.roots[k - 1] as usize].begin {
+                            k -= 1;
+                        }
+                        depth = th.depths[k..].iter().copied().max().unwrap_or(0);
+                        if depth == DEPTH_LIMIT && !depth_reported {
+                            depth_reported = true;
+                            tree.oddities.push(Oddity::DepthLimit { offset: r.offset });
+                            if self.mode() == Mode::Strict {
+                                return Err(Error::Refused(Oddity::DepthLimit {
+                                    offset: r.offset,
+                                }));
+                            }
+                        }
+                        depth += 1;
+                        subtree_start = th.nodes[th.roots[k] as usize].subtree_start;
+                        th.roots.truncate(k);
+                        th.depths.truncate(k);
+                    }
+                }
+                th.nodes.push(Node {
+                    begin,
+                    end,
+                    record: r.offset,
+                    descriptor,
+                    subtree_start,
+                });
+                th.roots.push(index);
+                th.depths.push(depth);
+                kept += 1;
+            }
+        }
+        for th in &mut tree.threads {
+            th.depths = Vec::new();
+        }
+        tree.blocks_kept = kept;
+        let offsets = self.offsets();
+        let c = h.counters;
+        if kept != u64::from(c.blocks_count) {
+            tree.oddities.push(Oddity::BlocksCount {
+                offset: offsets.blocks_count,
+                header: c.blocks_count.into(),
+                found: kept,
+            });
+        }
+        if memory > c.memory_size {
+            tree.oddities.push(Oddity::MemorySizeExceeded {
+                offset: offsets.memory_size,
+                header: c.memory_size,
+                found: memory,
+            });
+        } else if memory < c.memory_size {
+            tree.oddities.push(Oddity::MemorySizeLarger {
+                offset: offsets.memory_size,
+                header: c.memory_size,
+                found: memory,
+            });
+        }
+        if let Some(end) = iter.end() {
+            tree.oddities.extend(self.tail(end)?.oddities);
+        }
+        self.refuse(&tree.oddities)?;
+        Ok(tree)
+    }
+
+    /// Checks everything (every record, the tree, the counters, the tail) and returns the
+    /// oddities found; in strict mode the ones the C++ reader refuses are errors.
+    pub fn validate(&self) -> Result<Vec<Oddity>, Error> {
+        Ok(self.tree()?.oddities)
+    }
+}

@@ -1,5 +1,6 @@
 //! The real files of `shared/corpus/hpctoolkit/meas/` (HPCToolkit's own test measurements):
 //! every one reads, validates, and writes back byte for byte.
+#![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use std::path::PathBuf;
 

@@ -2,6 +2,7 @@
 //! auxiliary metric fields, 03.00b), built here byte by byte from the grammar of
 //! `shared/specs/as-implemented/hpcrun.md` (not with the crate's writer), read back with every
 //! field checked, and then compared with what the writer makes of the model.
+#![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use profcodec_hpcrun::*;
 

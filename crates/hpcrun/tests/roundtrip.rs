@@ -1,4 +1,5 @@
 //! Property tests: model -> bytes -> model for every version the writer supports, and traces.
+#![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use profcodec_hpcrun::*;
 use proptest::collection::vec;

@@ -1,10 +1,263 @@
 //! Errors of the HPCToolkit database codec.
+//!
+//! Every variant that comes from bytes names the file ([`FileKind`]), the structure and field
+//! (`&'static str`, spelled as in FORMATS.md, e.g. `"Context.pChildren"`) and the absolute byte
+//! offset of that field, so that a user can open a hex editor at the right place. The type is
+//! `Copy` and allocation-free, in the manner of gimli's error.
 
-/// An error while reading or writing an HPCToolkit database (filled in by the reading half).
+use crate::raw::FileKind;
+
+/// An error while reading or writing an HPCToolkit database.
+///
+/// Displays as `<file> <field>: at byte 0x<offset>: <expected> but found <seen>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The input ended early.
+    /// The file ends before a structure or array that the file points at.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected {needed:#x} bytes but the file holds {available:#x}"
+    )]
+    Truncated {
+        /// The file.
+        file: FileKind,
+        /// The structure or field being read.
+        field: &'static str,
+        /// Absolute offset where the read starts.
+        offset: u64,
+        /// Bytes the read needs.
+        needed: u64,
+        /// Bytes available from `offset` on.
+        available: u64,
+    },
+    /// The file does not start with `HPCTOOLKIT`.
+    #[error("{file} magic: at byte 0x0: expected \"HPCTOOLKIT\" but found \"{}\"", .found.escape_ascii())]
+    BadMagic {
+        /// The file.
+        file: FileKind,
+        /// The first 10 bytes.
+        found: [u8; 10],
+    },
+    /// The 4-byte format identifier names another file type.
+    #[error("{file} format: at byte 0xa: expected \"{}\" but found \"{}\"", .file.format_id().escape_ascii(), .found.escape_ascii())]
+    WrongFormat {
+        /// The file that was expected.
+        file: FileKind,
+        /// The identifier found.
+        found: [u8; 4],
+    },
+    /// The major version is not 4 (the only major version this crate reads).
+    #[error("{file} majorVersion: at byte 0xe: expected 4 but found {major}.{minor}")]
+    UnsupportedVersion {
+        /// The file.
+        file: FileKind,
+        /// Major version found.
+        major: u8,
+        /// Minor version found.
+        minor: u8,
+    },
+    /// The 8-byte footer is not the one of this file type.
+    #[error("{file} footer: at byte {offset:#x}: expected \"{}\" but found \"{}\"", .file.footer().escape_ascii(), .found.escape_ascii())]
+    BadFooter {
+        /// The file.
+        file: FileKind,
+        /// Offset of the footer.
+        offset: u64,
+        /// The last 8 bytes.
+        found: [u8; 8],
+    },
+    /// A pointer (with the size of what it points at) leaves the region the format confines it to.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected {size:#x} bytes within {start:#x}..{end:#x} but found a pointer to {pointer:#x}"
+    )]
+    OutOfBounds {
+        /// The file.
+        file: FileKind,
+        /// The pointer field.
+        field: &'static str,
+        /// Offset of the pointer field.
+        offset: u64,
+        /// The pointer's value.
+        pointer: u64,
+        /// Bytes the pointed-at object occupies (saturated on overflow).
+        size: u64,
+        /// Start of the allowed region.
+        start: u64,
+        /// End (exclusive) of the allowed region.
+        end: u64,
+    },
+    /// A stored structure size (the stride of an expandable structure's array) is smaller than the
+    /// size this reader knows.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected a size of at least {min:#x} but found {found:#x}"
+    )]
+    StrideTooSmall {
+        /// The file.
+        file: FileKind,
+        /// The size field.
+        field: &'static str,
+        /// Offset of the size field.
+        offset: u64,
+        /// Smallest size this reader accepts.
+        min: u64,
+        /// Size found.
+        found: u64,
+    },
+    /// A string has no terminating NUL inside its section.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected a NUL-terminated string within {start:#x}..{end:#x} but found none at {pointer:#x}"
+    )]
+    UnterminatedString {
+        /// The file.
+        file: FileKind,
+        /// The `char*` field.
+        field: &'static str,
+        /// Offset of the pointer field.
+        offset: u64,
+        /// The pointer's value.
+        pointer: u64,
+        /// Start of the section.
+        start: u64,
+        /// End of the section.
+        end: u64,
+    },
+    /// A string is not UTF-8.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected a UTF-8 string but found invalid UTF-8 at {pointer:#x}"
+    )]
+    InvalidUtf8 {
+        /// The file.
+        file: FileKind,
+        /// The `char*` field.
+        field: &'static str,
+        /// Offset of the pointer field.
+        offset: u64,
+        /// The string's start.
+        pointer: u64,
+    },
+    /// An array that the format promises to be sorted is not.
+    #[error(
+        "{file} {field}: at byte {offset:#x}: expected a value greater than {previous} (sorted array) but found {found}"
+    )]
+    Unsorted {
+        /// The file.
+        file: FileKind,
+        /// The sort key field.
+        field: &'static str,
+        /// Offset of the element out of order.
+        offset: u64,
+        /// The previous element's key.
+        previous: u64,
+        /// This element's key.
+        found: u64,
+    },
+    /// A field holds a value the format forbids there.
+    #[error("{file} {field}: at byte {offset:#x}: expected {expected} but found {found:#x}")]
+    Invalid {
+        /// The file.
+        file: FileKind,
+        /// The field.
+        field: &'static str,
+        /// Offset of the field.
+        offset: u64,
+        /// What the format requires, in words.
+        expected: &'static str,
+        /// The value found.
+        found: u64,
+    },
+    /// A cross-file reference points at nothing (e.g. a profIndex beyond profile.db's profiles).
+    #[error("{file} {field}: at byte {offset:#x}: expected {expected} but found {found}")]
+    Dangling {
+        /// The file holding the reference.
+        file: FileKind,
+        /// The referencing field.
+        field: &'static str,
+        /// Offset of the field.
+        offset: u64,
+        /// What it should reference, in words.
+        expected: &'static str,
+        /// The reference found.
+        found: u64,
+    },
+    /// A count read from the file is larger than the remaining input could hold.
     #[error(transparent)]
-    Truncated(#[from] profcodec_common::Truncated),
+    CountTooLarge(#[from] profcodec_common::CountTooLarge),
+    /// The input ended early (from the shared byte cursor).
+    #[error(transparent)]
+    Cursor(#[from] profcodec_common::Truncated),
+    /// A database file could not be read or written.
+    #[error("{}: {kind}", match .file { Some(f) => f.file_name(), None => "database" })]
+    Io {
+        /// The file, when known.
+        file: Option<FileKind>,
+        /// What went wrong.
+        kind: std::io::ErrorKind,
+    },
+    /// A value cannot be represented in the file format (for writers: a count or size that
+    /// overflows its on-disk field).
+    #[error("{field}: expected at most {max} but found {found}")]
+    Unrepresentable {
+        /// The field.
+        field: &'static str,
+        /// The largest value the field holds.
+        max: u64,
+        /// The value that did not fit.
+        found: u64,
+    },
+}
+
+impl Error {
+    /// The absolute byte offset of the damage, when the error comes from bytes.
+    pub fn offset(&self) -> Option<u64> {
+        match *self {
+            Error::Truncated { offset, .. }
+            | Error::BadFooter { offset, .. }
+            | Error::OutOfBounds { offset, .. }
+            | Error::StrideTooSmall { offset, .. }
+            | Error::UnterminatedString { offset, .. }
+            | Error::InvalidUtf8 { offset, .. }
+            | Error::Unsorted { offset, .. }
+            | Error::Invalid { offset, .. }
+            | Error::Dangling { offset, .. } => Some(offset),
+            Error::BadMagic { .. } => Some(0),
+            Error::WrongFormat { .. } => Some(0xa),
+            Error::UnsupportedVersion { .. } => Some(0xe),
+            Error::CountTooLarge(e) => Some(e.offset),
+            Error::Cursor(e) => Some(e.offset),
+            Error::Io { .. } | Error::Unrepresentable { .. } => None,
+        }
+    }
+
+    /// The file the error is about, when known.
+    pub fn file(&self) -> Option<FileKind> {
+        match *self {
+            Error::Truncated { file, .. }
+            | Error::BadMagic { file, .. }
+            | Error::WrongFormat { file, .. }
+            | Error::UnsupportedVersion { file, .. }
+            | Error::BadFooter { file, .. }
+            | Error::OutOfBounds { file, .. }
+            | Error::StrideTooSmall { file, .. }
+            | Error::UnterminatedString { file, .. }
+            | Error::InvalidUtf8 { file, .. }
+            | Error::Unsorted { file, .. }
+            | Error::Invalid { file, .. }
+            | Error::Dangling { file, .. } => Some(file),
+            Error::Io { file, .. } => file,
+            Error::CountTooLarge(_) | Error::Cursor(_) | Error::Unrepresentable { .. } => None,
+        }
+    }
+
+    /// An [`Error::Io`] for `file`.
+    pub fn io(file: Option<FileKind>, err: &std::io::Error) -> Self {
+        Error::Io {
+            file,
+            kind: err.kind(),
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(err: std::io::Error) -> Self {
+        Error::io(None, &err)
+    }
 }

@@ -1,7 +1,40 @@
-//! Read and write HPCToolkit database v4 files (meta.db, profile.db, cct.db, trace.db) with zero-copy views.
+//! Read and write HPCToolkit database v4 files (meta.db, profile.db, cct.db, trace.db) with
+//! zero-copy views.
 //!
-//! Status: skeleton. The specification this crate follows is `shared/specs/as-implemented/`
-//! (hpctoolkit-db-v4.md); where the given documents disagree with it, the real tool wins.
+//! The reading half borrows the bytes of each file (memory-map them or read them into memory)
+//! and never copies a large array: value blocks, context indices and trace lines are slices of
+//! alignment-1 `zerocopy` records ([`raw::Value`], [`raw::CtxIndex`], [`raw::ProfValue`],
+//! [`raw::MetricIndex`], [`raw::TraceElem`]), because real files only 4-align them.
+//!
+//! - [`MetaDb`], [`ProfileDb`], [`CctDb`], [`TraceDb`]: `parse` checks headers and footers in
+//!   O(sections); `validate` checks every pointer, size, string and sort order, after which no
+//!   accessor fails on that input.
+//! - [`Database`]: a directory's files cross-linked (ctxId to context, profIndex to identifier
+//!   tuple, metric id to metric and scope).
+//!
+//! Versions: major 4 only (others are [`Error::UnsupportedVersion`]); any minor version, read
+//! with the stored structure sizes as strides; enumeration values this crate does not know are
+//! kept as `Other(raw)`.
+//!
+//! The specification followed is FORMATS.md (database v4.0) corrected by
+//! `shared/specs/as-implemented/hpctoolkit-db-v4.md`; where they disagree, the real tool wins
+//! (for example the 0x30-byte cct.db header and `szProfile` = 0x30).
+//!
+//! ```no_run
+//! use profcodec_hpctoolkit::Database;
+//!
+//! let db = Database::open("hpctoolkit-database")?;
+//! db.validate()?;
+//! let profiles = db.profile().expect("the database has a profile.db");
+//! let summary = profiles.profile(0)?;
+//! // The value of metric 3 at the global context (ctxId 0) of the summary profile.
+//! println!("{:?}", summary.value(0, 3));
+//! for node in db.meta().walk() {
+//!     let node = node?;
+//!     println!("{}{}", "  ".repeat(node.depth as usize), node.node.ctx_id());
+//! }
+//! # Ok::<(), profcodec_hpctoolkit::Error>(())
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -15,3 +48,5 @@ pub mod model;
 pub mod write;
 
 pub use error::Error;
+pub use raw::FileKind;
+pub use read::{CctDb, Database, MetaDb, ProfileDb, TraceDb};

@@ -1,1 +1,29 @@
-//! Views over HPCToolkit database files (filled in by the reading half).
+//! Views over HPCToolkit database files: borrow `&'a [u8]`, never copy a large array.
+//!
+//! - [`MetaDb`], [`ProfileDb`], [`CctDb`], [`TraceDb`]: one view per file. `parse` checks the
+//!   file header, the footer and the section headers (O(sections)); `validate` touches every
+//!   byte that matters (every pointer, size, string and sort order) so that afterwards the view's
+//!   accessors cannot fail on that input.
+//! - [`Database`]: the four files of a database directory, cross-linked (ctxId to context,
+//!   profIndex to identifier tuple, metric id to metric and scope).
+//!
+//! Accessors before `validate` never panic either: they check what they touch and return
+//! [`Error`](crate::Error).
+
+mod bytes;
+mod cct;
+mod database;
+mod meta;
+mod profile;
+mod trace;
+
+pub use cct::{CctDb, ContextValues};
+pub use database::{Database, MetricRef, MetricRole};
+pub use meta::{
+    Combine, Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, EntryPointKind,
+    FileIndex, Function, FunctionIndex, LexicalType, LoadModule, MetaDb, Metric, ModuleIndex,
+    PropagationScope, PropagationScopeInstance, Relation, ScopeIndex, ScopeType, SourceFile,
+    SummaryStatistic, TreeNode, Walk,
+};
+pub use profile::{IdTuple, Profile, ProfileDb};
+pub use trace::{Trace, TraceDb};

@@ -1,0 +1,288 @@
+//! The cct.db view (FORMATS.md, `cct.db` version 4.0; as-implemented: 0x30-byte header).
+
+use crate::Error;
+use crate::raw::{
+    CCT_HEADER_SPAN, CctDbHeader, ContextInfosHeader, ContextValueBlock, FileKind, MetricIndex,
+    ProfValue,
+};
+
+use super::bytes::{Bytes, Strided};
+use super::profile::check_sorted_u16;
+
+/// The Context-Major Sparse Value Block of one context, as zero-copy slices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextValues<'a> {
+    /// The ctxId (the block's position in `*pCtxs`).
+    pub ctx_id: u32,
+    /// File offset of the {CI}.
+    pub offset: u64,
+    /// `*pValues`: (profIndex, value) pairs, grouped by metric.
+    pub values: &'a [ProfValue],
+    /// `*pMetricIndices`: (metricId, startIndex), sorted by metricId.
+    pub metric_indices: &'a [MetricIndex],
+    /// `pValues` as stored.
+    pub p_values: u64,
+    /// `pMetricIndices` as stored.
+    pub p_metric_indices: u64,
+}
+
+impl<'a> ContextValues<'a> {
+    /// The values of `metric_id`, sorted by profIndex (empty when it has none).
+    #[inline]
+    pub fn profiles_of(&self, metric_id: u16) -> &'a [ProfValue] {
+        match self
+            .metric_indices
+            .binary_search_by_key(&metric_id, |i| i.metric_id())
+        {
+            Ok(i) => self.values_at(i),
+            Err(_) => &[],
+        }
+    }
+
+    #[inline]
+    fn values_at(&self, i: usize) -> &'a [ProfValue] {
+        let start = self.metric_indices[i].start_index();
+        let end = self
+            .metric_indices
+            .get(i + 1)
+            .map_or(self.values.len() as u64, |n| n.start_index());
+        if start > end || end > self.values.len() as u64 {
+            return &[];
+        }
+        &self.values[start as usize..end as usize]
+    }
+
+    /// The value of `metric_id` for profile `prof_index`, `None` when zero (not stored).
+    #[inline]
+    pub fn value(&self, prof_index: u32, metric_id: u16) -> Option<f64> {
+        let vals = self.profiles_of(metric_id);
+        vals.binary_search_by_key(&prof_index, |v| v.prof_index())
+            .ok()
+            .map(|i| vals[i].value())
+    }
+
+    /// Every non-empty metric: `(metricId, values)`, ascending by metricId.
+    pub fn metrics(&self) -> impl Iterator<Item = (u16, &'a [ProfValue])> + '_ {
+        (0..self.metric_indices.len())
+            .map(move |i| (self.metric_indices[i].metric_id(), self.values_at(i)))
+    }
+
+    /// True when the context has no values.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// Parsed section headers of a cct.db (no borrow).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CctLayout {
+    header: CctDbHeader,
+    infos_header: ContextInfosHeader,
+    ctxs: Strided,
+}
+
+/// A view of a cct.db file.
+#[derive(Debug, Clone, Copy)]
+pub struct CctDb<'a> {
+    bytes: Bytes<'a>,
+    layout: CctLayout,
+}
+
+impl<'a> CctDb<'a> {
+    /// Checks the file header, footer and section headers.
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let bytes = Bytes::new(data, FileKind::Cct);
+        bytes.check_envelope()?;
+        let header: CctDbHeader = bytes.read(0)?;
+        let region = bytes.check_section(
+            header.ctx_infos,
+            ContextInfosHeader::SIZE,
+            CctDbHeader::SIZE,
+            "pCtxInfos",
+            0x10,
+        )?;
+        let ih: ContextInfosHeader = bytes.read(region.start)?;
+        let s = region.start;
+        let stride =
+            bytes.check_stride::<ContextValueBlock>(ih.sz_ctx.into(), "CtxInfos.szCtx", s + 0xc)?;
+        let ctxs = bytes.strided::<ContextValueBlock>(
+            region,
+            ih.p_ctxs,
+            ih.n_ctxs.into(),
+            stride,
+            "CtxInfos.pCtxs",
+            s,
+        )?;
+        Ok(CctDb {
+            bytes,
+            layout: CctLayout {
+                header,
+                infos_header: ih,
+                ctxs,
+            },
+        })
+    }
+
+    pub(crate) fn from_layout(data: &'a [u8], layout: CctLayout) -> Self {
+        CctDb {
+            bytes: Bytes::new(data, FileKind::Cct),
+            layout,
+        }
+    }
+
+    pub(crate) fn layout(&self) -> CctLayout {
+        self.layout
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.bytes.data
+    }
+
+    /// The file header as stored.
+    pub fn header(&self) -> &CctDbHeader {
+        &self.layout.header
+    }
+
+    /// The Context Info section header as stored.
+    pub fn ctx_infos_header(&self) -> &ContextInfosHeader {
+        &self.layout.infos_header
+    }
+
+    /// Bytes 0x20..0x30, between the header FORMATS.md lists and the first section where hpcprof
+    /// leaves uninitialised bytes (as-implemented); empty when a section starts earlier.
+    pub fn header_gap(&self) -> &'a [u8] {
+        let end = (self.layout.header.ctx_infos.offset as usize)
+            .min(CCT_HEADER_SPAN)
+            .min(self.bytes.data.len());
+        self.bytes
+            .data
+            .get(CctDbHeader::SIZE..end)
+            .unwrap_or_default()
+    }
+
+    /// `(majorVersion, minorVersion)`.
+    pub fn version(&self) -> (u8, u8) {
+        (
+            self.layout.header.file.major_version,
+            self.layout.header.file.minor_version,
+        )
+    }
+
+    /// `nCtxs`: largest ctxId + 1.
+    pub fn context_count(&self) -> u32 {
+        self.layout.ctxs.count as u32
+    }
+
+    /// The {CI} of `ctx_id` as stored.
+    pub fn context_info(&self, ctx_id: u32) -> Result<ContextValueBlock, Error> {
+        let a = self.layout.ctxs;
+        if u64::from(ctx_id) >= a.count {
+            return Err(Error::Dangling {
+                file: FileKind::Cct,
+                field: "ctxId",
+                offset: a.base,
+                expected: "a ctxId below nCtxs",
+                found: ctx_id.into(),
+            });
+        }
+        self.bytes.read(a.at(ctx_id.into()))
+    }
+
+    /// The values of context `ctx_id` (0 is the global context).
+    pub fn context(&self, ctx_id: u32) -> Result<ContextValues<'a>, Error> {
+        let vb = self.context_info(ctx_id)?;
+        let at = self.layout.ctxs.at(ctx_id.into());
+        let payload = self.bytes.payload();
+        let values = self.bytes.array::<ProfValue>(
+            payload,
+            vb.p_values,
+            vb.n_values,
+            "CSVB.pValues",
+            at + 8,
+        )?;
+        let metric_indices = self.bytes.array::<MetricIndex>(
+            payload,
+            vb.p_metric_indices,
+            vb.n_metrics.into(),
+            "CSVB.pMetricIndices",
+            at + 0x18,
+        )?;
+        Ok(ContextValues {
+            ctx_id,
+            offset: at,
+            values,
+            metric_indices,
+            p_values: vb.p_values,
+            p_metric_indices: vb.p_metric_indices,
+        })
+    }
+
+    /// Every context's values, by ctxId.
+    pub fn contexts(&self) -> impl Iterator<Item = Result<ContextValues<'a>, Error>> + '_ {
+        (0..self.context_count()).map(move |i| self.context(i))
+    }
+
+    /// Checks every block: inside the file, `pValues + nValues*0xc <= pMetricIndices`, metric
+    /// indices sorted by metricId with non-decreasing `startIndex <= nValues`, and each metric's
+    /// values sorted by profIndex.
+    pub fn validate(&self) -> Result<(), Error> {
+        for c in self.contexts() {
+            self.validate_context(&c?)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one context's block (see [`CctDb::validate`]).
+    pub fn validate_context(&self, c: &ContextValues<'a>) -> Result<(), Error> {
+        let b = &self.bytes;
+        let values_end = c.p_values + (c.values.len() * ProfValue::SIZE) as u64;
+        if !c.metric_indices.is_empty() && values_end > c.p_metric_indices {
+            return Err(b.invalid(
+                "CSVB.pMetricIndices",
+                c.offset + 0x18,
+                "pMetricIndices after the end of *pValues",
+                c.p_metric_indices,
+            ));
+        }
+        let n_values = c.values.len() as u64;
+        let mut prev_start = 0u64;
+        check_sorted_u16(
+            c.metric_indices.iter().map(|m| m.metric_id()),
+            |k, prev, found| {
+                b.unsorted(
+                    "Idx.metricId",
+                    c.p_metric_indices + (k * MetricIndex::SIZE) as u64,
+                    prev.into(),
+                    found.into(),
+                )
+            },
+        )?;
+        for (k, idx) in c.metric_indices.iter().enumerate() {
+            let start = idx.start_index();
+            let at = c.p_metric_indices + (k * MetricIndex::SIZE) as u64 + 2;
+            if start < prev_start {
+                return Err(b.unsorted("Idx.startIndex", at, prev_start, start));
+            }
+            if start > n_values {
+                return Err(b.invalid("Idx.startIndex", at, "a startIndex at most nValues", start));
+            }
+            prev_start = start;
+        }
+        for i in 0..c.metric_indices.len() {
+            let start = c.metric_indices[i].start_index() as usize;
+            let mut prev: Option<u32> = None;
+            for (k, v) in c.values_at(i).iter().enumerate() {
+                let p = v.prof_index();
+                if let Some(q) = prev {
+                    if p <= q {
+                        let at = c.p_values + ((start + k) * ProfValue::SIZE) as u64;
+                        return Err(b.unsorted("Val.profIndex", at, q.into(), p.into()));
+                    }
+                }
+                prev = Some(p);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,326 @@
+//! A whole database directory, cross-linked.
+
+use std::path::Path;
+
+use crate::Error;
+use crate::raw::FileKind;
+
+use super::cct::{CctDb, CctLayout};
+use super::meta::{ContextIndex, ContextNode, MetaDb, MetaLayout, ScopeIndex};
+use super::profile::{IdTuple, ProfileDb, ProfileLayout};
+use super::trace::{TraceDb, TraceLayout};
+
+/// Whether a metric id names propagated values (profile.db thread profiles, cct.db) or summary
+/// statistics (profile.db summary profiles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricRole {
+    /// A `propMetricId` of a {PSI}.
+    Propagated,
+    /// A `statMetricId` of an {SS}.
+    Summary,
+}
+
+/// What a metric id stands for in meta.db.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricRef {
+    /// The metric's position in `*pMetrics`.
+    pub metric: u32,
+    /// The propagation scope.
+    pub scope: ScopeIndex,
+    /// Propagated value or summary statistic.
+    pub role: MetricRole,
+    /// Position of the {PSI} or {SS} within the metric.
+    pub position: u16,
+}
+
+/// The files of a database, parsed and cross-linked: ctxId to context, profIndex to identifier
+/// tuple, metric id to metric and scope.
+///
+/// `B` holds each file's bytes: `Vec<u8>` from [`Database::open`], or anything that derefs to
+/// bytes (a memory map, a `&[u8]`) through [`Database::from_parts`]. meta.db is required; the
+/// other three are optional (hatchet's test database has no trace.db).
+#[derive(Debug)]
+pub struct Database<B = Vec<u8>> {
+    meta: B,
+    profile: Option<B>,
+    cct: Option<B>,
+    trace: Option<B>,
+    meta_layout: MetaLayout,
+    profile_layout: Option<ProfileLayout>,
+    cct_layout: Option<CctLayout>,
+    trace_layout: Option<TraceLayout>,
+    contexts: ContextIndex,
+    propagated: Vec<(u16, MetricRef)>,
+    summaries: Vec<(u16, MetricRef)>,
+}
+
+impl Database<Vec<u8>> {
+    /// Reads `meta.db` and, when present, `profile.db`, `cct.db` and `trace.db` from `dir`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, Error> {
+        let dir = dir.as_ref();
+        let read = |kind: FileKind| -> Result<Option<Vec<u8>>, Error> {
+            match std::fs::read(dir.join(kind.file_name())) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && kind != FileKind::Meta => {
+                    Ok(None)
+                }
+                Err(e) => Err(Error::io(Some(kind), &e)),
+            }
+        };
+        let meta = read(FileKind::Meta)?.unwrap_or_default();
+        Database::from_parts(
+            meta,
+            read(FileKind::Profile)?,
+            read(FileKind::Cct)?,
+            read(FileKind::Trace)?,
+        )
+    }
+}
+
+impl<B: AsRef<[u8]>> Database<B> {
+    /// Parses the files and builds the cross-links (walks the context tree once; O(contexts +
+    /// metrics) time and memory).
+    pub fn from_parts(
+        meta: B,
+        profile: Option<B>,
+        cct: Option<B>,
+        trace: Option<B>,
+    ) -> Result<Self, Error> {
+        let meta_view = MetaDb::parse(meta.as_ref())?;
+        let contexts = meta_view.context_index()?;
+        let (propagated, summaries) = metric_maps(&meta_view)?;
+        let meta_layout = meta_view.layout();
+        let profile_layout = profile
+            .as_ref()
+            .map(|b| ProfileDb::parse(b.as_ref()).map(|v| v.layout()))
+            .transpose()?;
+        let cct_layout = cct
+            .as_ref()
+            .map(|b| CctDb::parse(b.as_ref()).map(|v| v.layout()))
+            .transpose()?;
+        let trace_layout = trace
+            .as_ref()
+            .map(|b| TraceDb::parse(b.as_ref()).map(|v| v.layout()))
+            .transpose()?;
+        Ok(Database {
+            meta,
+            profile,
+            cct,
+            trace,
+            meta_layout,
+            profile_layout,
+            cct_layout,
+            trace_layout,
+            contexts,
+            propagated,
+            summaries,
+        })
+    }
+
+    /// The meta.db view.
+    pub fn meta(&self) -> MetaDb<'_> {
+        MetaDb::from_layout(self.meta.as_ref(), self.meta_layout)
+    }
+
+    /// The profile.db view, if the database has one.
+    pub fn profile(&self) -> Option<ProfileDb<'_>> {
+        Some(ProfileDb::from_layout(
+            self.profile.as_ref()?.as_ref(),
+            self.profile_layout?,
+        ))
+    }
+
+    /// The cct.db view, if the database has one.
+    pub fn cct(&self) -> Option<CctDb<'_>> {
+        Some(CctDb::from_layout(
+            self.cct.as_ref()?.as_ref(),
+            self.cct_layout?,
+        ))
+    }
+
+    /// The trace.db view, if the database has one.
+    pub fn trace(&self) -> Option<TraceDb<'_>> {
+        Some(TraceDb::from_layout(
+            self.trace.as_ref()?.as_ref(),
+            self.trace_layout?,
+        ))
+    }
+
+    /// The ctxId index of meta.db's context tree.
+    pub fn context_index(&self) -> &ContextIndex {
+        &self.contexts
+    }
+
+    /// The entry point or context `ctx_id`; `None` when meta.db lacks it (ctxId 0, the global
+    /// context, and elided instruction contexts, which profile.db and cct.db still use).
+    pub fn context(&self, ctx_id: u32) -> Option<Result<ContextNode<'_>, Error>> {
+        self.meta().context(&self.contexts, ctx_id)
+    }
+
+    /// The identifier tuple of profile `prof_index` (`Ok(None)` for the summary profile or
+    /// without profile.db).
+    pub fn id_tuple(&self, prof_index: u32) -> Result<Option<IdTuple<'_>>, Error> {
+        match self.profile() {
+            Some(p) => Ok(p.profile(prof_index)?.id_tuple),
+            None => Ok(None),
+        }
+    }
+
+    /// What metric id `id` means in the given role.
+    pub fn metric(&self, id: u16, role: MetricRole) -> Option<MetricRef> {
+        let map = match role {
+            MetricRole::Propagated => &self.propagated,
+            MetricRole::Summary => &self.summaries,
+        };
+        map.binary_search_by_key(&id, |e| e.0)
+            .ok()
+            .map(|i| map[i].1)
+    }
+
+    /// The value of `metric_id` at `ctx_id` in profile `prof_index`, from profile.db
+    /// (`Ok(None)` when zero or without profile.db).
+    pub fn value(
+        &self,
+        prof_index: u32,
+        ctx_id: u32,
+        metric_id: u16,
+    ) -> Result<Option<f64>, Error> {
+        match self.profile() {
+            Some(p) => Ok(p.profile(prof_index)?.value(ctx_id, metric_id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Validates every file, then the cross-file references: profile.db's metric ids are
+    /// meta.db's `statMetricId`s (summary profiles) or `propMetricId`s (others), cct.db's are
+    /// `propMetricId`s and its profIndexes name non-summary profiles of profile.db, trace.db's
+    /// profIndexes name profiles of profile.db. ctxIds missing from meta.db are accepted (elided
+    /// contexts, as-implemented).
+    pub fn validate(&self) -> Result<(), Error> {
+        self.meta().validate()?;
+        let prop = bitmap(&self.propagated);
+        let stat = bitmap(&self.summaries);
+        let n_profiles = match self.profile() {
+            Some(p) => {
+                p.validate()?;
+                for prof in p.profiles() {
+                    let prof = prof?;
+                    let known = if prof.is_summary() { &stat } else { &prop };
+                    for (k, v) in prof.values.iter().enumerate() {
+                        let id = v.metric_id();
+                        if !has(known, id) {
+                            return Err(Error::Dangling {
+                                file: FileKind::Profile,
+                                field: "Val.metricId",
+                                offset: prof.p_values + (k * 10) as u64,
+                                expected: "a metric id listed in meta.db",
+                                found: id.into(),
+                            });
+                        }
+                    }
+                }
+                Some(p.profile_count())
+            }
+            None => None,
+        };
+        if let Some(c) = self.cct() {
+            c.validate()?;
+            for ctx in c.contexts() {
+                let ctx = ctx?;
+                for (k, m) in ctx.metric_indices.iter().enumerate() {
+                    if !has(&prop, m.metric_id()) {
+                        return Err(Error::Dangling {
+                            file: FileKind::Cct,
+                            field: "Idx.metricId",
+                            offset: ctx.p_metric_indices + (k * 10) as u64,
+                            expected: "a propMetricId listed in meta.db",
+                            found: m.metric_id().into(),
+                        });
+                    }
+                }
+                if let Some(n) = n_profiles {
+                    for (k, v) in ctx.values.iter().enumerate() {
+                        if v.prof_index() >= n {
+                            return Err(Error::Dangling {
+                                file: FileKind::Cct,
+                                field: "Val.profIndex",
+                                offset: ctx.p_values + (k * 12) as u64,
+                                expected: "a profIndex below profile.db's nProfiles",
+                                found: v.prof_index().into(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.trace() {
+            t.validate()?;
+            if let Some(n) = n_profiles {
+                for tr in t.traces() {
+                    let tr = tr?;
+                    if tr.prof_index >= n {
+                        return Err(Error::Dangling {
+                            file: FileKind::Trace,
+                            field: "CTH.profIndex",
+                            offset: tr.offset,
+                            expected: "a profIndex below profile.db's nProfiles",
+                            found: tr.prof_index.into(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+type MetricMap = Vec<(u16, MetricRef)>;
+
+fn metric_maps(meta: &MetaDb<'_>) -> Result<(MetricMap, MetricMap), Error> {
+    let mut prop = Vec::new();
+    let mut stat = Vec::new();
+    for m in meta.metrics() {
+        let m = m?;
+        for (position, s) in meta.scope_instances(&m).enumerate() {
+            let s = s?;
+            prop.push((
+                s.prop_metric_id,
+                MetricRef {
+                    metric: m.index,
+                    scope: s.scope,
+                    role: MetricRole::Propagated,
+                    position: position as u16,
+                },
+            ));
+        }
+        for (position, s) in meta.summaries(&m).enumerate() {
+            let s = s?;
+            stat.push((
+                s.stat_metric_id,
+                MetricRef {
+                    metric: m.index,
+                    scope: s.scope,
+                    role: MetricRole::Summary,
+                    position: position as u16,
+                },
+            ));
+        }
+    }
+    // Stable sort: for a duplicated id the first listed wins.
+    prop.sort_by_key(|e| e.0);
+    stat.sort_by_key(|e| e.0);
+    Ok((prop, stat))
+}
+
+fn bitmap(map: &MetricMap) -> Vec<u64> {
+    let mut bits = vec![0u64; 1 << 10];
+    for (id, _) in map {
+        bits[usize::from(*id) >> 6] |= 1 << (id & 63);
+    }
+    bits
+}
+
+#[inline]
+fn has(bits: &[u64], id: u16) -> bool {
+    bits[usize::from(id) >> 6] & (1 << (id & 63)) != 0
+}

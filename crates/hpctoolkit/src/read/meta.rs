@@ -1,0 +1,1318 @@
+//! The meta.db view (FORMATS.md, `meta.db` version 4.0).
+
+use crate::Error;
+use crate::raw::meta::{CONTEXT_HAS_FUNCTION, CONTEXT_HAS_POINT, CONTEXT_HAS_SRCLOC};
+use crate::raw::{
+    ContextSpec, ContextTreeHeader, EntryPointSpec, FileKind, FilesHeader, FunctionSpec,
+    FunctionsHeader, GeneralHeader, IdNamesHeader, LoadModuleSpec, MetaDbHeader, MetricDescription,
+    MetricsHeader, ModulesHeader, PropagationScopeInstanceSpec, PropagationScopeSpec,
+    SourceFileSpec, SummaryStatisticSpec,
+};
+
+use super::bytes::{Bytes, Region, Strided};
+
+macro_rules! raw_enum {
+    ($(#[$m:meta])* $name:ident: $repr:ty { $($(#[$vm:meta])* $variant:ident = $value:expr,)* }) => {
+        $(#[$m])*
+        ///
+        /// Values this crate does not know are kept in `Other` (FORMATS.md, Reader compatibility:
+        /// enumerations may gain values in minor versions).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        pub enum $name {
+            $($(#[$vm])* $variant,)*
+            /// A value this crate does not know, kept as stored.
+            Other($repr),
+        }
+
+        impl $name {
+            /// The variant for a stored value.
+            pub const fn from_raw(value: $repr) -> Self {
+                match value {
+                    $($value => $name::$variant,)*
+                    other => $name::Other(other),
+                }
+            }
+
+            /// The stored value.
+            pub const fn to_raw(self) -> $repr {
+                match self {
+                    $($name::$variant => $value,)*
+                    $name::Other(other) => other,
+                }
+            }
+        }
+    };
+}
+
+raw_enum! {
+    /// {PS} `type`: how a propagation scope propagates.
+    ScopeType: u8 {
+        /// 0: custom, not defined in meta.db.
+        Custom = 0,
+        /// 1: "point", no propagation.
+        Point = 1,
+        /// 2: "execution", sum over all descendants.
+        Execution = 2,
+        /// 3: transitive along the `propagationIndex` bit of each context.
+        Transitive = 3,
+    }
+}
+
+raw_enum! {
+    /// {SS} `combine`: how per-profile values are combined into a statistic.
+    Combine: u8 {
+        /// 0: sum.
+        Sum = 0,
+        /// 1: minimum.
+        Min = 1,
+        /// 2: maximum.
+        Max = 2,
+    }
+}
+
+raw_enum! {
+    /// {Entry} `entryPoint`.
+    EntryPointKind: u16 {
+        /// 0: "unknown entry".
+        UnknownEntry = 0,
+        /// 1: "main thread".
+        MainThread = 1,
+        /// 2: "application thread".
+        ApplicationThread = 2,
+    }
+}
+
+raw_enum! {
+    /// {Ctx} `relation` to the parent.
+    Relation: u8 {
+        /// 0: enclosing lexical context.
+        Lexical = 0,
+        /// 1: a normal call from the parent.
+        Call = 1,
+        /// 2: an inlined call from the parent.
+        InlinedCall = 2,
+    }
+}
+
+raw_enum! {
+    /// {Ctx} `lexicalType`.
+    LexicalType: u8 {
+        /// 0: function-like construct.
+        Function = 0,
+        /// 1: loop.
+        Loop = 1,
+        /// 2: source line.
+        Line = 2,
+        /// 3: single instruction.
+        Instruction = 3,
+    }
+}
+
+macro_rules! index_type {
+    ($($(#[$m:meta])* $name:ident($t:ty);)*) => {$(
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        pub struct $name(pub $t);
+    )*};
+}
+
+index_type! {
+    /// Position of a propagation scope in meta.db's `*pScopes` (what a `pScope` pointer names).
+    ScopeIndex(u16);
+    /// Position of a load module in `*pModules` (what a `pModule` pointer names).
+    ModuleIndex(u32);
+    /// Position of a source file in `*pFiles` (what a `pFile` pointer names).
+    FileIndex(u32);
+    /// Position of a function in `*pFunctions` (what a `pFunction` pointer names).
+    FunctionIndex(u32);
+}
+
+/// {PS}: a propagation scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PropagationScope<'a> {
+    /// Its position in `*pScopes`.
+    pub index: ScopeIndex,
+    /// `*pScopeName`.
+    pub name: &'a str,
+    /// `type`.
+    pub kind: ScopeType,
+    /// `propagationIndex` (255 for non-transitive scopes in real files, as-implemented).
+    pub propagation_index: u8,
+}
+
+/// {MD}: a performance metric. Its scope instances and summaries are read with
+/// [`MetaDb::scope_instances`] and [`MetaDb::summaries`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric<'a> {
+    /// Its position in `*pMetrics`.
+    pub index: u32,
+    /// File offset of the {MD}.
+    pub offset: u64,
+    /// `*pName`.
+    pub name: &'a str,
+    scope_insts: Strided,
+    summaries: Strided,
+}
+
+impl Metric<'_> {
+    /// `nScopeInsts`.
+    pub fn scope_instance_count(&self) -> u16 {
+        self.scope_insts.count as u16
+    }
+
+    /// `nSummaries`.
+    pub fn summary_count(&self) -> u16 {
+        self.summaries.count as u16
+    }
+}
+
+/// {PSI}: a metric propagated through a scope, stored under `prop_metric_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PropagationScopeInstance {
+    /// `*pScope`.
+    pub scope: ScopeIndex,
+    /// `propMetricId`.
+    pub prop_metric_id: u16,
+}
+
+/// {SS}: a summary statistic, stored in summary profiles under `stat_metric_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryStatistic<'a> {
+    /// `*pScope`.
+    pub scope: ScopeIndex,
+    /// `*pFormula`.
+    pub formula: &'a str,
+    /// `combine`.
+    pub combine: Combine,
+    /// `statMetricId`.
+    pub stat_metric_id: u16,
+}
+
+/// `[LMS]`: a load module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadModule<'a> {
+    /// Its position.
+    pub index: ModuleIndex,
+    /// `flags` (reserved).
+    pub flags: u32,
+    /// `*pPath`.
+    pub path: &'a str,
+}
+
+/// `[SFS]`: a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceFile<'a> {
+    /// Its position.
+    pub index: FileIndex,
+    /// `flags` (bit 0: copied into the database).
+    pub flags: u32,
+    /// `*pPath`.
+    pub path: &'a str,
+}
+
+impl SourceFile<'_> {
+    /// True when the file was copied into the database.
+    pub fn is_copied(&self) -> bool {
+        self.flags & crate::raw::meta::FILE_FLAG_COPIED != 0
+    }
+}
+
+/// `[FS]`: a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Function<'a> {
+    /// Its position.
+    pub index: FunctionIndex,
+    /// `*pName`, if not 0.
+    pub name: Option<&'a str>,
+    /// `*pModule`, if not 0.
+    pub module: Option<ModuleIndex>,
+    /// `offset` of the entry point within the module.
+    pub offset: u64,
+    /// `*pFile`, if not 0.
+    pub file: Option<FileIndex>,
+    /// `line` of the definition.
+    pub line: u32,
+    /// `flags` (reserved).
+    pub flags: u32,
+}
+
+/// Where a context's children are: `pChildren`/`szChildren`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContextChildren {
+    /// `pChildren` (0 when there are none).
+    pub pointer: u64,
+    /// `szChildren` in bytes.
+    pub size: u64,
+    /// File offset of the parent's `szChildren` field (for errors).
+    pub field_offset: u64,
+}
+
+impl ContextChildren {
+    /// True when there are no children.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+}
+
+/// {Entry}: an entry point, the top of the context tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryPoint<'a> {
+    /// File offset of the {Entry}.
+    pub offset: u64,
+    /// `ctxId`.
+    pub ctx_id: u32,
+    /// `entryPoint`.
+    pub kind: EntryPointKind,
+    /// `*pPrettyName`.
+    pub pretty_name: &'a str,
+    /// The child contexts.
+    pub children: ContextChildren,
+}
+
+/// {Ctx}: a calling context, with its flex fields decoded from `flags`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context<'a> {
+    /// File offset of the {Ctx}.
+    pub offset: u64,
+    /// `ctxId`.
+    pub ctx_id: u32,
+    /// `flags` as stored (bits 3-7 reserved).
+    pub flags: u8,
+    /// `relation`.
+    pub relation: Relation,
+    /// `lexicalType`.
+    pub lexical_type: LexicalType,
+    /// `propagation` bitmask.
+    pub propagation: u16,
+    /// `pFunction` (flag `hasFunction`).
+    pub function: Option<FunctionIndex>,
+    /// `pFile` (flag `hasSrcLoc`).
+    pub file: Option<FileIndex>,
+    /// `line` (flag `hasSrcLoc`).
+    pub line: Option<u32>,
+    /// `pModule` (flag `hasPoint`).
+    pub module: Option<ModuleIndex>,
+    /// `offset` within the module (flag `hasPoint`).
+    pub module_offset: Option<u64>,
+    /// The raw `flex` words (`nFlexWords` x 8 bytes), including any this crate does not know.
+    pub flex: &'a [u8],
+    /// The child contexts.
+    pub children: ContextChildren,
+}
+
+/// An entry point or a context: anything with a ctxId in meta.db.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextNode<'a> {
+    /// An {Entry}.
+    EntryPoint(EntryPoint<'a>),
+    /// A {Ctx}.
+    Context(Context<'a>),
+}
+
+impl<'a> ContextNode<'a> {
+    /// `ctxId`.
+    pub fn ctx_id(&self) -> u32 {
+        match self {
+            ContextNode::EntryPoint(e) => e.ctx_id,
+            ContextNode::Context(c) => c.ctx_id,
+        }
+    }
+
+    /// The children.
+    pub fn children(&self) -> ContextChildren {
+        match self {
+            ContextNode::EntryPoint(e) => e.children,
+            ContextNode::Context(c) => c.children,
+        }
+    }
+
+    /// File offset of the structure.
+    pub fn offset(&self) -> u64 {
+        match self {
+            ContextNode::EntryPoint(e) => e.offset,
+            ContextNode::Context(c) => c.offset,
+        }
+    }
+}
+
+/// A node met by [`MetaDb::walk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeNode<'a> {
+    /// 0 for entry points, parent's depth + 1 below.
+    pub depth: u32,
+    /// The parent's ctxId (0, the global context, for entry points).
+    pub parent: u32,
+    /// The node.
+    pub node: ContextNode<'a>,
+}
+
+/// Parsed section headers of a meta.db (no borrow, so a [`Database`](super::Database) can keep it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetaLayout {
+    header: MetaDbHeader,
+    general_region: Region,
+    general: GeneralHeader,
+    id_names_region: Region,
+    id_names: Strided,
+    metrics_region: Region,
+    metrics_header: MetricsHeader,
+    metrics: Strided,
+    scopes: Strided,
+    context_region: Region,
+    entry_points: Strided,
+    strings_region: Region,
+    modules: Strided,
+    files: Strided,
+    functions: Strided,
+}
+
+/// A view of a meta.db file.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaDb<'a> {
+    bytes: Bytes<'a>,
+    layout: MetaLayout,
+}
+
+impl<'a> MetaDb<'a> {
+    /// Checks the file header, footer and section headers (not the section contents: see
+    /// [`MetaDb::validate`]).
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let bytes = Bytes::new(data, FileKind::Meta);
+        bytes.check_envelope()?;
+        let header: MetaDbHeader = bytes.read(0)?;
+        let hs = MetaDbHeader::SIZE;
+        let general_region =
+            bytes.check_section(header.general, GeneralHeader::SIZE, hs, "pGeneral", 0x10)?;
+        let id_names_region =
+            bytes.check_section(header.id_names, IdNamesHeader::SIZE, hs, "pIdNames", 0x20)?;
+        let metrics_region =
+            bytes.check_section(header.metrics, MetricsHeader::SIZE, hs, "pMetrics", 0x30)?;
+        let context_region = bytes.check_section(
+            header.context,
+            ContextTreeHeader::SIZE,
+            hs,
+            "pContext",
+            0x40,
+        )?;
+        let strings_region = bytes.check_section(header.strings, 0, hs, "pStrings", 0x50)?;
+        let modules_region =
+            bytes.check_section(header.modules, ModulesHeader::SIZE, hs, "pModules", 0x60)?;
+        let files_region =
+            bytes.check_section(header.files, FilesHeader::SIZE, hs, "pFiles", 0x70)?;
+        let functions_region = bytes.check_section(
+            header.functions,
+            FunctionsHeader::SIZE,
+            hs,
+            "pFunctions",
+            0x80,
+        )?;
+
+        let general: GeneralHeader = bytes.read(general_region.start)?;
+
+        let id: IdNamesHeader = bytes.read(id_names_region.start)?;
+        let id_names = bytes.strided::<u64>(
+            id_names_region,
+            id.pp_names,
+            u64::from(id.n_kinds),
+            8,
+            "IdNames.ppNames",
+            id_names_region.start,
+        )?;
+
+        let mh: MetricsHeader = bytes.read(metrics_region.start)?;
+        let m = metrics_region.start;
+        let sz_metric = bytes.check_stride::<MetricDescription>(
+            mh.sz_metric.into(),
+            "Metrics.szMetric",
+            m + 0xc,
+        )?;
+        bytes.check_stride::<PropagationScopeInstanceSpec>(
+            mh.sz_scope_inst.into(),
+            "Metrics.szScopeInst",
+            m + 0xd,
+        )?;
+        bytes.check_stride::<SummaryStatisticSpec>(
+            mh.sz_summary.into(),
+            "Metrics.szSummary",
+            m + 0xe,
+        )?;
+        let sz_scope = bytes.check_stride::<PropagationScopeSpec>(
+            mh.sz_scope.into(),
+            "Metrics.szScope",
+            m + 0x1a,
+        )?;
+        let metrics = bytes.strided::<MetricDescription>(
+            metrics_region,
+            mh.p_metrics,
+            mh.n_metrics.into(),
+            sz_metric,
+            "Metrics.pMetrics",
+            m,
+        )?;
+        let scopes = bytes.strided::<PropagationScopeSpec>(
+            metrics_region,
+            mh.p_scopes,
+            mh.n_scopes.into(),
+            sz_scope,
+            "Metrics.pScopes",
+            m + 0x10,
+        )?;
+
+        let modh: ModulesHeader = bytes.read(modules_region.start)?;
+        let s = modules_region.start;
+        let sz = bytes.check_stride::<LoadModuleSpec>(
+            modh.sz_module.into(),
+            "Modules.szModule",
+            s + 0xc,
+        )?;
+        let modules = bytes.strided::<LoadModuleSpec>(
+            modules_region,
+            modh.p_modules,
+            modh.n_modules.into(),
+            sz,
+            "Modules.pModules",
+            s,
+        )?;
+
+        let fh: FilesHeader = bytes.read(files_region.start)?;
+        let s = files_region.start;
+        let sz =
+            bytes.check_stride::<SourceFileSpec>(fh.sz_file.into(), "Files.szFile", s + 0xc)?;
+        let files = bytes.strided::<SourceFileSpec>(
+            files_region,
+            fh.p_files,
+            fh.n_files.into(),
+            sz,
+            "Files.pFiles",
+            s,
+        )?;
+
+        let fnh: FunctionsHeader = bytes.read(functions_region.start)?;
+        let s = functions_region.start;
+        let sz = bytes.check_stride::<FunctionSpec>(
+            fnh.sz_function.into(),
+            "Functions.szFunction",
+            s + 0xc,
+        )?;
+        let functions = bytes.strided::<FunctionSpec>(
+            functions_region,
+            fnh.p_functions,
+            fnh.n_functions.into(),
+            sz,
+            "Functions.pFunctions",
+            s,
+        )?;
+
+        let ch: ContextTreeHeader = bytes.read(context_region.start)?;
+        let s = context_region.start;
+        let sz = bytes.check_stride::<EntryPointSpec>(
+            ch.sz_entry_point.into(),
+            "Context.szEntryPoint",
+            s + 0xa,
+        )?;
+        let entry_points = bytes.strided::<EntryPointSpec>(
+            context_region,
+            ch.p_entry_points,
+            ch.n_entry_points.into(),
+            sz,
+            "Context.pEntryPoints",
+            s,
+        )?;
+
+        Ok(MetaDb {
+            bytes,
+            layout: MetaLayout {
+                header,
+                general_region,
+                general,
+                id_names_region,
+                id_names,
+                metrics_region,
+                metrics_header: mh,
+                metrics,
+                scopes,
+                context_region,
+                entry_points,
+                strings_region,
+                modules,
+                files,
+                functions,
+            },
+        })
+    }
+
+    pub(crate) fn from_layout(data: &'a [u8], layout: MetaLayout) -> Self {
+        MetaDb {
+            bytes: Bytes::new(data, FileKind::Meta),
+            layout,
+        }
+    }
+
+    pub(crate) fn layout(&self) -> MetaLayout {
+        self.layout
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.bytes.data
+    }
+
+    /// The file header as stored.
+    pub fn header(&self) -> &MetaDbHeader {
+        &self.layout.header
+    }
+
+    /// `(majorVersion, minorVersion)`.
+    pub fn version(&self) -> (u8, u8) {
+        (
+            self.layout.header.file.major_version,
+            self.layout.header.file.minor_version,
+        )
+    }
+
+    /// The Performance Metrics section header as stored (strides included).
+    pub fn metrics_header(&self) -> &MetricsHeader {
+        &self.layout.metrics_header
+    }
+
+    /// General Properties: `*pTitle`.
+    pub fn title(&self) -> Result<&'a str, Error> {
+        let r = self.layout.general_region;
+        self.bytes
+            .cstr(r, self.layout.general.p_title, "General.pTitle", r.start)
+    }
+
+    /// General Properties: `*pDescription`.
+    pub fn description(&self) -> Result<&'a str, Error> {
+        let r = self.layout.general_region;
+        self.bytes.cstr(
+            r,
+            self.layout.general.p_description,
+            "General.pDescription",
+            r.start + 8,
+        )
+    }
+
+    /// `nKinds` of the Identifier Names section.
+    pub fn id_name_count(&self) -> u8 {
+        self.layout.id_names.count as u8
+    }
+
+    /// The name of identifier kind `kind` (`None` past `nKinds`).
+    pub fn id_name(&self, kind: u8) -> Result<Option<&'a str>, Error> {
+        let a = self.layout.id_names;
+        if u64::from(kind) >= a.count {
+            return Ok(None);
+        }
+        let at = a.at(kind.into());
+        let p = self.u64_at(at)?;
+        self.bytes
+            .cstr(self.layout.id_names_region, p, "IdNames.ppNames[kind]", at)
+            .map(Some)
+    }
+
+    /// All identifier names, by kind.
+    pub fn id_names(&self) -> impl Iterator<Item = Result<&'a str, Error>> + '_ {
+        (0..self.id_name_count()).map(move |k| self.id_name(k).map(|n| n.unwrap_or_default()))
+    }
+
+    fn u64_at(&self, at: u64) -> Result<u64, Error> {
+        let b = self.bytes.slice(at, 8, "pointer")?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// `nScopes`.
+    pub fn scope_count(&self) -> u16 {
+        self.layout.scopes.count as u16
+    }
+
+    /// A propagation scope.
+    pub fn scope(&self, index: ScopeIndex) -> Result<PropagationScope<'a>, Error> {
+        let a = self.layout.scopes;
+        let at = self.element(a, index.0.into(), "Metrics.pScopes")?;
+        let s: PropagationScopeSpec = self.bytes.read(at)?;
+        Ok(PropagationScope {
+            index,
+            name: self.bytes.cstr(
+                self.layout.metrics_region,
+                s.p_scope_name,
+                "PS.pScopeName",
+                at,
+            )?,
+            kind: ScopeType::from_raw(s.kind),
+            propagation_index: s.propagation_index,
+        })
+    }
+
+    /// Every propagation scope.
+    pub fn scopes(&self) -> impl Iterator<Item = Result<PropagationScope<'a>, Error>> + '_ {
+        (0..self.scope_count()).map(move |i| self.scope(ScopeIndex(i)))
+    }
+
+    /// Offset of element `i` of `a`, or an error past its end.
+    fn element(&self, a: Strided, i: u64, field: &'static str) -> Result<u64, Error> {
+        if i >= a.count {
+            return Err(Error::Dangling {
+                file: FileKind::Meta,
+                field,
+                offset: a.base,
+                expected: "an index below the array's count",
+                found: i,
+            });
+        }
+        Ok(a.at(i))
+    }
+
+    /// The scope a `pScope` pointer (stored at `at`) points at.
+    fn scope_of(&self, pointer: u64, field: &'static str, at: u64) -> Result<ScopeIndex, Error> {
+        self.layout
+            .scopes
+            .index_of(pointer)
+            .map(|i| ScopeIndex(i as u16))
+            .ok_or_else(|| {
+                self.bytes
+                    .invalid(field, at, "a pointer to an element of *pScopes", pointer)
+            })
+    }
+
+    /// `nMetrics`.
+    pub fn metric_count(&self) -> u32 {
+        self.layout.metrics.count as u32
+    }
+
+    /// The metric at position `index` of `*pMetrics`.
+    pub fn metric(&self, index: u32) -> Result<Metric<'a>, Error> {
+        let at = self.element(self.layout.metrics, index.into(), "Metrics.pMetrics")?;
+        let md: MetricDescription = self.bytes.read(at)?;
+        let r = self.layout.metrics_region;
+        let mh = self.layout.metrics_header;
+        let scope_insts = self.bytes.strided::<PropagationScopeInstanceSpec>(
+            r,
+            md.p_scope_insts,
+            md.n_scope_insts.into(),
+            mh.sz_scope_inst.into(),
+            "MD.pScopeInsts",
+            at + 8,
+        )?;
+        let summaries = self.bytes.strided::<SummaryStatisticSpec>(
+            r,
+            md.p_summaries,
+            md.n_summaries.into(),
+            mh.sz_summary.into(),
+            "MD.pSummaries",
+            at + 0x10,
+        )?;
+        Ok(Metric {
+            index,
+            offset: at,
+            name: self.bytes.cstr(r, md.p_name, "MD.pName", at)?,
+            scope_insts,
+            summaries,
+        })
+    }
+
+    /// Every metric.
+    pub fn metrics(&self) -> impl Iterator<Item = Result<Metric<'a>, Error>> + '_ {
+        (0..self.metric_count()).map(move |i| self.metric(i))
+    }
+
+    /// Scope instance `i` of `metric`.
+    pub fn scope_instance(
+        &self,
+        metric: &Metric<'a>,
+        i: u16,
+    ) -> Result<PropagationScopeInstance, Error> {
+        let at = self.element(metric.scope_insts, i.into(), "MD.pScopeInsts")?;
+        let s: PropagationScopeInstanceSpec = self.bytes.read(at)?;
+        Ok(PropagationScopeInstance {
+            scope: self.scope_of(s.p_scope, "PSI.pScope", at)?,
+            prop_metric_id: s.prop_metric_id,
+        })
+    }
+
+    /// The scope instances of `metric`.
+    pub fn scope_instances<'m>(
+        &'m self,
+        metric: &'m Metric<'a>,
+    ) -> impl Iterator<Item = Result<PropagationScopeInstance, Error>> + 'm {
+        (0..metric.scope_instance_count()).map(move |i| self.scope_instance(metric, i))
+    }
+
+    /// Summary statistic `i` of `metric`.
+    pub fn summary(&self, metric: &Metric<'a>, i: u16) -> Result<SummaryStatistic<'a>, Error> {
+        let at = self.element(metric.summaries, i.into(), "MD.pSummaries")?;
+        let s: SummaryStatisticSpec = self.bytes.read(at)?;
+        Ok(SummaryStatistic {
+            scope: self.scope_of(s.p_scope, "SS.pScope", at)?,
+            formula: self.bytes.cstr(
+                self.layout.metrics_region,
+                s.p_formula,
+                "SS.pFormula",
+                at + 8,
+            )?,
+            combine: Combine::from_raw(s.combine),
+            stat_metric_id: s.stat_metric_id,
+        })
+    }
+
+    /// The summary statistics of `metric`.
+    pub fn summaries<'m>(
+        &'m self,
+        metric: &'m Metric<'a>,
+    ) -> impl Iterator<Item = Result<SummaryStatistic<'a>, Error>> + 'm {
+        (0..metric.summary_count()).map(move |i| self.summary(metric, i))
+    }
+
+    /// `nModules`.
+    pub fn module_count(&self) -> u32 {
+        self.layout.modules.count as u32
+    }
+
+    /// A load module.
+    pub fn module(&self, index: ModuleIndex) -> Result<LoadModule<'a>, Error> {
+        let at = self.element(self.layout.modules, index.0.into(), "Modules.pModules")?;
+        let m: LoadModuleSpec = self.bytes.read(at)?;
+        Ok(LoadModule {
+            index,
+            flags: m.flags,
+            path: self
+                .bytes
+                .cstr(self.layout.strings_region, m.p_path, "LMS.pPath", at + 8)?,
+        })
+    }
+
+    /// Every load module.
+    pub fn modules(&self) -> impl Iterator<Item = Result<LoadModule<'a>, Error>> + '_ {
+        (0..self.module_count()).map(move |i| self.module(ModuleIndex(i)))
+    }
+
+    /// `nFiles`.
+    pub fn file_count(&self) -> u32 {
+        self.layout.files.count as u32
+    }
+
+    /// A source file.
+    pub fn file(&self, index: FileIndex) -> Result<SourceFile<'a>, Error> {
+        let at = self.element(self.layout.files, index.0.into(), "Files.pFiles")?;
+        let f: SourceFileSpec = self.bytes.read(at)?;
+        Ok(SourceFile {
+            index,
+            flags: f.flags,
+            path: self
+                .bytes
+                .cstr(self.layout.strings_region, f.p_path, "SFS.pPath", at + 8)?,
+        })
+    }
+
+    /// Every source file.
+    pub fn files(&self) -> impl Iterator<Item = Result<SourceFile<'a>, Error>> + '_ {
+        (0..self.file_count()).map(move |i| self.file(FileIndex(i)))
+    }
+
+    /// `nFunctions`.
+    pub fn function_count(&self) -> u32 {
+        self.layout.functions.count as u32
+    }
+
+    /// A function.
+    pub fn function(&self, index: FunctionIndex) -> Result<Function<'a>, Error> {
+        let at = self.element(
+            self.layout.functions,
+            index.0.into(),
+            "Functions.pFunctions",
+        )?;
+        let f: FunctionSpec = self.bytes.read(at)?;
+        let name = match f.p_name {
+            0 => None,
+            p => Some(
+                self.bytes
+                    .cstr(self.layout.strings_region, p, "FS.pName", at)?,
+            ),
+        };
+        let module = match f.p_module {
+            0 => None,
+            p => Some(self.module_of(p, "FS.pModule", at + 8)?),
+        };
+        let file = match f.p_file {
+            0 => None,
+            p => Some(self.file_of(p, "FS.pFile", at + 0x18)?),
+        };
+        Ok(Function {
+            index,
+            name,
+            module,
+            offset: f.offset,
+            file,
+            line: f.line,
+            flags: f.flags,
+        })
+    }
+
+    /// Every function.
+    pub fn functions(&self) -> impl Iterator<Item = Result<Function<'a>, Error>> + '_ {
+        (0..self.function_count()).map(move |i| self.function(FunctionIndex(i)))
+    }
+
+    fn module_of(&self, p: u64, field: &'static str, at: u64) -> Result<ModuleIndex, Error> {
+        self.layout
+            .modules
+            .index_of(p)
+            .map(|i| ModuleIndex(i as u32))
+            .ok_or_else(|| {
+                self.bytes
+                    .invalid(field, at, "a pointer to an element of *pModules", p)
+            })
+    }
+
+    fn file_of(&self, p: u64, field: &'static str, at: u64) -> Result<FileIndex, Error> {
+        self.layout
+            .files
+            .index_of(p)
+            .map(|i| FileIndex(i as u32))
+            .ok_or_else(|| {
+                self.bytes
+                    .invalid(field, at, "a pointer to an element of *pFiles", p)
+            })
+    }
+
+    fn function_of(&self, p: u64, field: &'static str, at: u64) -> Result<FunctionIndex, Error> {
+        self.layout
+            .functions
+            .index_of(p)
+            .map(|i| FunctionIndex(i as u32))
+            .ok_or_else(|| {
+                self.bytes
+                    .invalid(field, at, "a pointer to an element of *pFunctions", p)
+            })
+    }
+
+    /// `nEntryPoints`.
+    pub fn entry_point_count(&self) -> u16 {
+        self.layout.entry_points.count as u16
+    }
+
+    /// Entry point `i`.
+    pub fn entry_point(&self, i: u16) -> Result<EntryPoint<'a>, Error> {
+        let at = self.element(self.layout.entry_points, i.into(), "Context.pEntryPoints")?;
+        let e: EntryPointSpec = self.bytes.read(at)?;
+        Ok(EntryPoint {
+            offset: at,
+            ctx_id: e.ctx_id,
+            kind: EntryPointKind::from_raw(e.entry_point),
+            pretty_name: self.bytes.cstr(
+                self.layout.strings_region,
+                e.p_pretty_name,
+                "Entry.pPrettyName",
+                at + 0x18,
+            )?,
+            children: self.children_of(e.p_children, e.sz_children, at)?,
+        })
+    }
+
+    /// Every entry point.
+    pub fn entry_points(&self) -> impl Iterator<Item = Result<EntryPoint<'a>, Error>> + '_ {
+        (0..self.entry_point_count()).map(move |i| self.entry_point(i))
+    }
+
+    fn children_of(&self, pointer: u64, size: u64, at: u64) -> Result<ContextChildren, Error> {
+        // FORMATS.md says pChildren is 0 when szChildren is 0, but hpcprof leaves a stale
+        // pointer there in real files (loops-cputime-t.d): an empty array's pointer is kept as
+        // stored and never followed.
+        if size != 0 {
+            self.bytes.check_within(
+                self.layout.context_region,
+                pointer,
+                size,
+                "pChildren",
+                at + 8,
+            )?;
+        }
+        Ok(ContextChildren {
+            pointer,
+            size,
+            field_offset: at,
+        })
+    }
+
+    /// Decodes the {Ctx} at `at`, which must end at or before `end`.
+    fn context_at(&self, at: u64, end: u64) -> Result<Context<'a>, Error> {
+        let c: ContextSpec = self
+            .bytes
+            .read_in(self.layout.context_region, at, "Ctx", at)?;
+        let flex_len = u64::from(c.n_flex_words) * 8;
+        let total = ContextSpec::SIZE as u64 + flex_len;
+        if at + total > end {
+            return Err(self.bytes.invalid(
+                "Ctx.nFlexWords",
+                at + 0x17,
+                "a context that fits in its parent's szChildren",
+                c.n_flex_words.into(),
+            ));
+        }
+        let flex_at = at + ContextSpec::SIZE as u64;
+        let flex = self.bytes.slice(flex_at, flex_len, "Ctx.flex")?;
+        // FORMATS.md, {Ctx} flex: sub-fields are packed in order; a u64 takes the next whole
+        // word, a u32 takes the free half of a word a previous u32 started, else a new word.
+        let mut words = 0u64;
+        let mut half: Option<u64> = None;
+        let too_small = |_| {
+            self.bytes.invalid(
+                "Ctx.nFlexWords",
+                at + 0x17,
+                "enough flex words for the fields its flags announce",
+                c.n_flex_words.into(),
+            )
+        };
+        let mut take = |four: bool| -> Result<(u64, u64), Error> {
+            let pos = match (four, half.take()) {
+                (true, Some(h)) => h,
+                (true, None) => {
+                    words += 1;
+                    half = Some((words - 1) * 8 + 4);
+                    (words - 1) * 8
+                }
+                (false, h) => {
+                    half = h;
+                    words += 1;
+                    (words - 1) * 8
+                }
+            };
+            let width = if four { 4 } else { 8 };
+            if pos + width > flex_len {
+                return Err(too_small(()));
+            }
+            let mut v = [0u8; 8];
+            v[..width as usize].copy_from_slice(&flex[pos as usize..(pos + width) as usize]);
+            Ok((u64::from_le_bytes(v), flex_at + pos))
+        };
+        let mut ctx = Context {
+            offset: at,
+            ctx_id: c.ctx_id,
+            flags: c.flags,
+            relation: Relation::from_raw(c.relation),
+            lexical_type: LexicalType::from_raw(c.lexical_type),
+            propagation: c.propagation,
+            function: None,
+            file: None,
+            line: None,
+            module: None,
+            module_offset: None,
+            flex,
+            children: self.children_of(c.p_children, c.sz_children, at)?,
+        };
+        if c.flags & CONTEXT_HAS_FUNCTION != 0 {
+            let (p, pat) = take(false)?;
+            ctx.function = Some(self.function_of(p, "Ctx.flex.pFunction", pat)?);
+        }
+        if c.flags & CONTEXT_HAS_SRCLOC != 0 {
+            let (p, pat) = take(false)?;
+            ctx.file = Some(self.file_of(p, "Ctx.flex.pFile", pat)?);
+            ctx.line = Some(take(true)?.0 as u32);
+        }
+        if c.flags & CONTEXT_HAS_POINT != 0 {
+            let (p, pat) = take(false)?;
+            ctx.module = Some(self.module_of(p, "Ctx.flex.pModule", pat)?);
+            ctx.module_offset = Some(take(false)?.0);
+        }
+        Ok(ctx)
+    }
+
+    /// The contexts of a `pChildren` array, in file order.
+    pub fn children(&self, children: ContextChildren) -> Children<'_, 'a> {
+        Children {
+            meta: self,
+            pos: children.pointer,
+            end: children.pointer.saturating_add(children.size),
+            failed: false,
+        }
+    }
+
+    /// Every entry point and context in tree order (pre-order, entry points in file order, children
+    /// in file order).
+    ///
+    /// The walk stops with an error after more nodes than the Context Tree section could hold, so
+    /// a hostile file whose `pChildren` loop back cannot make it run forever.
+    pub fn walk(&self) -> Walk<'_, 'a> {
+        let r = self.layout.context_region;
+        Walk {
+            meta: self,
+            next_entry: 0,
+            stack: Vec::new(),
+            budget: r.len() / ContextSpec::SIZE as u64 + u64::from(self.entry_point_count()),
+            done: false,
+        }
+    }
+
+    /// Builds the ctxId index of the context tree (checks that ctxIds are unique).
+    pub fn context_index(&self) -> Result<ContextIndex, Error> {
+        let mut entries = Vec::new();
+        for node in self.walk() {
+            let node = node?;
+            entries.push(IndexEntry {
+                ctx_id: node.node.ctx_id(),
+                parent: node.parent,
+                offset: node.node.offset(),
+                entry_point: matches!(node.node, ContextNode::EntryPoint(_)),
+            });
+        }
+        entries.sort_unstable_by_key(|e| e.ctx_id);
+        for w in entries.windows(2) {
+            if w[0].ctx_id == w[1].ctx_id {
+                return Err(self.bytes.invalid(
+                    "ctxId",
+                    w[1].offset + 0x10,
+                    "ctxIds unique in the context tree",
+                    w[1].ctx_id.into(),
+                ));
+            }
+        }
+        Ok(ContextIndex { entries })
+    }
+
+    /// The entry point or context with `ctx_id`, through an index from [`MetaDb::context_index`].
+    /// `None` when meta.db has no such context (elided instruction contexts, as-implemented).
+    pub fn context(
+        &self,
+        index: &ContextIndex,
+        ctx_id: u32,
+    ) -> Option<Result<ContextNode<'a>, Error>> {
+        let e = index.find(ctx_id)?;
+        Some(self.node_at(e))
+    }
+
+    fn node_at(&self, e: &IndexEntry) -> Result<ContextNode<'a>, Error> {
+        if e.entry_point {
+            let a = self.layout.entry_points;
+            let i = a.index_of(e.offset).unwrap_or(a.count) as u16;
+            self.entry_point(i).map(ContextNode::EntryPoint)
+        } else {
+            self.context_at(e.offset, self.layout.context_region.end)
+                .map(ContextNode::Context)
+        }
+    }
+
+    /// Checks every string, pointer, stride and array of every section, and that the context tree
+    /// is a tree with unique ctxIds. After it succeeds no accessor fails on this file.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.title()?;
+        self.description()?;
+        for n in self.id_names() {
+            n?;
+        }
+        for s in self.scopes() {
+            s?;
+        }
+        for m in self.metrics() {
+            let m = m?;
+            for s in self.scope_instances(&m) {
+                s?;
+            }
+            for s in self.summaries(&m) {
+                s?;
+            }
+        }
+        for m in self.modules() {
+            m?;
+        }
+        for f in self.files() {
+            f?;
+        }
+        for f in self.functions() {
+            f?;
+        }
+        let index = self.context_index()?;
+        if let Some(first) = index.entries.first() {
+            if first.ctx_id == 0 {
+                return Err(self.bytes.invalid(
+                    "ctxId",
+                    first.offset + 0x10,
+                    "a ctxId above 0 (0 is the global context)",
+                    0,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The contexts of one `pChildren` array ([`MetaDb::children`]).
+#[derive(Debug, Clone)]
+pub struct Children<'m, 'a> {
+    meta: &'m MetaDb<'a>,
+    pos: u64,
+    end: u64,
+    failed: bool,
+}
+
+impl<'a> Iterator for Children<'_, 'a> {
+    type Item = Result<Context<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.end {
+            return None;
+        }
+        match self.meta.context_at(self.pos, self.end) {
+            Ok(c) => {
+                self.pos = c.offset + ContextSpec::SIZE as u64 + c.flex.len() as u64;
+                Some(Ok(c))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    pos: u64,
+    end: u64,
+    depth: u32,
+    parent: u32,
+}
+
+/// Pre-order walk of the context tree ([`MetaDb::walk`]).
+#[derive(Debug, Clone)]
+pub struct Walk<'m, 'a> {
+    meta: &'m MetaDb<'a>,
+    next_entry: u16,
+    stack: Vec<Frame>,
+    budget: u64,
+    done: bool,
+}
+
+impl<'a> Walk<'_, 'a> {
+    fn step(&mut self) -> Option<Result<TreeNode<'a>, Error>> {
+        loop {
+            let Some(top) = self.stack.last_mut() else {
+                if self.next_entry >= self.meta.entry_point_count() {
+                    return None;
+                }
+                let e = match self.meta.entry_point(self.next_entry) {
+                    Ok(e) => e,
+                    Err(err) => return Some(Err(err)),
+                };
+                self.next_entry += 1;
+                self.push(e.children, 1, e.ctx_id);
+                return Some(Ok(TreeNode {
+                    depth: 0,
+                    parent: 0,
+                    node: ContextNode::EntryPoint(e),
+                }));
+            };
+            if top.pos >= top.end {
+                self.stack.pop();
+                continue;
+            }
+            let frame = *top;
+            let c = match self.meta.context_at(frame.pos, frame.end) {
+                Ok(c) => c,
+                Err(err) => return Some(Err(err)),
+            };
+            top.pos = c.offset + ContextSpec::SIZE as u64 + c.flex.len() as u64;
+            self.push(c.children, frame.depth + 1, c.ctx_id);
+            return Some(Ok(TreeNode {
+                depth: frame.depth,
+                parent: frame.parent,
+                node: ContextNode::Context(c),
+            }));
+        }
+    }
+
+    fn push(&mut self, children: ContextChildren, depth: u32, parent: u32) {
+        if !children.is_empty() {
+            self.stack.push(Frame {
+                pos: children.pointer,
+                end: children.pointer.saturating_add(children.size),
+                depth,
+                parent,
+            });
+        }
+    }
+}
+
+impl<'a> Iterator for Walk<'_, 'a> {
+    type Item = Result<TreeNode<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.budget == 0
+            && (!self.stack.is_empty() || self.next_entry < self.meta.entry_point_count())
+        {
+            self.done = true;
+            let r = self.meta.layout.context_region;
+            return Some(Err(self.meta.bytes.invalid(
+                "Context",
+                r.start,
+                "a tree (no more contexts than the section can hold)",
+                r.len(),
+            )));
+        }
+        let item = self.step();
+        match &item {
+            Some(Ok(_)) => self.budget -= 1,
+            Some(Err(_)) | None => self.done = true,
+        }
+        item
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexEntry {
+    ctx_id: u32,
+    parent: u32,
+    offset: u64,
+    entry_point: bool,
+}
+
+/// The ctxId index of a context tree ([`MetaDb::context_index`]): 24 bytes per context.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextIndex {
+    entries: Vec<IndexEntry>,
+}
+
+impl ContextIndex {
+    fn find(&self, ctx_id: u32) -> Option<&IndexEntry> {
+        self.entries
+            .binary_search_by_key(&ctx_id, |e| e.ctx_id)
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
+    /// Number of entry points and contexts.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the tree is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// True when meta.db lists `ctx_id`.
+    pub fn contains(&self, ctx_id: u32) -> bool {
+        self.find(ctx_id).is_some()
+    }
+
+    /// The parent's ctxId (0 for entry points), `None` for an unknown ctxId.
+    pub fn parent(&self, ctx_id: u32) -> Option<u32> {
+        self.find(ctx_id).map(|e| e.parent)
+    }
+
+    /// File offset of the {Entry} or {Ctx} with `ctx_id`.
+    pub fn offset(&self, ctx_id: u32) -> Option<u64> {
+        self.find(ctx_id).map(|e| e.offset)
+    }
+
+    /// Every ctxId, ascending.
+    pub fn ctx_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().map(|e| e.ctx_id)
+    }
+}

@@ -1,0 +1,334 @@
+//! The profile.db view (FORMATS.md, `profile.db` version 4.0).
+
+use crate::Error;
+use crate::raw::profile::PROFILE_IS_SUMMARY;
+use crate::raw::{
+    CtxIndex, FileKind, IdTupleHeader, Identifier, ProfileDbHeader, ProfileInfo,
+    ProfileInfosHeader, Value,
+};
+
+use super::bytes::{Bytes, Region, Strided};
+
+/// A hierarchical identifier tuple (`[HIT]`): the identifications of one profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdTuple<'a> {
+    /// File offset of the tuple.
+    pub offset: u64,
+    /// `ids`, zero-copy.
+    pub ids: &'a [Identifier],
+}
+
+/// One profile: its {PI} and its Profile-Major Sparse Value Block as zero-copy slices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Profile<'a> {
+    /// Position in `*pProfiles` (the `profIndex` of cct.db and trace.db).
+    pub index: u32,
+    /// File offset of the {PI}.
+    pub offset: u64,
+    /// `flags` as stored.
+    pub flags: u32,
+    /// `*pIdTuple`, `None` when `pIdTuple` is 0 (the canonical summary profile).
+    pub id_tuple: Option<IdTuple<'a>>,
+    /// `*pValues`: (metricId, value) pairs, grouped by context.
+    pub values: &'a [Value],
+    /// `*pCtxIndices`: (ctxId, startIndex), sorted by ctxId.
+    pub ctx_indices: &'a [CtxIndex],
+    /// `pValues` as stored.
+    pub p_values: u64,
+    /// `pCtxIndices` as stored.
+    pub p_ctx_indices: u64,
+}
+
+impl<'a> Profile<'a> {
+    /// True when flag `isSummary` is set.
+    pub fn is_summary(&self) -> bool {
+        self.flags & PROFILE_IS_SUMMARY != 0
+    }
+
+    /// The values of context `ctx_id`, sorted by metricId (empty when it has none).
+    #[inline]
+    pub fn metrics_of(&self, ctx_id: u32) -> &'a [Value] {
+        match self
+            .ctx_indices
+            .binary_search_by_key(&ctx_id, |i| i.ctx_id())
+        {
+            Ok(i) => self.values_at(i),
+            Err(_) => &[],
+        }
+    }
+
+    /// The values of the `i`-th context index; empty when the block is damaged there.
+    #[inline]
+    fn values_at(&self, i: usize) -> &'a [Value] {
+        let start = self.ctx_indices[i].start_index();
+        let end = self
+            .ctx_indices
+            .get(i + 1)
+            .map_or(self.values.len() as u64, |n| n.start_index());
+        if start > end || end > self.values.len() as u64 {
+            return &[];
+        }
+        &self.values[start as usize..end as usize]
+    }
+
+    /// The value of `metric_id` at `ctx_id`, `None` when it is zero (not stored).
+    #[inline]
+    pub fn value(&self, ctx_id: u32, metric_id: u16) -> Option<f64> {
+        let vals = self.metrics_of(ctx_id);
+        vals.binary_search_by_key(&metric_id, |v| v.metric_id())
+            .ok()
+            .map(|i| vals[i].value())
+    }
+
+    /// Every non-empty context: `(ctxId, values)`, ascending by ctxId.
+    pub fn contexts(&self) -> impl Iterator<Item = (u32, &'a [Value])> + '_ {
+        (0..self.ctx_indices.len()).map(move |i| (self.ctx_indices[i].ctx_id(), self.values_at(i)))
+    }
+}
+
+/// Parsed section headers of a profile.db (no borrow).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProfileLayout {
+    header: ProfileDbHeader,
+    infos_header: ProfileInfosHeader,
+    profiles: Strided,
+    id_tuples_region: Region,
+}
+
+/// A view of a profile.db file.
+#[derive(Debug, Clone, Copy)]
+pub struct ProfileDb<'a> {
+    bytes: Bytes<'a>,
+    layout: ProfileLayout,
+}
+
+impl<'a> ProfileDb<'a> {
+    /// Checks the file header, footer and section headers.
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let bytes = Bytes::new(data, FileKind::Profile);
+        bytes.check_envelope()?;
+        let header: ProfileDbHeader = bytes.read(0)?;
+        let hs = ProfileDbHeader::SIZE;
+        let infos_region = bytes.check_section(
+            header.profile_infos,
+            ProfileInfosHeader::SIZE,
+            hs,
+            "pProfileInfos",
+            0x10,
+        )?;
+        let id_tuples_region = bytes.check_section(header.id_tuples, 0, hs, "pIdTuples", 0x20)?;
+        let ih: ProfileInfosHeader = bytes.read(infos_region.start)?;
+        let s = infos_region.start;
+        let stride = bytes.check_stride::<ProfileInfo>(
+            ih.sz_profile.into(),
+            "ProfileInfos.szProfile",
+            s + 0xc,
+        )?;
+        let profiles = bytes.strided::<ProfileInfo>(
+            infos_region,
+            ih.p_profiles,
+            ih.n_profiles.into(),
+            stride,
+            "ProfileInfos.pProfiles",
+            s,
+        )?;
+        Ok(ProfileDb {
+            bytes,
+            layout: ProfileLayout {
+                header,
+                infos_header: ih,
+                profiles,
+                id_tuples_region,
+            },
+        })
+    }
+
+    pub(crate) fn from_layout(data: &'a [u8], layout: ProfileLayout) -> Self {
+        ProfileDb {
+            bytes: Bytes::new(data, FileKind::Profile),
+            layout,
+        }
+    }
+
+    pub(crate) fn layout(&self) -> ProfileLayout {
+        self.layout
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.bytes.data
+    }
+
+    /// The file header as stored.
+    pub fn header(&self) -> &ProfileDbHeader {
+        &self.layout.header
+    }
+
+    /// The Profile Info section header as stored.
+    pub fn profile_infos_header(&self) -> &ProfileInfosHeader {
+        &self.layout.infos_header
+    }
+
+    /// `(majorVersion, minorVersion)`.
+    pub fn version(&self) -> (u8, u8) {
+        (
+            self.layout.header.file.major_version,
+            self.layout.header.file.minor_version,
+        )
+    }
+
+    /// `nProfiles`.
+    pub fn profile_count(&self) -> u32 {
+        self.layout.profiles.count as u32
+    }
+
+    /// The {PI} of profile `index` as stored.
+    pub fn profile_info(&self, index: u32) -> Result<ProfileInfo, Error> {
+        let a = self.layout.profiles;
+        if u64::from(index) >= a.count {
+            return Err(Error::Dangling {
+                file: FileKind::Profile,
+                field: "profIndex",
+                offset: a.base,
+                expected: "an index below nProfiles",
+                found: index.into(),
+            });
+        }
+        self.bytes.read(a.at(index.into()))
+    }
+
+    /// Profile `index` (0 is the canonical summary profile), with its value block bounded.
+    pub fn profile(&self, index: u32) -> Result<Profile<'a>, Error> {
+        let pi = self.profile_info(index)?;
+        let at = self.layout.profiles.at(index.into());
+        let vb = pi.value_block;
+        let payload = self.bytes.payload();
+        let values =
+            self.bytes
+                .array::<Value>(payload, vb.p_values, vb.n_values, "PSVB.pValues", at + 8)?;
+        let ctx_indices = self.bytes.array::<CtxIndex>(
+            payload,
+            vb.p_ctx_indices,
+            vb.n_ctxs.into(),
+            "PSVB.pCtxIndices",
+            at + 0x18,
+        )?;
+        let id_tuple = match pi.p_id_tuple {
+            0 => None,
+            p => Some(self.id_tuple_at(p, at + 0x20)?),
+        };
+        Ok(Profile {
+            index,
+            offset: at,
+            flags: pi.flags,
+            id_tuple,
+            values,
+            ctx_indices,
+            p_values: vb.p_values,
+            p_ctx_indices: vb.p_ctx_indices,
+        })
+    }
+
+    /// Every profile, by index.
+    pub fn profiles(&self) -> impl Iterator<Item = Result<Profile<'a>, Error>> + '_ {
+        (0..self.profile_count()).map(move |i| self.profile(i))
+    }
+
+    /// The identifier tuple at `pointer` (stored in the field at `at`).
+    fn id_tuple_at(&self, pointer: u64, at: u64) -> Result<IdTuple<'a>, Error> {
+        let r = self.layout.id_tuples_region;
+        let h: IdTupleHeader = self.bytes.read_in(r, pointer, "PI.pIdTuple", at)?;
+        let ids = self.bytes.array::<Identifier>(
+            r,
+            pointer + IdTupleHeader::SIZE as u64,
+            h.n_ids.into(),
+            "HIT.ids",
+            pointer,
+        )?;
+        Ok(IdTuple {
+            offset: pointer,
+            ids,
+        })
+    }
+
+    /// Checks every profile: value blocks inside the file (before the footer),
+    /// `pValues + nValues*0xa <= pCtxIndices`, context indices sorted by ctxId with
+    /// non-decreasing `startIndex <= nValues`, values of each context sorted by metricId, and
+    /// identifier tuples inside their section.
+    pub fn validate(&self) -> Result<(), Error> {
+        for i in 0..self.profile_count() {
+            let p = self.profile(i)?;
+            self.validate_profile(&p)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one profile's value block (see [`ProfileDb::validate`]).
+    pub fn validate_profile(&self, p: &Profile<'a>) -> Result<(), Error> {
+        let b = &self.bytes;
+        let values_end = p.p_values + (p.values.len() * Value::SIZE) as u64;
+        if !p.ctx_indices.is_empty() && values_end > p.p_ctx_indices {
+            return Err(b.invalid(
+                "PSVB.pCtxIndices",
+                p.offset + 0x18,
+                "pCtxIndices after the end of *pValues",
+                p.p_ctx_indices,
+            ));
+        }
+        let n_values = p.values.len() as u64;
+        let mut prev: Option<(u32, u64)> = None;
+        for (k, idx) in p.ctx_indices.iter().enumerate() {
+            let (ctx, start) = (idx.ctx_id(), idx.start_index());
+            let at = p.p_ctx_indices + (k * CtxIndex::SIZE) as u64;
+            if let Some((pc, ps)) = prev {
+                if ctx <= pc {
+                    return Err(b.unsorted("Idx.ctxId", at, pc.into(), ctx.into()));
+                }
+                if start < ps {
+                    return Err(b.unsorted("Idx.startIndex", at + 4, ps, start));
+                }
+            }
+            if start > n_values {
+                return Err(b.invalid(
+                    "Idx.startIndex",
+                    at + 4,
+                    "a startIndex at most nValues",
+                    start,
+                ));
+            }
+            prev = Some((ctx, start));
+        }
+        // Values sorted by metricId within each context's run.
+        for i in 0..p.ctx_indices.len() {
+            let start = p.ctx_indices[i].start_index() as usize;
+            let run = p.values_at(i);
+            check_sorted_u16(run.iter().map(|v| v.metric_id.get()), |k, prev, found| {
+                b.unsorted(
+                    "Val.metricId",
+                    p.p_values + ((start + k) * Value::SIZE) as u64,
+                    prev.into(),
+                    found.into(),
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that keys strictly increase; `err(position, previous, found)` builds the error.
+#[inline]
+pub(crate) fn check_sorted_u16(
+    keys: impl Iterator<Item = u16>,
+    err: impl Fn(usize, u16, u16) -> Error,
+) -> Result<(), Error> {
+    let mut prev: Option<u16> = None;
+    for (k, key) in keys.enumerate() {
+        if let Some(p) = prev {
+            if key <= p {
+                return Err(err(k, p, key));
+            }
+        }
+        prev = Some(key);
+    }
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! The trace.db view (FORMATS.md, `trace.db` version 4.0).
+
+use crate::Error;
+use crate::raw::{
+    ContextTraceHeader, ContextTraceHeadersHeader, FileKind, TraceDbHeader, TraceElem,
+};
+
+use super::bytes::{Bytes, Strided};
+
+/// One trace line: its header and its elements as a zero-copy slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trace<'a> {
+    /// Position in `*pTraces`.
+    pub index: u32,
+    /// File offset of the {CTH}.
+    pub offset: u64,
+    /// `profIndex` in profile.db (header i has profIndex i + 1 in hpcprof's files).
+    pub prof_index: u32,
+    /// `pStart` as stored.
+    pub p_start: u64,
+    /// The elements from `pStart` to `pEnd`, sorted by timestamp.
+    pub elems: &'a [TraceElem],
+}
+
+impl<'a> Trace<'a> {
+    /// Position of the last sample at or before `timestamp` (`None` when all are later).
+    #[inline]
+    pub fn index_at(&self, timestamp: u64) -> Option<usize> {
+        self.elems
+            .partition_point(|e| e.timestamp() <= timestamp)
+            .checked_sub(1)
+    }
+
+    /// The last sample at or before `timestamp` (`None` when all are later).
+    #[inline]
+    pub fn at_or_before(&self, timestamp: u64) -> Option<&'a TraceElem> {
+        self.index_at(timestamp).map(|i| &self.elems[i])
+    }
+}
+
+/// Parsed section headers of a trace.db (no borrow).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TraceLayout {
+    header: TraceDbHeader,
+    traces_header: ContextTraceHeadersHeader,
+    traces: Strided,
+}
+
+/// A view of a trace.db file.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceDb<'a> {
+    bytes: Bytes<'a>,
+    layout: TraceLayout,
+}
+
+impl<'a> TraceDb<'a> {
+    /// Checks the file header, footer and section headers.
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let bytes = Bytes::new(data, FileKind::Trace);
+        bytes.check_envelope()?;
+        let header: TraceDbHeader = bytes.read(0)?;
+        let region = bytes.check_section(
+            header.ctx_traces,
+            ContextTraceHeadersHeader::SIZE,
+            TraceDbHeader::SIZE,
+            "pCtxTraces",
+            0x10,
+        )?;
+        let th: ContextTraceHeadersHeader = bytes.read(region.start)?;
+        let s = region.start;
+        let stride = bytes.check_stride::<ContextTraceHeader>(
+            th.sz_trace.into(),
+            "CtxTraces.szTrace",
+            s + 0xc,
+        )?;
+        let traces = bytes.strided::<ContextTraceHeader>(
+            region,
+            th.p_traces,
+            th.n_traces.into(),
+            stride,
+            "CtxTraces.pTraces",
+            s,
+        )?;
+        Ok(TraceDb {
+            bytes,
+            layout: TraceLayout {
+                header,
+                traces_header: th,
+                traces,
+            },
+        })
+    }
+
+    pub(crate) fn from_layout(data: &'a [u8], layout: TraceLayout) -> Self {
+        TraceDb {
+            bytes: Bytes::new(data, FileKind::Trace),
+            layout,
+        }
+    }
+
+    pub(crate) fn layout(&self) -> TraceLayout {
+        self.layout
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.bytes.data
+    }
+
+    /// The file header as stored.
+    pub fn header(&self) -> &TraceDbHeader {
+        &self.layout.header
+    }
+
+    /// The Context Trace Headers section header as stored.
+    pub fn traces_header(&self) -> &ContextTraceHeadersHeader {
+        &self.layout.traces_header
+    }
+
+    /// `(majorVersion, minorVersion)`.
+    pub fn version(&self) -> (u8, u8) {
+        (
+            self.layout.header.file.major_version,
+            self.layout.header.file.minor_version,
+        )
+    }
+
+    /// `minTimestamp`.
+    pub fn min_timestamp(&self) -> u64 {
+        self.layout.traces_header.min_timestamp
+    }
+
+    /// `maxTimestamp`.
+    pub fn max_timestamp(&self) -> u64 {
+        self.layout.traces_header.max_timestamp
+    }
+
+    /// `nTraces`.
+    pub fn trace_count(&self) -> u32 {
+        self.layout.traces.count as u32
+    }
+
+    /// The {CTH} of trace `index` as stored.
+    pub fn trace_header(&self, index: u32) -> Result<ContextTraceHeader, Error> {
+        let a = self.layout.traces;
+        if u64::from(index) >= a.count {
+            return Err(Error::Dangling {
+                file: FileKind::Trace,
+                field: "trace index",
+                offset: a.base,
+                expected: "an index below nTraces",
+                found: index.into(),
+            });
+        }
+        self.bytes.read(a.at(index.into()))
+    }
+
+    /// Trace `index`, with its line bounded.
+    pub fn trace(&self, index: u32) -> Result<Trace<'a>, Error> {
+        let h = self.trace_header(index)?;
+        let at = self.layout.traces.at(index.into());
+        let b = &self.bytes;
+        let len = h
+            .p_end
+            .checked_sub(h.p_start)
+            .ok_or_else(|| b.invalid("CTH.pEnd", at + 0x10, "pEnd at or after pStart", h.p_end))?;
+        if len % TraceElem::SIZE as u64 != 0 {
+            return Err(b.invalid(
+                "CTH.pEnd",
+                at + 0x10,
+                "pEnd - pStart a multiple of 0xc",
+                len,
+            ));
+        }
+        let elems = b.array::<TraceElem>(
+            b.payload(),
+            h.p_start,
+            len / TraceElem::SIZE as u64,
+            "CTH.pStart",
+            at + 8,
+        )?;
+        Ok(Trace {
+            index,
+            offset: at,
+            prof_index: h.prof_index,
+            p_start: h.p_start,
+            elems,
+        })
+    }
+
+    /// Every trace.
+    pub fn traces(&self) -> impl Iterator<Item = Result<Trace<'a>, Error>> + '_ {
+        (0..self.trace_count()).map(move |i| self.trace(i))
+    }
+
+    /// Checks every trace line: inside the file, a whole number of elements, timestamps
+    /// non-decreasing and within `minTimestamp..=maxTimestamp`.
+    pub fn validate(&self) -> Result<(), Error> {
+        for t in self.traces() {
+            self.validate_trace(&t?)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one trace line (see [`TraceDb::validate`]).
+    pub fn validate_trace(&self, t: &Trace<'a>) -> Result<(), Error> {
+        let (min, max) = (self.min_timestamp(), self.max_timestamp());
+        let mut prev = min;
+        for (k, e) in t.elems.iter().enumerate() {
+            let ts = e.timestamp();
+            if ts < prev {
+                let at = t.p_start + (k * TraceElem::SIZE) as u64;
+                return Err(if k == 0 {
+                    self.bytes.invalid(
+                        "Elem.timestamp",
+                        at,
+                        "a timestamp at or after minTimestamp",
+                        ts,
+                    )
+                } else {
+                    self.bytes.unsorted("Elem.timestamp", at, prev, ts)
+                });
+            }
+            prev = ts;
+        }
+        if prev > max && !t.elems.is_empty() {
+            let at = t.p_start + ((t.elems.len() - 1) * TraceElem::SIZE) as u64;
+            return Err(self.bytes.invalid(
+                "Elem.timestamp",
+                at,
+                "a timestamp at or before maxTimestamp",
+                prev,
+            ));
+        }
+        Ok(())
+    }
+}

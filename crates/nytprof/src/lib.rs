@@ -1,6 +1,46 @@
-//! Read and write Devel::NYTProf v5.0 profiles (nytprof.out), compressed or not.
+//! Read and write Devel::NYTProf v5.0 profiles (`nytprof.out`), compressed or not, as
+//! Devel::NYTProf 6.12 writes and reads them.
 //!
-//! Status: skeleton. The specification this crate follows is `shared/specs/as-implemented/`
-//! (nytprof-v5.md); where the given documents disagree with it, the real tool wins.
+//! The grammar this crate follows is `shared/specs/as-implemented/nytprof-v5.md`: big-endian
+//! prefix-length varints, tagged strings, native (little-endian x86-64) doubles, no record
+//! framing, and one zlib stream after the `z` tag.
+//!
+//! Layers:
+//! - [`raw`]: tags, flags and the varint encoding;
+//! - [`parse`] / [`File`] / [`Records`]: typed [`Record`]s borrowing the input, and [`Reader`] for
+//!   any `io::Read` (both inflate after `z` and ignore the plain-text trailer after the zlib
+//!   stream);
+//! - [`model`]: the aggregated [`Profile`] that `Devel::NYTProf::Data` builds (files, line times
+//!   and counts, subs, callers, attributes, options, pids);
+//! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`].
+//!
+//! Fidelity: reading then writing the records of an uncompressed file gives the same bytes;
+//! for a compressed file it gives the same inflated stream (the deflate bytes depend on the zlib
+//! build) and the same trailer text.
+//!
+//! ```
+//! use profcodec_nytprof::{Profile, Record};
+//! let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/nytprof/hello.nytprof.out")).unwrap();
+//! let file = profcodec_nytprof::parse(&bytes).unwrap();
+//! let subs = file.records().filter(|r| matches!(r, Ok(Record::SubInfo { .. }))).count();
+//! assert!(subs > 0);
+//! let profile = Profile::from_bytes(&bytes).unwrap();
+//! assert!(profile.complete());
+//! assert!(profile.subs.contains_key("main::fib"));
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+mod dump;
+mod error;
+pub mod model;
+pub mod pynytprof;
+pub mod raw;
+pub mod read;
+pub mod write;
+
+pub use dump::perl_nv;
+pub use error::Error;
+pub use model::Profile;
+pub use read::{File, Header, Line, Reader, Record, Records, Str, parse};
+pub use write::Writer;

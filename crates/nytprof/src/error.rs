@@ -1,0 +1,159 @@
+//! The error type of every decoder in this crate.
+//!
+//! Each variant carries the byte offset of the damage and the name of the field being read, so a
+//! user can open a hex editor at the right place (ARCHITECTURE.md, error style). Offsets after the
+//! `z` tag count bytes of the inflated stream, as the real reader's `pos` does
+//! (nytprof-v5.md, "zlib").
+
+use profcodec_common::{CountTooLarge, Truncated};
+
+/// Why a NYTProf file (or a Pynytprof file) could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input ended inside a field.
+    #[error(transparent)]
+    Truncated(#[from] Truncated),
+    /// A count is larger than the remaining input could hold.
+    #[error(transparent)]
+    CountTooLarge(#[from] CountTooLarge),
+    /// The first line is not `NYTProf <major> <minor>\n` (real reader: "NYTProf data format
+    /// error while parsing header").
+    #[error(
+        "header: at byte {offset:#x}: expected \"NYTProf <major> <minor>\" but found another line"
+    )]
+    BadHeader {
+        /// Offset of the first byte of the line.
+        offset: u64,
+    },
+    /// The major version is not 5 (the only one Devel::NYTProf 6.12 reads).
+    #[error("header: at byte {offset:#x}: expected major version 5 but found {major}")]
+    UnsupportedVersion {
+        /// Offset of the header line.
+        offset: u64,
+        /// The major version as written.
+        major: u32,
+        /// The minor version as written.
+        minor: u32,
+    },
+    /// A record tag byte that no version of the format defines.
+    #[error(
+        "record tag: at byte {offset:#x}: expected a record tag (one of :!#zPp@+*-Ssc><) but found {tag:#04x}"
+    )]
+    UnknownTag {
+        /// Offset of the tag byte.
+        offset: u64,
+        /// The tag byte.
+        tag: u8,
+    },
+    /// A string's tag byte is neither `'` nor `"`.
+    #[error("{what}: at byte {offset:#x}: expected string tag ' or \" but found {tag:#04x}")]
+    BadStringTag {
+        /// Offset of the string tag byte.
+        offset: u64,
+        /// The field holding the string.
+        what: &'static str,
+        /// The tag byte found.
+        tag: u8,
+    },
+    /// The `:nv_size` attribute is not 8: the doubles would not be 8 bytes wide.
+    #[error("attribute nv_size: at byte {offset:#x}: expected 8 but found {found}")]
+    UnsupportedNvSize {
+        /// Offset of the attribute record.
+        offset: u64,
+        /// The size as written (0 when it is not a number).
+        found: u32,
+    },
+    /// The zlib stream after `z` is damaged (bad header, bad data or cut short).
+    #[error(
+        "zlib stream: at byte {offset:#x}: expected a complete zlib stream but found {problem}"
+    )]
+    Inflate {
+        /// Offset (in the file) of the compressed bytes where inflation stopped.
+        offset: u64,
+        /// What zlib reported.
+        problem: &'static str,
+    },
+    /// A record refers to a file id that no earlier `@` record defined (the real reader crashes
+    /// with SIGSEGV on a `s` record of this kind).
+    #[error(
+        "{what}: at byte {offset:#x}: expected a fid defined by an earlier NEW_FID but found fid {fid}"
+    )]
+    UndefinedFid {
+        /// Offset of the record.
+        offset: u64,
+        /// The record kind.
+        what: &'static str,
+        /// The fid found.
+        fid: u32,
+    },
+    /// The file defines fid 0, which the loader reserves (Data.pm drops it).
+    #[error("NEW_FID: at byte {offset:#x}: expected a fid of at least 1 but found 0")]
+    ReservedFid {
+        /// Offset of the record.
+        offset: u64,
+    },
+    /// A value does not fit the field that must carry it (writer side).
+    #[error("{what}: at byte {offset:#x}: expected a value that fits the field but found {value}")]
+    ValueOutOfRange {
+        /// Offset in the output where the value would go.
+        offset: u64,
+        /// The field.
+        what: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// Reading the input failed.
+    #[error("input: at byte {offset:#x}: expected readable bytes but found an I/O error ({kind})")]
+    Io {
+        /// Offset (in the uncompressed stream) where reading failed.
+        offset: u64,
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+    },
+    /// A Pynytprof chunk has an unknown token or a malformed payload.
+    #[error("{what}: at byte {offset:#x}: expected {expected} but found {found:#x}")]
+    Pynytprof {
+        /// Offset of the damage.
+        offset: u64,
+        /// The chunk or field.
+        what: &'static str,
+        /// What was expected.
+        expected: &'static str,
+        /// What was found (a byte or a length).
+        found: u64,
+    },
+}
+
+impl Error {
+    /// The byte offset of the damage, when known.
+    pub fn offset(&self) -> Option<u64> {
+        Some(match *self {
+            Error::Truncated(t) => t.offset,
+            Error::CountTooLarge(c) => c.offset,
+            Error::BadHeader { offset }
+            | Error::UnsupportedVersion { offset, .. }
+            | Error::UnknownTag { offset, .. }
+            | Error::BadStringTag { offset, .. }
+            | Error::UnsupportedNvSize { offset, .. }
+            | Error::Inflate { offset, .. }
+            | Error::UndefinedFid { offset, .. }
+            | Error::ReservedFid { offset }
+            | Error::ValueOutOfRange { offset, .. }
+            | Error::Io { offset, .. }
+            | Error::Pynytprof { offset, .. } => offset,
+        })
+    }
+
+    /// True when the error is only that the input ended early (a cut file).
+    pub fn is_truncation(&self) -> bool {
+        matches!(
+            self,
+            Error::Truncated(_)
+                | Error::Inflate {
+                    problem: "a stream cut short",
+                    ..
+                }
+        )
+    }
+}

@@ -1,0 +1,282 @@
+//! The model writer: a [`Profile`] as a record stream that Devel::NYTProf::Data loads back into
+//! the same model (within floating-point rounding of summed times).
+//!
+//! The aggregated model has no statement order, so the writer makes one up: per line, one `+`
+//! carrying the line's ticks, then `+ 0` records for the remaining count (or `-` records before it
+//! for a count of 0 or less). Block and sub line times (`blocks=1`) cannot be rebuilt from three
+//! independent sums and are not written.
+
+use std::io::Write;
+
+use super::Writer;
+use crate::error::Error;
+use crate::model::{LineTime, Profile};
+use crate::raw::MAJOR;
+use crate::read::{Line, Record, Str};
+
+/// The largest per-line count the writer expands into records.
+const MAX_COUNT: i64 = 1 << 24;
+
+/// Bytes and tag of a model string: a Perl byte string when every char fits in one byte
+/// (exactly what the reader decoded), else UTF-8 with the `"` tag.
+fn encode_text(s: &str) -> (Vec<u8>, bool) {
+    if s.chars().all(|c| (c as u32) < 0x100) {
+        (s.chars().map(|c| c as u32 as u8).collect(), false)
+    } else {
+        (s.as_bytes().to_vec(), true)
+    }
+}
+
+struct Out<W: Write> {
+    w: Writer<W>,
+}
+
+impl<W: Write> Out<W> {
+    fn rec(&mut self, r: &Record<'_>) -> Result<(), Error> {
+        self.w.record(r).map_err(|e| Error::Io {
+            offset: 0,
+            kind: e.kind(),
+        })
+    }
+
+    fn line(&mut self, tag: u8, text: &str) -> Result<(), Error> {
+        let (bytes, _) = encode_text(text);
+        // A text line cannot hold a newline; it is cut there.
+        let cut = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(bytes.len());
+        let l = Line {
+            text: &bytes[..cut],
+        };
+        self.rec(&match tag {
+            b':' => Record::Attribute(l),
+            b'!' => Record::Option(l),
+            _ => Record::Comment(l),
+        })
+    }
+
+    fn statements(&mut self, fid: u32, line: u32, lt: &LineTime, tps: f64) -> Result<(), Error> {
+        if lt.count > MAX_COUNT || lt.count < -MAX_COUNT {
+            return Err(Error::ValueOutOfRange {
+                offset: 0,
+                what: "line count",
+                value: lt.count.unsigned_abs(),
+            });
+        }
+        let mut ticks = (lt.time * tps).round();
+        if !ticks.is_finite() {
+            ticks = 0.0;
+        }
+        let first = ticks.clamp(f64::from(i32::MIN), f64::from(i32::MAX));
+        let mut rest = ticks - first;
+        for _ in 0..(1 - lt.count).max(0) {
+            self.rec(&Record::Discount)?;
+        }
+        self.rec(&Record::TimeLine {
+            ticks: first as i32,
+            fid,
+            line,
+        })?;
+        for _ in 1..lt.count.max(1) {
+            self.rec(&Record::TimeLine {
+                ticks: 0,
+                fid,
+                line,
+            })?;
+        }
+        // Ticks beyond i32 go in discounted statements, which add time but no count.
+        let mut guard = 0;
+        while rest != 0.0 && guard < 1 << 16 {
+            let part = rest.clamp(f64::from(i32::MIN), f64::from(i32::MAX));
+            self.rec(&Record::Discount)?;
+            self.rec(&Record::TimeLine {
+                ticks: part as i32,
+                fid,
+                line,
+            })?;
+            rest -= part;
+            guard += 1;
+        }
+        Ok(())
+    }
+}
+
+impl Profile {
+    /// Writes the profile uncompressed.
+    pub fn write(&self, out: impl Write) -> Result<(), Error> {
+        self.write_with(out, None)
+    }
+
+    /// Writes the profile, deflating after the options when `level` is given (0-9).
+    pub fn write_with(&self, out: impl Write, level: Option<u32>) -> Result<(), Error> {
+        let mut o = Out {
+            w: Writer::new(out).compression_level(level.unwrap_or(6)),
+        };
+        let major = if self.major == 0 { MAJOR } else { self.major };
+        o.w.header(major, self.minor).map_err(|e| Error::Io {
+            offset: 0,
+            kind: e.kind(),
+        })?;
+        for c in &self.comments {
+            o.line(b'#', c)?;
+        }
+        for (k, v) in &self.attributes {
+            o.line(b':', &format!("{k}={v}"))?;
+        }
+        for (k, v) in &self.options {
+            o.line(b'!', &format!("{k}={v}"))?;
+        }
+        if level.is_some() {
+            o.rec(&Record::StartDeflate)?;
+        }
+        for pid in &self.pids {
+            if pid.start.is_finite() {
+                o.rec(&Record::PidStart {
+                    pid: pid.pid,
+                    ppid: pid.ppid,
+                    time: pid.start,
+                })?;
+            }
+        }
+        // Parents before their evals: emit in passes until every file is out.
+        let mut done = std::collections::BTreeSet::new();
+        loop {
+            let mut progress = false;
+            for fi in self.files.values() {
+                if done.contains(&fi.fid) {
+                    continue;
+                }
+                if let Some(e) = fi.eval {
+                    if !done.contains(&e.fid) && self.files.contains_key(&e.fid) {
+                        continue;
+                    }
+                }
+                let (name, utf8) = if fi.name_utf8 {
+                    (fi.name.as_bytes().to_vec(), true)
+                } else {
+                    encode_text(&fi.name)
+                };
+                o.rec(&Record::NewFid {
+                    fid: fi.fid,
+                    eval_fid: fi.eval.map_or(0, |e| e.fid),
+                    eval_line: fi.eval.map_or(0, |e| e.line),
+                    flags: fi.flags,
+                    size: fi.size,
+                    mtime: fi.mtime,
+                    name: Str { bytes: &name, utf8 },
+                })?;
+                done.insert(fi.fid);
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+        let tps = f64::from(self.ticks_per_sec());
+        for (fid, lines) in &self.line_times {
+            for (line, lt) in lines {
+                o.statements(*fid, *line, lt, tps)?;
+            }
+        }
+        for (fid, lines) in &self.source {
+            for (line, text) in lines {
+                let (bytes, utf8) = encode_text(text);
+                o.rec(&Record::SrcLine {
+                    fid: *fid,
+                    line: *line,
+                    text: Str {
+                        bytes: &bytes,
+                        utf8,
+                    },
+                })?;
+            }
+        }
+        for fi in self.files.values() {
+            for name in &fi.subs_defined {
+                let Some(si) = self.subs.get(name) else {
+                    continue;
+                };
+                let (Some(first), Some(last)) = (si.first_line, si.last_line) else {
+                    continue;
+                };
+                let (bytes, utf8) = encode_text(name);
+                o.rec(&Record::SubInfo {
+                    fid: fi.fid,
+                    name: Str {
+                        bytes: &bytes,
+                        utf8,
+                    },
+                    first_line: first,
+                    last_line: last,
+                })?;
+            }
+        }
+        for (name, si) in &self.subs {
+            let (called, called_utf8) = encode_text(name);
+            let called = Str {
+                bytes: &called,
+                utf8: called_utf8,
+            };
+            let (mut count, mut incl, mut excl, mut reci) = (0u64, 0.0, 0.0, 0.0);
+            for (fid, lines) in &si.callers {
+                if *fid == 0 {
+                    continue;
+                }
+                for (line, ci) in lines {
+                    let mut first = true;
+                    for caller in &ci.calling_subs {
+                        let (cb, cu) = encode_text(caller);
+                        o.rec(&Record::SubCallers {
+                            fid: *fid,
+                            line: *line,
+                            caller: Str {
+                                bytes: &cb,
+                                utf8: cu,
+                            },
+                            count: if first { ci.count as u32 } else { 0 },
+                            incl: if first { ci.incl } else { 0.0 },
+                            excl: if first { ci.excl } else { 0.0 },
+                            reci: if first { ci.reci } else { 0.0 },
+                            rec_depth: ci.rec_depth,
+                            called,
+                        })?;
+                        first = false;
+                    }
+                    count += ci.count;
+                    incl += ci.incl;
+                    excl += ci.excl;
+                    reci += ci.reci;
+                }
+            }
+            // What the places do not account for (an xsub marker, or calls kept only in the
+            // totals) goes in one fid-0 record.
+            let rest = si.calls.saturating_sub(count);
+            if si.callers.contains_key(&0) || rest != 0 {
+                o.rec(&Record::SubCallers {
+                    fid: 0,
+                    line: 0,
+                    caller: Str::bytes(b""),
+                    count: rest as u32,
+                    incl: si.incl - incl,
+                    excl: si.excl - excl,
+                    reci: si.reci - reci,
+                    rec_depth: si.rec_depth,
+                    called,
+                })?;
+            }
+        }
+        for pid in &self.pids {
+            if let Some(end) = pid.end {
+                o.rec(&Record::PidEnd {
+                    pid: pid.pid,
+                    time: end,
+                })?;
+            }
+        }
+        o.w.finish().map(|_| ()).map_err(|e| Error::Io {
+            offset: 0,
+            kind: e.kind(),
+        })
+    }
+}

@@ -1,0 +1,305 @@
+//! The container: the prologue and the Snappy packets (statprofiler.md, "Container"; S:21-61).
+//!
+//! A packet is a u16 big-endian length N and N bytes holding one raw Snappy block (Snappy's own
+//! little-endian varint length, then its elements). The reader refuses a block that decompresses
+//! to more than 32000 bytes (S:37-41); the check is made on the block's stated length BEFORE
+//! any room is made for it, so a hostile length costs nothing.
+
+use std::io::Read;
+
+use profcodec_common::{Cursor, Truncated};
+
+use crate::error::{Error, snappy_reason};
+use crate::model::Container;
+use crate::raw::{FORMAT_VERSION, MAGIC, MAX_PACKET_LEN, PROLOGUE_LEN, tag};
+
+/// Checks the prologue (magic and version byte) and tells how the stream is stored.
+///
+/// A build without Snappy writes the logical stream as is, and nothing in the file says so
+/// (statprofiler.md, Container). The first header record is always tag 201 (0xc9, T:1115); as the
+/// high byte of a packet length it would mean at least 51456 compressed bytes, more than a 32000
+/// byte block can take (csnappy's bound is 37365), so byte 14 tells the two apart.
+pub fn parse_prologue(data: &[u8]) -> Result<Container, Error> {
+    let mut c = Cursor::new(data, 0);
+    let head = c.rest();
+    let n = head.len().min(MAGIC.len());
+    if head[..n] != MAGIC[..n] {
+        let mut found = [0u8; 13];
+        found[..n].copy_from_slice(&head[..n]);
+        return Err(Error::BadMagic { found });
+    }
+    c.skip(MAGIC.len(), "file magic")?;
+    let version = c.u8("format version")?;
+    if version != FORMAT_VERSION {
+        return Err(Error::BadVersion { found: version });
+    }
+    Ok(match c.peek() {
+        Some(tag::PERL_VERSION) => Container::Plain,
+        _ => Container::Snappy,
+    })
+}
+
+/// One packet, borrowed from the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'a> {
+    /// File offset of the packet's u16 length.
+    pub offset: u64,
+    /// The raw Snappy block.
+    pub block: &'a [u8],
+}
+
+impl Packet<'_> {
+    /// The decompressed length the block states, checked against the 32000 byte limit.
+    pub fn decompressed_len(&self) -> Result<usize, Error> {
+        let len = snap::raw::decompress_len(self.block).map_err(|e| Error::Snappy {
+            offset: self.offset,
+            reason: snappy_reason(&e),
+        })?;
+        if len > MAX_PACKET_LEN {
+            return Err(Error::PacketTooLarge {
+                offset: self.offset,
+                found: len as u64,
+            });
+        }
+        Ok(len)
+    }
+
+    /// Decompresses the block, appending to `out`; returns the number of bytes added.
+    pub fn decompress_into(
+        &self,
+        decoder: &mut snap::raw::Decoder,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Error> {
+        let len = self.decompressed_len()?;
+        if len == 0 {
+            return Ok(0);
+        }
+        let old = out.len();
+        out.resize(old + len, 0);
+        match decoder.decompress(self.block, &mut out[old..]) {
+            Ok(n) => {
+                out.truncate(old + n);
+                Ok(n)
+            }
+            Err(e) => {
+                out.truncate(old);
+                Err(Error::Snappy {
+                    offset: self.offset,
+                    reason: snappy_reason(&e),
+                })
+            }
+        }
+    }
+}
+
+/// The packets of a file (after [`parse_prologue`]), as an iterator; it stops after an error.
+#[derive(Debug, Clone)]
+pub struct Packets<'a> {
+    cursor: Cursor<'a>,
+    failed: bool,
+}
+
+impl<'a> Packets<'a> {
+    /// The packets of `file` (the whole file, prologue included).
+    pub fn new(file: &'a [u8]) -> Result<Self, Error> {
+        parse_prologue(file)?;
+        Ok(Packets {
+            cursor: Cursor::new(&file[PROLOGUE_LEN..], PROLOGUE_LEN as u64),
+            failed: false,
+        })
+    }
+
+    fn next_packet(&mut self) -> Result<Packet<'a>, Error> {
+        let offset = self.cursor.offset();
+        let len = self.cursor.u16_be("snappy packet length")?;
+        let block = self.cursor.bytes(len as usize, "snappy packet")?;
+        Ok(Packet { offset, block })
+    }
+}
+
+impl<'a> Iterator for Packets<'a> {
+    type Item = Result<Packet<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.cursor.is_empty() {
+            return None;
+        }
+        let packet = self.next_packet();
+        self.failed = packet.is_err();
+        Some(packet)
+    }
+}
+
+/// Where the logical stream comes from: appends the next piece of it to a buffer.
+///
+/// Implemented for files in memory ([`SliceSource`]) and for any `io::Read` ([`ReadSource`]).
+pub trait StreamSource {
+    /// Appends the next piece of the logical stream to `out`. Returns the file offset of the
+    /// piece (for a packet: of its length field), or `None` at the end of the file.
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error>;
+    /// How the stream is stored.
+    fn container(&self) -> Container;
+}
+
+/// A file in memory.
+#[derive(Debug, Clone)]
+pub struct SliceSource<'a> {
+    packets: Packets<'a>,
+    container: Container,
+    decoder: snap::raw::Decoder,
+}
+
+impl<'a> SliceSource<'a> {
+    /// The source for a whole file (prologue included).
+    pub fn new(file: &'a [u8]) -> Result<Self, Error> {
+        let container = parse_prologue(file)?;
+        Ok(SliceSource {
+            packets: Packets::new(file)?,
+            container,
+            decoder: snap::raw::Decoder::new(),
+        })
+    }
+}
+
+impl StreamSource for SliceSource<'_> {
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error> {
+        match self.container {
+            Container::Snappy => match self.packets.next() {
+                None => Ok(None),
+                Some(packet) => {
+                    let packet = packet?;
+                    packet.decompress_into(&mut self.decoder, out)?;
+                    Ok(Some(packet.offset))
+                }
+            },
+            Container::Plain => {
+                let c = &mut self.packets.cursor;
+                if c.is_empty() {
+                    return Ok(None);
+                }
+                let offset = c.offset();
+                let n = c.remaining().min(1 << 16);
+                out.extend_from_slice(c.bytes(n, "stream")?);
+                Ok(Some(offset))
+            }
+        }
+    }
+
+    fn container(&self) -> Container {
+        self.container
+    }
+}
+
+/// A file read through `io::Read` (a `File`, a pipe, a decompressor), one packet at a time.
+#[derive(Debug)]
+pub struct ReadSource<R> {
+    input: R,
+    offset: u64,
+    container: Container,
+    block: Vec<u8>,
+    pending: Option<u8>,
+    decoder: snap::raw::Decoder,
+}
+
+fn io_error(offset: u64, e: &std::io::Error) -> Error {
+    Error::Io {
+        offset,
+        kind: e.kind(),
+    }
+}
+
+/// Reads as many bytes as are available up to `buf.len()`; returns how many.
+fn read_full<R: Read>(input: &mut R, buf: &mut [u8], offset: u64) -> Result<usize, Error> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(offset + n as u64, &e)),
+        }
+    }
+    Ok(n)
+}
+
+impl<R: Read> ReadSource<R> {
+    /// Reads the prologue from `input`.
+    pub fn new(mut input: R) -> Result<Self, Error> {
+        let mut head = [0u8; PROLOGUE_LEN + 1];
+        let n = read_full(&mut input, &mut head, 0)?;
+        let container = parse_prologue(&head[..n])?;
+        Ok(ReadSource {
+            input,
+            offset: PROLOGUE_LEN as u64,
+            container,
+            block: Vec::new(),
+            pending: (n > PROLOGUE_LEN).then_some(head[PROLOGUE_LEN]),
+            decoder: snap::raw::Decoder::new(),
+        })
+    }
+}
+
+impl<R: Read> StreamSource for ReadSource<R> {
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error> {
+        let offset = self.offset;
+        match self.container {
+            Container::Snappy => {
+                let mut len = [0u8; 2];
+                let mut have = 0;
+                if let Some(b) = self.pending.take() {
+                    len[0] = b;
+                    have = 1;
+                }
+                have += read_full(&mut self.input, &mut len[have..], offset + have as u64)?;
+                if have == 0 {
+                    return Ok(None);
+                }
+                if have < 2 {
+                    return Err(Truncated {
+                        offset,
+                        what: "snappy packet length",
+                        needed: 2,
+                        available: have as u64,
+                    }
+                    .into());
+                }
+                let n = u16::from_be_bytes(len) as usize;
+                // At most 65535 bytes, whatever the file says.
+                self.block.resize(n, 0);
+                let got = read_full(&mut self.input, &mut self.block, offset + 2)?;
+                if got < n {
+                    return Err(Truncated {
+                        offset: offset + 2,
+                        what: "snappy packet",
+                        needed: n as u64,
+                        available: got as u64,
+                    }
+                    .into());
+                }
+                self.offset += 2 + n as u64;
+                Packet {
+                    offset,
+                    block: &self.block,
+                }
+                .decompress_into(&mut self.decoder, out)?;
+                Ok(Some(offset))
+            }
+            Container::Plain => {
+                let old = out.len();
+                if let Some(b) = self.pending.take() {
+                    out.push(b);
+                }
+                let start = out.len();
+                out.resize(start + (1 << 16), 0);
+                let got = read_full(&mut self.input, &mut out[start..], offset)?;
+                out.truncate(start + got);
+                self.offset += (out.len() - old) as u64;
+                Ok((out.len() > old).then_some(offset))
+            }
+        }
+    }
+
+    fn container(&self) -> Container {
+        self.container
+    }
+}

@@ -12,20 +12,26 @@ use crate::Text;
 #[non_exhaustive]
 pub enum Version {
     /// `HPCRUN____02.00l`: little-endian trunk format of 2009 (the given spec).
+    #[cfg_attr(feature = "serde", serde(rename = "02.00l"))]
     V0200L,
     /// `HPCRUN-profile____01.98b`: the big-endian successor of 02.00l (2009-08-21 .. 2009-09-03).
+    #[cfg_attr(feature = "serde", serde(rename = "01.98b"))]
     V0198B,
     /// `HPCRUN-profile____02.00b` as releases 2018.09 and later trunk wrote it (metric descriptors
     /// end with the four auxiliary fields).
+    #[cfg_attr(feature = "serde", serde(rename = "02.00b"))]
     V0200B,
     /// `HPCRUN-profile____02.00b` as releases 2016.12 and 2017.06 wrote it: the same magic, but
     /// metric descriptors lack the four auxiliary fields.
+    #[cfg_attr(feature = "serde", serde(rename = "02.00b-no-aux"))]
     V0200BNoAux,
     /// `HPCRUN-profile____03.00b` (releases 2020.08 .. 2022.04).
+    #[cfg_attr(feature = "serde", serde(rename = "03.00b"))]
     V0300B,
     /// `HPCRUN-profile____04.00b` (release 2022.10 onward): 1024-aligned sections, sparse
     /// metrics, a footer.
     #[default]
+    #[cfg_attr(feature = "serde", serde(rename = "04.00b"))]
     V0400B,
 }
 
@@ -518,9 +524,11 @@ impl Measurement {
 #[non_exhaustive]
 pub enum TraceVersion {
     /// `HPCRUN-trace______01.00b`: 24-byte header, no flags.
+    #[cfg_attr(feature = "serde", serde(rename = "01.00b"))]
     V0100B,
     /// `HPCRUN-trace______01.01b`: 32-byte header with flags.
     #[default]
+    #[cfg_attr(feature = "serde", serde(rename = "01.01b"))]
     V0101B,
 }
 

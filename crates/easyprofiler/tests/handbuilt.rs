@@ -57,16 +57,41 @@ impl B {
 /// Header of 2.1.0: pid, cpu_freq, begin, end, memory, desc memory, blocks, descs, threads,
 /// bookmarks, padding.
 #[allow(clippy::too_many_arguments)]
-fn header21(b: &mut B, cpu: i64, begin: u64, blocks: u32, memory: u64, descs: u32, threads: u32, marks: u16) {
-    b.u32(SIG).u32(0x0201_0000).u64(42).u64(cpu as u64).u64(begin).u64(u64::MAX / 2);
-    b.u64(memory).u64(1000).u32(blocks).u32(descs).u32(threads).u16(marks).u16(0);
+fn header21(
+    b: &mut B,
+    cpu: i64,
+    begin: u64,
+    blocks: u32,
+    memory: u64,
+    descs: u32,
+    threads: u32,
+    marks: u16,
+) {
+    b.u32(SIG)
+        .u32(0x0201_0000)
+        .u64(42)
+        .u64(cpu as u64)
+        .u64(begin)
+        .u64(u64::MAX / 2);
+    b.u64(memory)
+        .u64(1000)
+        .u32(blocks)
+        .u32(descs)
+        .u32(threads)
+        .u16(marks)
+        .u16(0);
 }
 
 #[test]
 fn v120_context_switches_have_u32_ids_and_begin_end_tid_order() {
     let mut b = B::default();
     // 1.2.0: u32 pid, then the 1.x header.
-    b.u32(SIG).u32(0x0102_0000).u32(0x1234).u64(0).u64(100).u64(900);
+    b.u32(SIG)
+        .u32(0x0102_0000)
+        .u32(0x1234)
+        .u64(0)
+        .u64(100)
+        .u64(900);
     b.u32(3).u64(26 + 22 + 21).u32(1).u64(100);
     b.descriptor(0, 1, "blk");
     // Thread: u32 id, name, 2 context switches {begin, end, u32 tid, name}, 1 record.
@@ -110,7 +135,12 @@ fn v100_has_no_pid_and_v130_has_u64_ids() {
     assert_eq!(model.to_bytes().expect("write"), b.0);
 
     let mut b = B::default();
-    b.u32(SIG).u32(0x0103_0000).u64(u64::MAX - 1).u64(0).u64(0).u64(900);
+    b.u32(SIG)
+        .u32(0x0103_0000)
+        .u64(u64::MAX - 1)
+        .u64(0)
+        .u64(0)
+        .u64(900);
     b.u32(2).u64(21 + 31).u32(1).u64(100);
     b.descriptor(0, 1, "blk");
     b.u64(u64::MAX - 2).u16(1).u8(0).u32(1);
@@ -123,7 +153,10 @@ fn v100_has_no_pid_and_v130_has_u64_ids() {
     assert_eq!(model.pid, u64::MAX - 1);
     assert_eq!(model.threads[0].id, u64::MAX - 2);
     assert_eq!(model.threads[0].name.as_deref(), Some(&b""[..]));
-    assert_eq!(model.threads[0].context_switches[0].target_tid, u64::MAX - 3);
+    assert_eq!(
+        model.threads[0].context_switches[0].target_tid,
+        u64::MAX - 3
+    );
     assert_eq!(model.to_bytes().expect("write"), b.0);
 }
 
@@ -138,7 +171,11 @@ fn values_file(values: &[(u8, u8, Vec<u8>)]) -> Vec<u8> {
     for (i, (ty, arr, data)) in values.iter().enumerate() {
         b.sized(|b| {
             b.u64(10 + i as u64).u64(10 + i as u64).u32(0).u8(0).u8(0);
-            b.u16(data.len() as u16).u8(*ty).u8(*arr).u64(0xabc0 + i as u64).bytes(data);
+            b.u16(data.len() as u16)
+                .u8(*ty)
+                .u8(*arr)
+                .u64(0xabc0 + i as u64)
+                .bytes(data);
         });
     }
     b.0
@@ -159,7 +196,11 @@ fn values_of_every_data_type() {
         (9, 0, u64::MAX.to_le_bytes().to_vec()),
         (10, 0, 1.5f32.to_le_bytes().to_vec()),
         (11, 0, (-2.25f64).to_le_bytes().to_vec()),
-        (6, 1, [1i32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect()),
+        (
+            6,
+            1,
+            [1i32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
         (12, 1, b"text\0".to_vec()),
         (12, 1, b"str".to_vec()),
     ];
@@ -225,7 +266,11 @@ fn blocks_file(cpu: i64, begin: u64, records: &[(u64, u64, &str)], blocks: Optio
     let count = blocks.unwrap_or(records.len() as u32);
     header21(&mut b, cpu, begin, count, memory.max(1), 1, 1, 0);
     b.descriptor(0, 1, "blk");
-    b.u64(1).u16(2).bytes(b"T\0").u32(0).u32(records.len() as u32);
+    b.u64(1)
+        .u16(2)
+        .bytes(b"T\0")
+        .u32(0)
+        .u32(records.len() as u32);
     for r in records {
         b.block(r.0, r.1, 0, r.2);
     }
@@ -241,7 +286,13 @@ fn adoption_follows_the_cpp_rule() {
     let data = blocks_file(
         0,
         0,
-        &[(10, 20, ""), (25, 30, ""), (40, 50, ""), (5, 60, ""), (55, 58, "")],
+        &[
+            (10, 20, ""),
+            (25, 30, ""),
+            (40, 50, ""),
+            (5, 60, ""),
+            (55, 58, ""),
+        ],
         None,
     );
     let tree = parse(&data).and_then(|v| v.tree()).expect("tree");
@@ -258,7 +309,12 @@ fn adoption_follows_the_cpp_rule() {
     // Only begin times are compared when walking back: a(10..20), b(30..40), c(12..35): c
     // adopts b (the last) but not a (12 > 10); w(11..50) adopts c but not a (11 > 10), though
     // w and a overlap.
-    let data = blocks_file(0, 0, &[(10, 20, ""), (30, 40, ""), (12, 35, ""), (11, 50, "")], None);
+    let data = blocks_file(
+        0,
+        0,
+        &[(10, 20, ""), (30, 40, ""), (12, 35, ""), (11, 50, "")],
+        None,
+    );
     let tree = parse(&data).and_then(|v| v.tree()).expect("tree");
     assert_eq!(tree.threads[0].children(2), vec![1]);
     assert_eq!(tree.threads[0].roots, vec![0, 3]);
@@ -293,18 +349,34 @@ fn ticks_become_ns_and_early_records_are_dropped_or_clamped() {
     // Counting every record while some are dropped: the C++ reader refuses the file.
     let data = blocks_file(0, 1000, &[(100, 900, ""), (1000, 1100, "")], None);
     let e = parse_with(&data, Mode::Strict).and_then(|v| v.tree());
-    assert!(matches!(e, Err(Error::Refused(Oddity::BlocksCount { header: 2, found: 1, .. }))));
+    assert!(matches!(
+        e,
+        Err(Error::Refused(Oddity::BlocksCount {
+            header: 2,
+            found: 1,
+            ..
+        }))
+    ));
     let tree = parse(&data).and_then(|v| v.tree()).expect("tolerant");
     assert!(matches!(tree.oddities[..], [Oddity::BlocksCount { .. }]));
 }
 
 #[test]
 fn runtime_names_get_synthetic_descriptors_by_name() {
-    let data = blocks_file(0, 0, &[(1, 2, "alpha"), (3, 4, "beta"), (5, 6, "alpha"), (7, 8, "")], None);
+    let data = blocks_file(
+        0,
+        0,
+        &[(1, 2, "alpha"), (3, 4, "beta"), (5, 6, "alpha"), (7, 8, "")],
+        None,
+    );
     let tree = parse(&data).and_then(|v| v.tree()).expect("tree");
     let ids: Vec<u32> = tree.threads[0].nodes.iter().map(|n| n.descriptor).collect();
     assert_eq!(ids, vec![1, 2, 1, 0]);
-    let names: Vec<&[u8]> = tree.descriptors.iter().map(|d| d.expect("d").name()).collect();
+    let names: Vec<&[u8]> = tree
+        .descriptors
+        .iter()
+        .map(|d| d.expect("d").name())
+        .collect();
     assert_eq!(names, vec![&b"blk"[..], b"alpha", b"beta"]);
 }
 
@@ -316,13 +388,19 @@ fn depth_limit_254() {
         blocks_file(0, 0, &recs, None)
     };
     // 255 levels: the outermost block has depth 254, which the C++ reader still accepts.
-    assert!(parse_with(&nest(255), Mode::Strict).and_then(|v| v.tree()).is_ok());
+    assert!(
+        parse_with(&nest(255), Mode::Strict)
+            .and_then(|v| v.tree())
+            .is_ok()
+    );
     let deep = nest(256);
     assert!(matches!(
         parse_with(&deep, Mode::Strict).and_then(|v| v.tree()),
         Err(Error::Refused(Oddity::DepthLimit { .. }))
     ));
-    let tree = parse(&deep).and_then(|v| v.tree()).expect("tolerant reads deeper trees");
+    let tree = parse(&deep)
+        .and_then(|v| v.tree())
+        .expect("tolerant reads deeper trees");
     assert!(matches!(tree.oddities[..], [Oddity::DepthLimit { .. }]));
     assert_eq!(tree.threads[0].roots.len(), 1);
 }
@@ -335,13 +413,23 @@ fn zero_blocks_in_2_1_is_tolerated_and_refused_when_strict() {
     b.u64(1).u16(2).bytes(b"T\0").u32(0).u32(0).u32(SIG);
     let view = parse(&b.0).expect("tolerant");
     let tree = view.tree().expect("tree");
-    assert!(tree.oddities.iter().any(|o| matches!(o, Oddity::ZeroCounter { .. })));
+    assert!(
+        tree.oddities
+            .iter()
+            .any(|o| matches!(o, Oddity::ZeroCounter { .. }))
+    );
     assert_eq!(tree.threads[0].nodes.len(), 0);
     assert!(matches!(
         parse_with(&b.0, Mode::Strict),
-        Err(Error::Refused(Oddity::ZeroCounter { what: "header blocks_count", .. }))
+        Err(Error::Refused(Oddity::ZeroCounter {
+            what: "header blocks_count",
+            ..
+        }))
     ));
-    assert_eq!(view.to_model().expect("model").to_bytes().expect("write"), b.0);
+    assert_eq!(
+        view.to_model().expect("model").to_bytes().expect("write"),
+        b.0
+    );
 }
 
 #[test]
@@ -349,7 +437,13 @@ fn bookmarks_and_end_marks() {
     let mut b = B::default();
     header21(&mut b, 0, 0, 1, 21, 1, 1, 2);
     b.descriptor(0, 1, "blk");
-    b.u64(1).u16(2).bytes(b"T\0").u32(0).u32(1).block(1, 2, 0, "").u32(SIG);
+    b.u64(1)
+        .u16(2)
+        .bytes(b"T\0")
+        .u32(0)
+        .u32(1)
+        .block(1, 2, 0, "")
+        .u32(SIG);
     b.sized(|b| {
         b.u64(1500).u32(0xff11_2233).bytes(b"note\0");
     });
@@ -362,7 +456,10 @@ fn bookmarks_and_end_marks() {
     let model = view.to_model().expect("model");
     assert_eq!(model.bookmarks.len(), 2);
     assert_eq!(model.bookmarks[0].text, b"note");
-    assert_eq!((model.bookmarks[1].position, model.bookmarks[1].text.len()), (1600, 0));
+    assert_eq!(
+        (model.bookmarks[1].position, model.bookmarks[1].text.len()),
+        (1600, 0)
+    );
     assert_eq!(model.to_bytes().expect("write"), b.0);
 
     // Without the final signature the C++ reader still reads it; we say so.
@@ -375,7 +472,10 @@ fn bookmarks_and_end_marks() {
     let mut bad = b.0.clone();
     let n = bad.len();
     bad[n - 1] ^= 1;
-    assert!(matches!(parse(&bad).and_then(|v| v.tree()), Err(Error::BadSignature { .. })));
+    assert!(matches!(
+        parse(&bad).and_then(|v| v.tree()),
+        Err(Error::BadSignature { .. })
+    ));
 }
 
 #[test]
@@ -386,7 +486,10 @@ fn versions_above_2_1_read_as_2_1_and_below_0_1_are_refused() {
     assert_eq!(view.header().version.to_string(), "3.5.7");
     assert_eq!(view.tree().expect("tree").threads[0].nodes.len(), 1);
     data[4..8].copy_from_slice(&0x0000_ffffu32.to_le_bytes());
-    assert!(matches!(parse(&data), Err(Error::UnsupportedVersion { .. })));
+    assert!(matches!(
+        parse(&data),
+        Err(Error::UnsupportedVersion { .. })
+    ));
 }
 
 #[test]
@@ -394,10 +497,17 @@ fn sections_with_the_same_thread_id_merge() {
     let mut b = B::default();
     header21(&mut b, 0, 0, 2, 42, 1, 2, 0);
     b.descriptor(0, 1, "blk");
-    b.u64(1).u16(2).bytes(b"A\0").u32(0).u32(1).block(10, 20, 0, "");
+    b.u64(1)
+        .u16(2)
+        .bytes(b"A\0")
+        .u32(0)
+        .u32(1)
+        .block(10, 20, 0, "");
     b.u64(1).u16(0).u32(0).u32(1).block(5, 30, 0, "");
     b.u32(SIG);
-    let tree = parse_with(&b.0, Mode::Strict).and_then(|v| v.tree()).expect("tree");
+    let tree = parse_with(&b.0, Mode::Strict)
+        .and_then(|v| v.tree())
+        .expect("tree");
     assert_eq!(tree.threads.len(), 1);
     let t = &tree.threads[0];
     assert_eq!(t.name, b"A");

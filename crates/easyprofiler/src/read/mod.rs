@@ -360,6 +360,21 @@ impl<'a> CaptureView<'a> {
         }
     }
 
+    /// The record whose size prefix is at `offset` (for example [`Node::record`]), decoded.
+    pub fn record_at(&self, offset: u64) -> Result<RecordRef<'a>, Error> {
+        let mut it = RecordIter {
+            data: self.data,
+            pos: usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(self.data.len()),
+            left: 1,
+        };
+        match it.next() {
+            Some(r) => self.decode_record(&r?),
+            None => Err(truncated_at(offset, "record", 0)),
+        }
+    }
+
     /// Decodes a record by its descriptor: block/event or (from 2.0, descriptor type 2) value.
     #[inline]
     pub fn decode_record(&self, r: &RawRecord<'a>) -> Result<RecordRef<'a>, Error> {
@@ -842,6 +857,22 @@ impl<'a> Iterator for RecordIter<'a> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.left as usize))
+    }
+}
+
+impl RecordRef<'_> {
+    /// The owned value, for a value record.
+    pub fn to_value(&self) -> Option<crate::model::Value> {
+        match self {
+            RecordRef::Named { .. } => None,
+            RecordRef::Value { head, data } => Some(crate::model::Value {
+                stub: [head.name_stub, head.padding],
+                data_type: head.data_type,
+                is_array: head.is_array,
+                value_id: head.value_id.get(),
+                data: data.to_vec(),
+            }),
+        }
     }
 }
 

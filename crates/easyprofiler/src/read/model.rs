@@ -5,7 +5,7 @@ use profcodec_common::checked_capacity;
 use super::{CaptureView, Mode, RecordRef};
 use crate::error::Error;
 use crate::model::{
-    Bookmark, Capture, ContextSwitch, Descriptor, Record, RecordBody, Tail, Thread, Value,
+    Bookmark, Capture, ContextSwitch, Descriptor, Record, RecordBody, Tail, Thread,
 };
 
 impl CaptureView<'_> {
@@ -62,15 +62,11 @@ impl CaptureView<'_> {
             let mut records = Vec::with_capacity(cap);
             for r in t.records() {
                 let r = r?;
-                let body = match self.decode_record(&r)? {
-                    RecordRef::Named { name, .. } => RecordBody::Named(name.to_vec()),
-                    RecordRef::Value { head, data } => RecordBody::Value(Value {
-                        stub: [head.name_stub, head.padding],
-                        data_type: head.data_type,
-                        is_array: head.is_array,
-                        value_id: head.value_id.get(),
-                        data: data.to_vec(),
-                    }),
+                let decoded = self.decode_record(&r)?;
+                let body = match (decoded, decoded.to_value()) {
+                    (_, Some(v)) => RecordBody::Value(v),
+                    (RecordRef::Named { name, .. }, None) => RecordBody::Named(name.to_vec()),
+                    (RecordRef::Value { .. }, None) => RecordBody::Named(Vec::new()),
                 };
                 records.push(Record {
                     begin: r.begin(),

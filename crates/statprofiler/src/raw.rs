@@ -83,6 +83,20 @@ pub fn encode_varint(value: u32, out: &mut [u8; MAX_VARINT_LEN]) -> &[u8] {
     &out[i..]
 }
 
+/// Decodes a big-endian base-128 varint from the start of `bytes` as the reader does (bits beyond
+/// 32 are shifted out); returns the value and the bytes used, or `None` when `bytes` ends first or
+/// the varint is longer than [`MAX_VARINT_LEN`].
+pub fn decode_varint(bytes: &[u8]) -> Option<(u32, usize)> {
+    let mut value: u32 = 0;
+    for (i, &b) in bytes.iter().take(MAX_VARINT_LEN).enumerate() {
+        value = (value << 7) | u32::from(b & 0x7f);
+        if b < 0x80 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
 /// The C++ writer's `varint_size()`, which caps at 4 (T:292-298). It is only used to compute the
 /// (wrong) record lengths the real writer stores, never to encode.
 #[inline]

@@ -11,14 +11,15 @@ use profcodec_common::{Cursor, Truncated};
 
 use crate::error::{Error, snappy_reason};
 use crate::model::Container;
-use crate::raw::{FORMAT_VERSION, MAGIC, MAX_PACKET_LEN, PROLOGUE_LEN, tag};
+use crate::raw::{FORMAT_VERSION, MAGIC, MAX_PACKET_LEN, PROLOGUE_LEN};
 
 /// Checks the prologue (magic and version byte) and tells how the stream is stored.
 ///
 /// A build without Snappy writes the logical stream as is, and nothing in the file says so
-/// (statprofiler.md, Container). The first header record is always tag 201 (0xc9, T:1115); as the
-/// high byte of a packet length it would mean at least 51456 compressed bytes, more than a 32000
-/// byte block can take (csnappy's bound is 37365), so byte 14 tells the two apart.
+/// (statprofiler.md, Container). A Snappy packet holds at most 32000 bytes, which compress to at
+/// most 37365 (csnappy's bound, 0x91f5), so the high byte of the first packet length is at most
+/// 0x91; every header tag (200-205, 254; the writer starts with 201, T:1115) is above it. Byte 14
+/// tells the two apart.
 pub fn parse_prologue(data: &[u8]) -> Result<Container, Error> {
     let mut c = Cursor::new(data, 0);
     let head = c.rest();
@@ -34,10 +35,13 @@ pub fn parse_prologue(data: &[u8]) -> Result<Container, Error> {
         return Err(Error::BadVersion { found: version });
     }
     Ok(match c.peek() {
-        Some(tag::PERL_VERSION) => Container::Plain,
+        Some(b) if b > MAX_PACKET_HIGH_BYTE => Container::Plain,
         _ => Container::Snappy,
     })
 }
+
+/// The largest high byte of a packet length: 32000 bytes compress to at most 37365 bytes.
+const MAX_PACKET_HIGH_BYTE: u8 = 0x91;
 
 /// One packet, borrowed from the file.
 #[derive(Debug, Clone, Copy)]

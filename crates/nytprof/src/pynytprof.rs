@@ -323,14 +323,19 @@ pub fn to_profile(py: &PyProfile) -> Profile {
         .attributes
         .get("basetime")
         .map_or(0.0, |b| crate::model::perl_num(b));
+    // The layout has no wall-clock span: the run is taken to last as long as its statements.
+    p.attributes
+        .entry("cumulative_overhead_ticks".into())
+        .or_insert_with(|| "0".into());
+    let span = p.totals.stmts_duration.max(1e-6);
     p.pids.push(PidRun {
         pid: 1,
         ppid: 0,
         start,
-        end: py.ended.then_some(start),
+        end: py.ended.then_some(start + span),
     });
     if py.ended {
-        p.totals.profiler_duration = Some(0.0);
+        p.totals.profiler_duration = Some(span);
     }
     p
 }

@@ -1,0 +1,11 @@
+package Interop::Shapes;
+# A module for the interop programs: methods, a closure factory and a recursive sub.
+use strict;
+use warnings;
+
+sub new { my ($class, %args) = @_; return bless {%args}, $class }
+sub area { my $self = shift; return $self->{w} * $self->{h} }
+sub scaler { my $k = shift; return sub { return $_[0] * $k } }
+sub depth { my $n = shift; return $n <= 0 ? 0 : 1 + depth($n - 1) }
+
+1;

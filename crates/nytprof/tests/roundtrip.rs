@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use profcodec_common::Cursor;
-use profcodec_nytprof::model::{CallInfo, FileInfo, LineTime, PidRun, SubInfo};
+use profcodec_nytprof::model::{FileInfo, LineTime, PidRun, SubInfo};
 use profcodec_nytprof::raw::{encode_u32, put_i32, put_u32, read_i32, read_u32};
 use profcodec_nytprof::read::Line;
 use profcodec_nytprof::{Profile, Record, Str, Writer, parse};
@@ -291,7 +291,7 @@ proptest! {
             let name = format!("main::{name}");
             let mut si = SubInfo { name: name.clone(), fid: Some(fid), first_line: Some(first), last_line: Some(first + 2), ..SubInfo::default() };
             for (cfid, cline, count, t, caller) in callers {
-                let ci = si.callers.entry(cfid.min(nfiles)).or_default().entry(cline).or_insert_with(CallInfo::default);
+                let ci = si.callers.entry(cfid.min(nfiles)).or_default().entry(cline).or_default();
                 ci.count += u64::from(count);
                 ci.incl += f64::from(t) * 1e-6;
                 ci.excl += f64::from(t) * 5e-7;

@@ -474,9 +474,12 @@ impl Capture {
             blocks_count: blocks as u32,
             memory_size: memory,
             descriptors_memory_size: desc_mem,
-            threads_count: self.threads.len() as u32,
-            bookmarks_count: self.bookmarks.len() as u16,
-            padding: 0,
+            ..Counters::default()
         };
+        // Threads and bookmarks are counted in the header from 2.1.0 only.
+        if layout == Layout::V2_1 {
+            self.counters.threads_count = self.threads.len() as u32;
+            self.counters.bookmarks_count = self.bookmarks.len() as u16;
+        }
     }
 }

@@ -176,6 +176,17 @@ impl Capture {
             }
         }
         if layout == Layout::V2_1 {
+            // What the reader reads back is decided by the counters: keep them consistent.
+            let threads = self.threads.len() as u64;
+            let wanted = u64::from(self.counters.threads_count);
+            if threads > wanted || (threads < wanted && !self.tail.missing_threads_end_mark) {
+                return Err(self.unrepresentable("threads_count disagrees with the threads"));
+            }
+            let marks = self.bookmarks.len() as u64;
+            let wanted = u64::from(self.counters.bookmarks_count);
+            if marks > wanted || (marks < wanted && !self.tail.missing_bookmarks_end_mark) {
+                return Err(self.unrepresentable("bookmarks_count disagrees with the bookmarks"));
+            }
             if !self.tail.missing_threads_end_mark {
                 out.extend(raw::SIGNATURE.to_le_bytes());
             } else if !self.bookmarks.is_empty() {

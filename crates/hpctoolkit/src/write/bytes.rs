@@ -1,0 +1,214 @@
+//! Little-endian byte building shared by the writers (FORMATS.md, Formats legend: every integer
+//! is little-endian).
+
+use std::io::{self, Seek, SeekFrom, Write};
+
+use crate::model::{ContextStart, MetricStart, MetricValue, ProfileValue, TraceElement};
+
+/// The common file header's magic (FORMATS.md, Common file structure).
+pub(crate) const MAGIC: &[u8; 10] = b"HPCTOOLKIT";
+
+/// A growing little-endian buffer whose offsets are file offsets.
+#[derive(Debug, Default)]
+pub(crate) struct Buf {
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Buf {
+    pub(crate) fn pos(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+    pub(crate) fn align(&mut self, to: usize) {
+        let len = self.bytes.len().next_multiple_of(to);
+        self.bytes.resize(len, 0);
+    }
+    pub(crate) fn zeros(&mut self, n: usize) -> u64 {
+        let at = self.pos();
+        self.bytes.resize(self.bytes.len() + n, 0);
+        at
+    }
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+    pub(crate) fn u16(&mut self, v: u16) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    /// Appends `s` and a NUL; returns its offset.
+    pub(crate) fn cstr(&mut self, s: &str) -> u64 {
+        let at = self.pos();
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.bytes.push(0);
+        at
+    }
+    pub(crate) fn put_u64(&mut self, at: u64, v: u64) {
+        let at = at as usize;
+        self.bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The common header: magic, format, version, then `(size, pointer)` of each section.
+pub(crate) fn file_header(buf: &mut Buf, format: &[u8; 4], sections: &[(u64, u64)]) {
+    buf.bytes.extend_from_slice(MAGIC);
+    buf.bytes.extend_from_slice(format);
+    buf.u8(super::VERSION.0);
+    buf.u8(super::VERSION.1);
+    for &(size, ptr) in sections {
+        buf.u64(size);
+        buf.u64(ptr);
+    }
+}
+
+/// Rejects strings a C reader would cut short.
+pub(crate) fn check_cstr(s: &str, what: &str) -> io::Result<()> {
+    if s.as_bytes().contains(&0) {
+        return Err(super::invalid(&format!("{what} contains a NUL byte")));
+    }
+    Ok(())
+}
+
+/// Encodes fixed-size records into `out` (cleared first), one `SIZE`-byte chunk each.
+fn encode<T, const SIZE: usize>(items: &[T], out: &mut Vec<u8>, f: impl Fn(&T, &mut [u8; SIZE])) {
+    out.clear();
+    out.resize(items.len() * SIZE, 0);
+    for (item, chunk) in items.iter().zip(out.chunks_exact_mut(SIZE)) {
+        if let Ok(chunk) = <&mut [u8; SIZE]>::try_from(chunk) {
+            f(item, chunk);
+        }
+    }
+}
+
+/// profile.db {Val}: u16 metricId, f64 value (10 bytes).
+pub(crate) fn encode_metric_values(v: &[MetricValue], out: &mut Vec<u8>) {
+    encode::<_, 10>(v, out, |v, c| {
+        c[..2].copy_from_slice(&v.metric_id.to_le_bytes());
+        c[2..].copy_from_slice(&v.value.to_le_bytes());
+    });
+}
+
+/// profile.db {Idx}: u32 ctxId, u64 startIndex (12 bytes).
+pub(crate) fn encode_context_starts(v: &[ContextStart], out: &mut Vec<u8>) {
+    encode::<_, 12>(v, out, |v, c| {
+        c[..4].copy_from_slice(&v.ctx_id.to_le_bytes());
+        c[4..].copy_from_slice(&v.start.to_le_bytes());
+    });
+}
+
+/// cct.db {Val}: u32 profIndex, f64 value (12 bytes).
+pub(crate) fn encode_profile_values(v: &[ProfileValue], out: &mut Vec<u8>) {
+    encode::<_, 12>(v, out, |v, c| {
+        c[..4].copy_from_slice(&v.prof_index.to_le_bytes());
+        c[4..].copy_from_slice(&v.value.to_le_bytes());
+    });
+}
+
+/// cct.db {Idx}: u16 metricId, u64 startIndex (10 bytes).
+pub(crate) fn encode_metric_starts(v: &[MetricStart], out: &mut Vec<u8>) {
+    encode::<_, 10>(v, out, |v, c| {
+        c[..2].copy_from_slice(&v.metric_id.to_le_bytes());
+        c[2..].copy_from_slice(&v.start.to_le_bytes());
+    });
+}
+
+/// trace.db {Elem}: u64 timestamp, u32 ctxId (12 bytes).
+pub(crate) fn encode_trace_elements(v: &[TraceElement], out: &mut Vec<u8>) {
+    encode::<_, 12>(v, out, |v, c| {
+        c[..8].copy_from_slice(&v.timestamp.to_le_bytes());
+        c[8..].copy_from_slice(&v.ctx_id.to_le_bytes());
+    });
+}
+
+/// A `Write + Seek` output whose file offsets count from where the writer started, with the
+/// current offset tracked so that sequential writes never seek.
+#[derive(Debug)]
+pub(crate) struct Out<W> {
+    pub(crate) inner: W,
+    base: u64,
+    pos: u64,
+}
+
+impl<W: Write + Seek> Out<W> {
+    pub(crate) fn new(mut inner: W) -> io::Result<Self> {
+        let base = inner.stream_position()?;
+        Ok(Out {
+            inner,
+            base,
+            pos: 0,
+        })
+    }
+    pub(crate) fn pos(&self) -> u64 {
+        self.pos
+    }
+    /// Writes `bytes` at file offset `at`.
+    pub(crate) fn write_at(&mut self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        if at != self.pos {
+            self.inner.seek(SeekFrom::Start(self.base + at))?;
+        }
+        self.inner.write_all(bytes)?;
+        self.pos = at + bytes.len() as u64;
+        Ok(())
+    }
+    /// Leaves the stream at file offset `at` (later writes go there).
+    pub(crate) fn seek_to(&mut self, at: u64) -> io::Result<()> {
+        if at != self.pos {
+            self.inner.seek(SeekFrom::Start(self.base + at))?;
+            self.pos = at;
+        }
+        Ok(())
+    }
+}
+
+/// Sorted and non-empty ranges of a sparse value block: `starts` strictly increasing from 0 and
+/// below `n_values`, keys strictly increasing, and each range's inner keys (`inner_key(i)` of
+/// value `i`) strictly increasing.
+pub(crate) fn check_block<K: Ord + Copy, I: Ord>(
+    what: &str,
+    outer: impl Iterator<Item = (K, u64)>,
+    n_values: usize,
+    inner_key: impl Fn(usize) -> I,
+) -> io::Result<()> {
+    let n = n_values as u64;
+    let check_range = |from: u64, to: u64| -> io::Result<()> {
+        for i in from + 1..to {
+            if inner_key(i as usize - 1) >= inner_key(i as usize) {
+                return Err(super::invalid(&format!(
+                    "{what}: the values of one entry are not sorted"
+                )));
+            }
+        }
+        Ok(())
+    };
+    let mut prev: Option<(K, u64)> = None;
+    for (key, start) in outer {
+        match prev {
+            None => {
+                if start != 0 || n == 0 {
+                    return Err(super::invalid(&format!(
+                        "{what}: the first start index is not 0, or an entry has no values"
+                    )));
+                }
+            }
+            Some((pk, ps)) => {
+                if key <= pk || start <= ps || start >= n {
+                    return Err(super::invalid(&format!(
+                        "{what}: index not strictly increasing, or an entry without values"
+                    )));
+                }
+                check_range(ps, start)?;
+            }
+        }
+        prev = Some((key, start));
+    }
+    match prev {
+        Some((_, ps)) => check_range(ps, n),
+        None if n != 0 => Err(super::invalid(&format!(
+            "{what}: values without an index entry"
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,214 @@
+//! Round trips through the writers: every corpus database rewrites to the same decoded content
+//! (and a second rewrite is byte-identical); proptest over synthetic databases; the streaming
+//! transposition agrees with the in-memory one whatever the budget.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap
+
+use std::io::Cursor;
+
+use profcodec_hpctoolkit::model::{Database, DatabaseBuilder};
+use profcodec_hpctoolkit::read;
+use profcodec_hpctoolkit::write::synthetic::{Synthetic, SyntheticConfig};
+use profcodec_hpctoolkit::write::{
+    TransposeOptions, transpose, write_context_major, write_meta, write_profiles, write_traces,
+};
+use proptest::prelude::*;
+
+/// The four files of a database, in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Files {
+    meta: Vec<u8>,
+    profile: Vec<u8>,
+    cct: Option<Vec<u8>>,
+    trace: Option<Vec<u8>>,
+}
+
+fn write(db: &Database) -> Files {
+    let mut meta = Vec::new();
+    write_meta(&db.meta, &mut meta).unwrap();
+    let profile = write_profiles(&db.profiles, Cursor::new(Vec::new()))
+        .unwrap()
+        .into_inner();
+    let cct = db.context_major.as_ref().map(|c| {
+        write_context_major(c, Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner()
+    });
+    let trace = db.traces.as_ref().map(|t| {
+        write_traces(t, Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner()
+    });
+    Files {
+        meta,
+        profile,
+        cct,
+        trace,
+    }
+}
+
+fn read_back(files: &Files) -> Database {
+    let db = read::Database::from_parts(
+        files.meta.as_slice(),
+        Some(files.profile.as_slice()),
+        files.cct.as_deref(),
+        files.trace.as_deref(),
+    )
+    .unwrap();
+    db.validate().unwrap();
+    Database::from_read(&db).unwrap()
+}
+
+/// Writes `db`, reads it back, and checks the content and the second write's bytes.
+fn round_trip(db: &Database) -> Database {
+    let first = write(db);
+    let back = read_back(&first);
+    assert_eq!(back.meta, db.meta.normalized(), "meta.db content");
+    assert_eq!(back.profiles, db.profiles, "profile.db content");
+    assert_eq!(back.context_major, db.context_major, "cct.db content");
+    assert_eq!(back.traces, db.traces, "trace.db content");
+    let second = write(&back);
+    assert!(second == first, "a second write is byte-identical");
+    back
+}
+
+#[test]
+fn corpus_databases_rewrite_to_the_same_content() {
+    let Some(dir) =
+        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+    else {
+        println!("corpus not found; corpus rewrite test not run");
+        return;
+    };
+    let mut dbs: Vec<_> = std::fs::read_dir(dir.join("dbase"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dbs.push(dir.join("hatchet-gamess"));
+    dbs.sort();
+    for path in dbs {
+        let original = read::Database::open(&path).unwrap();
+        let model = Database::from_read(&original).unwrap();
+        round_trip(&model);
+        // The file kinds the original had are all written again.
+        assert_eq!(model.context_major.is_some(), path.join("cct.db").exists());
+        assert_eq!(model.traces.is_some(), path.join("trace.db").exists());
+        // cct.db is what transposing profile.db gives (hpcprof's own relation between the two).
+        let n_ctxs = model
+            .context_major
+            .as_ref()
+            .map(|c| c.contexts.len() as u32);
+        if let Some(cct) = &model.context_major {
+            assert_eq!(
+                &model.transpose(n_ctxs),
+                cct,
+                "{}: cct.db is profile.db transposed",
+                path.display()
+            );
+        }
+        println!("{}: rewritten", path.display());
+    }
+}
+
+#[test]
+fn write_database_writes_a_directory() {
+    let db = Synthetic::new(SyntheticConfig::default()).to_model();
+    let dir = std::env::temp_dir().join(format!("profcodec-hpctoolkit-rt-{}", std::process::id()));
+    profcodec_hpctoolkit::write::write_database(&db, &dir).unwrap();
+    let back = Database::from_read(&read::Database::open(&dir).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(back.meta, db.meta.normalized());
+    assert_eq!(back.profiles, db.profiles);
+    assert_eq!(back.context_major, db.context_major);
+    assert_eq!(back.traces, db.traces);
+}
+
+#[test]
+fn builder_example_round_trips() {
+    let mut b = DatabaseBuilder::new("t");
+    let cpu = b.add_cputime_metric();
+    let m = b.add_module("/bin/x");
+    let f = b.add_function(profcodec_hpctoolkit::model::Function {
+        name: Some("main".into()),
+        module: Some(m),
+        ..Default::default()
+    });
+    let e = b.add_entry_point(
+        profcodec_hpctoolkit::model::EntryPointKind::MAIN_THREAD,
+        "main thread",
+    );
+    let c = b.add_function_context(
+        profcodec_hpctoolkit::model::Parent::EntryPoint(e),
+        profcodec_hpctoolkit::model::Relation::CALL,
+        f,
+    );
+    let p = b.add_profile(vec![]);
+    let id = b.ctx_id(c);
+    b.set_value(p, id, cpu.execution, 2.5);
+    b.add_trace(
+        p,
+        vec![profcodec_hpctoolkit::model::TraceElement {
+            timestamp: 5,
+            ctx_id: id,
+        }],
+    );
+    let db = b.finish();
+    assert_eq!(db.profiles[0].values.get(id, cpu.execution), Some(2.5));
+    round_trip(&db);
+}
+
+fn config() -> impl Strategy<Value = SyntheticConfig> {
+    (0u32..6, 1u32..80, 1u16..4, 0u64..20, 0u32..40, any::<u64>()).prop_map(
+        |(profiles, contexts, metrics, trace_elems, samples, seed)| SyntheticConfig {
+            profiles,
+            contexts,
+            metrics,
+            trace_elems,
+            samples,
+            seed,
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// model -> bytes -> model over generated databases, then bytes again.
+    #[test]
+    fn generated_databases_round_trip(config in config()) {
+        round_trip(&Synthetic::new(config).to_model());
+    }
+
+    /// The streaming transposition of a written profile.db equals the in-memory one, for any
+    /// budget (down to one value, which forces a pass per context).
+    #[test]
+    fn transposition_within_a_budget_matches(config in config(), budget in 1usize..4096) {
+        let db = Synthetic::new(config).to_model();
+        let files = write(&db);
+        let n_ctxs = db.context_major.as_ref().map(|c| c.contexts.len() as u32);
+        let options = TransposeOptions { memory_budget: budget, n_ctxs };
+        let (cct, stats) = transpose(Cursor::new(&files.profile), Cursor::new(Vec::new()), &options).unwrap();
+        prop_assert_eq!(Some(cct.into_inner()), files.cct);
+        prop_assert!(stats.passes >= 1 || n_ctxs == Some(0));
+    }
+
+    /// The streamed directory (profiles one by one, cct.db transposed from the file) decodes to
+    /// the in-memory model.
+    #[test]
+    fn streamed_directory_matches_the_model(config in config()) {
+        let synthetic = Synthetic::new(config);
+        let dir = std::env::temp_dir().join(format!(
+            "profcodec-hpctoolkit-stream-{}-{}", std::process::id(), config.seed
+        ));
+        synthetic.write_dir(&dir, 1024).unwrap();
+        let back = read::Database::open(&dir).unwrap();
+        back.validate().unwrap();
+        let back = Database::from_read(&back).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let model = synthetic.to_model();
+        prop_assert_eq!(back.meta, model.meta.normalized());
+        prop_assert_eq!(back.profiles, model.profiles);
+        prop_assert_eq!(back.context_major, model.context_major);
+        prop_assert_eq!(back.traces, model.traces);
+    }
+}

@@ -1,0 +1,189 @@
+//! Hostile input (issue 8): every truncation point and many single-bit flips of every corpus and
+//! testdata file give `Ok` or a typed error, never a panic; a cut file yields every complete
+//! record before the cut, then the error.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_nytprof::{Error, Profile, Reader, parse, pynytprof};
+
+fn inputs() -> Vec<PathBuf> {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nytprof");
+    let mut files = vec![
+        testdata.join("hello.nytprof.out"),
+        testdata.join("pynytprof.out"),
+    ];
+    if let Some(dir) =
+        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
+    {
+        files.extend(
+            profcodec_common::corpus::files_below(&dir)
+                .into_iter()
+                .filter(|p| p.to_string_lossy().ends_with(".nytprof.out")),
+        );
+    }
+    files
+}
+
+/// Runs every decoder over `data`; returns how many records the slice reader yielded.
+fn decode_all(data: &[u8], deep: bool) -> (usize, Option<Error>) {
+    let mut n = 0;
+    let mut err = None;
+    if let Ok(file) = parse(data) {
+        for r in file.records() {
+            match r {
+                Ok(_) => n += 1,
+                Err(e) => {
+                    let _ = e.to_string();
+                    let _ = e.offset();
+                    err = Some(e);
+                }
+            }
+        }
+    }
+    if deep {
+        let (_, e) = Profile::from_bytes_partial(data);
+        if let Some(e) = e {
+            let _ = e.to_string();
+        }
+        if let Ok(mut reader) = Reader::new(data) {
+            let mut m = 0;
+            while let Some(r) = reader.next_record() {
+                if r.is_ok() {
+                    m += 1;
+                }
+            }
+            assert_eq!(m, n, "the streaming reader and the slice reader agree");
+        }
+        let _ = pynytprof::parse(data).map(|p| pynytprof::to_profile(&p));
+    }
+    (n, err)
+}
+
+#[test]
+fn truncation_keeps_complete_records() {
+    for path in inputs() {
+        let data = std::fs::read(&path).unwrap();
+        // Record end offsets of the plain (uncompressed) part.
+        let file = parse(&data).ok();
+        let mut ends = Vec::new();
+        if let Some(file) = &file {
+            let mut it = file.records();
+            while let Some(Ok(_)) = it.next() {
+                if it.is_compressed() {
+                    break;
+                }
+                ends.push(it.offset() as usize);
+            }
+        }
+        // Debug-mode budget: a dense sample for the larger corpus files (every point of the first
+        // 256 and last 64 bytes, every 8th of the shared sample elsewhere).
+        let len = data.len();
+        let points: Vec<usize> = truncation_points(len)
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, cut)| len <= 16384 || cut < 256 || cut + 64 >= len || i % 8 == 0)
+            .map(|(_, cut)| cut)
+            .collect();
+        for (i, &cut) in points.iter().enumerate() {
+            let (n, err) = decode_all(&data[..cut], i % 16 == 0);
+            if file.is_some() && cut >= ends.first().copied().unwrap_or(usize::MAX) {
+                let complete = ends.iter().filter(|&&e| e <= cut).count();
+                if ends.last().is_some_and(|&last| cut <= last) {
+                    // Cut inside the plain part: every record before the cut, then an error
+                    // unless the cut falls on a record boundary.
+                    assert_eq!(n, complete, "{} cut at {cut}", path.display());
+                    assert_eq!(
+                        err.is_some(),
+                        !ends.contains(&cut),
+                        "{} cut at {cut}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bit_flips_never_panic() {
+    for path in inputs() {
+        let data = std::fs::read(&path).unwrap();
+        let count = if data.len() > 16384 { 60 } else { 300 };
+        for mutant in bit_flips(&data, count) {
+            decode_all(&mutant, true);
+        }
+    }
+}
+
+#[test]
+fn rejections_are_typed() {
+    let base = b"NYTProf 5 0\n:ticks_per_sec=10000000\n:nv_size=8\n".to_vec();
+    let with = |tail: &[u8]| {
+        let mut v = base.clone();
+        v.extend_from_slice(tail);
+        v
+    };
+    assert!(matches!(
+        parse(b"NYTProf x y\n"),
+        Err(Error::BadHeader { .. })
+    ));
+    assert!(matches!(
+        parse(b"NYTProf 6 0\n"),
+        Err(Error::UnsupportedVersion { major: 6, .. })
+    ));
+    assert!(parse(b"NYTProf 5 1\r\n").is_ok(), "minor > 0 and CRLF load");
+    let first_err = |d: &[u8]| parse(d).unwrap().records().find_map(Result::err);
+    assert!(matches!(
+        first_err(b"NYTProf 5 0\n:nv_size=4\n"),
+        Some(Error::UnsupportedNvSize { found: 4, .. })
+    ));
+    assert!(matches!(
+        first_err(&with(b"X")),
+        Some(Error::UnknownTag { tag: b'X', .. })
+    ));
+    assert!(matches!(
+        first_err(&with(b"@\x01\0\0\0\0\0X\x01a")),
+        Some(Error::BadStringTag { tag: b'X', .. })
+    ));
+    assert!(matches!(
+        first_err(&with(b"P\x01\x01\0\0")),
+        Some(Error::Truncated(_))
+    ));
+    assert!(matches!(
+        first_err(&with(b"z\x01\x02\x03")),
+        Some(Error::Inflate { .. })
+    ));
+    let mut gz = with(b"z");
+    gz.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
+    assert!(matches!(first_err(&gz), Some(Error::Inflate { .. })));
+    // A malformed attribute line is skipped, as the real reader does.
+    assert!(Profile::from_bytes(&with(b":novalue\n")).is_ok());
+    // A missing `p` loads, as incomplete.
+    let p = Profile::from_bytes(&with(b"P\x01\x01\0\0\0\0\0\0\0\0")).unwrap();
+    assert!(!p.complete());
+    // `s` for an undefined fid (SIGSEGV in the real reader) and a `c` likewise.
+    assert!(matches!(
+        Profile::from_bytes(&with(b"s\x07'\x03m::f\x01\x02")),
+        Err(Error::UndefinedFid {
+            fid: 7,
+            what: "SUB_INFO",
+            ..
+        })
+    ));
+    assert!(matches!(
+        Profile::from_bytes(&with(
+            b"c\x07\x01'\x00\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x00'\x01f"
+        )),
+        Err(Error::UndefinedFid { fid: 7, .. })
+    ));
+    // The script at fid 0.
+    assert!(matches!(
+        Profile::from_bytes(&with(b"@\0\0\0\0\0\0'\x01a")),
+        Err(Error::ReservedFid { .. })
+    ));
+    // What was read before the damage is kept.
+    let (p, e) = Profile::from_bytes_partial(&with(b"@\x01\0\0\0\0\0'\x01aX"));
+    assert!(e.is_some() && p.files.contains_key(&1));
+}

@@ -1,6 +1,13 @@
-//! xtask support for the easyprofiler format: test prerequisites, generators, peer benchmarks.
+//! xtask support for the easyprofiler format: test prerequisites and generators.
+//!
+//! - `cargo xtask gen-easyprofiler large OUT [MB] [MRECORDS]`: a runtime-writer 2.1.0 capture of
+//!   at least MB megabytes (default 70) and MRECORDS million records (default 3), as the bench
+//!   uses.
+//! - `cargo xtask gen-easyprofiler testdata [DIR]`: the small captures of
+//!   `testdata/easyprofiler/` (DIR defaults to that folder).
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use profcodec_benches::easyprofiler;
 
 use crate::{FormatTasks, TestEnv, Workspace};
 
@@ -10,11 +17,42 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
     run,
 };
 
-/// Installs what the easyprofiler tests need; nothing yet.
+/// Installs what the easyprofiler tests need: nothing (the C++ library is on no registry).
 fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     Ok(Vec::new())
 }
 
-fn run(_ws: &Workspace, cmd: &str, _args: &[String]) -> Result<()> {
-    bail!("{cmd} is not implemented for easyprofiler yet")
+fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
+    if cmd != "gen" {
+        bail!("{cmd} is not implemented for easyprofiler");
+    }
+    match args.first().map(String::as_str) {
+        Some("large") => {
+            let out = args
+                .get(1)
+                .context("usage: gen-easyprofiler large OUT [MB] [MRECORDS]")?;
+            let mb: u64 = args.get(2).map_or(Ok(70), |s| s.parse())?;
+            let mrec: u64 = args.get(3).map_or(Ok(3), |s| s.parse())?;
+            let c = easyprofiler::large(mb << 20, mrec * 1_000_000, 8);
+            let bytes = c.to_bytes()?;
+            std::fs::write(out, &bytes).with_context(|| format!("writing {out}"))?;
+            let records: usize = c.threads.iter().map(|t| t.records.len()).sum();
+            eprintln!("wrote {out}: {} bytes, {records} records", bytes.len());
+            Ok(())
+        }
+        Some("testdata") => {
+            let dir = args
+                .get(1)
+                .map_or_else(|| ws.root.join("testdata/easyprofiler"), Into::into);
+            std::fs::create_dir_all(&dir)?;
+            for (name, c) in easyprofiler::testdata() {
+                let path = dir.join(name);
+                std::fs::write(&path, c.to_bytes()?)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("wrote {}", path.display());
+            }
+            Ok(())
+        }
+        _ => bail!("usage: gen-easyprofiler large OUT [MB] [MRECORDS] | testdata [DIR]"),
+    }
 }

@@ -184,7 +184,9 @@ impl Capture {
             }
             let marks = self.bookmarks.len() as u64;
             let wanted = u64::from(self.counters.bookmarks_count);
-            if marks > wanted || (marks < wanted && !self.tail.missing_bookmarks_end_mark) {
+            let cut_short =
+                self.tail.missing_threads_end_mark || self.tail.missing_bookmarks_end_mark;
+            if marks > wanted || (marks < wanted && !cut_short) {
                 return Err(self.unrepresentable("bookmarks_count disagrees with the bookmarks"));
             }
             if !self.tail.missing_threads_end_mark {

@@ -157,3 +157,29 @@ fn corpus_versions_and_contents() {
     versions.sort();
     assert_eq!(versions, ["1.2.0", "1.3.0", "2.0.1", "2.1.0"]);
 }
+
+#[test]
+fn testdata_files_pass_strict_and_rewrite_identically() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
+    let mut n = 0;
+    for path in profcodec_common::corpus::files_below(&dir) {
+        if path.extension().is_none_or(|e| e != "prof") {
+            continue;
+        }
+        let data = std::fs::read(&path).expect("read");
+        let view = parse_with(&data, Mode::Strict).expect("strict");
+        let tree = view.tree().expect("tree");
+        assert!(
+            tree.oddities.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            tree.oddities
+        );
+        assert_eq!(
+            view.to_model().expect("model").to_bytes().expect("write"),
+            data
+        );
+        n += 1;
+    }
+    assert_eq!(n, 6, "the six testdata captures");
+}

@@ -1,0 +1,100 @@
+//! Hostile input (issue 8): every corpus and testdata capture, cut at every truncation point and
+//! with single-bit flips, read in both modes through every entry point, gives `Ok` or a typed
+//! error, never a panic. A mutant that reads gives back its own bytes when written again.
+
+use std::path::{Path, PathBuf};
+
+use profcodec_common::corpus::{corpus_subdir, files_below};
+use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_easyprofiler::{Mode, parse_with};
+
+fn files() -> Vec<PathBuf> {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
+    let mut all = files_below(&testdata);
+    if let Some(dir) = corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler") {
+        all.extend(files_below(&dir));
+    }
+    all.retain(|p| p.extension().is_some_and(|e| e == "prof"));
+    assert!(all.len() >= 6);
+    all
+}
+
+/// Every entry point, in both modes; errors are fine, panics are not.
+fn read_everything(data: &[u8]) {
+    // Strict mode shares the walkers; what differs is the refusal of oddities by `tree`.
+    if let Ok(view) = parse_with(data, Mode::Strict) {
+        let _ = view.tree();
+    }
+    let Ok(view) = parse_with(data, Mode::Tolerant) else {
+        return;
+    };
+    for t in view.threads() {
+        let Ok(t) = t else { break };
+        for cs in t.context_switches() {
+            let _ = cs.map(|c| c.begin);
+        }
+        for r in t.records().flatten() {
+            let _ = view.decode_record(&r);
+            let _ = r.runtime_name();
+        }
+    }
+    if let Ok(tree) = view.tree() {
+        for th in &tree.threads {
+            for (i, n) in th.nodes.iter().enumerate() {
+                let _ = th.block_index(i as u32);
+                let _ = th.children_rev(i as u32).count();
+                let _ = view.record_at(n.record);
+            }
+        }
+    }
+    if let Ok(model) = view.to_model() {
+        assert_eq!(model.to_bytes().expect("a model read is writable"), data);
+    }
+}
+
+#[test]
+fn truncations_give_typed_errors() {
+    for path in files() {
+        let data = std::fs::read(&path).expect("read");
+        for cut in truncation_points(data.len()) {
+            read_everything(&data[..cut]);
+        }
+    }
+}
+
+#[test]
+fn bit_flips_give_typed_errors() {
+    for path in files() {
+        let data = std::fs::read(&path).expect("read");
+        for mutant in bit_flips(&data, 1500) {
+            read_everything(&mutant);
+        }
+    }
+}
+
+#[test]
+fn truncated_files_keep_the_records_before_the_cut() {
+    for path in files() {
+        let data = std::fs::read(&path).expect("read");
+        let full = parse_with(&data, Mode::Tolerant).expect("parse");
+        let first = full.threads().next().expect("a thread").expect("thread");
+        let all: Vec<u64> = first.records().map(|r| r.expect("record").offset).collect();
+        // Cut in the middle of the first thread's records: the records that end before the cut
+        // come out, then one error.
+        let Some(&mid) = all.get(all.len() / 2) else {
+            continue;
+        };
+        let cut = &data[..mid as usize + 5];
+        let view = parse_with(cut, Mode::Tolerant).expect("header intact");
+        let t = view
+            .threads()
+            .next()
+            .expect("a thread")
+            .expect("thread head intact");
+        let got: Vec<_> = t.records().collect();
+        let ok = got.iter().take_while(|r| r.is_ok()).count();
+        assert_eq!(ok, all.len() / 2, "{}", path.display());
+        assert!(got[ok].is_err());
+        assert_eq!(got.len(), ok + 1);
+    }
+}

@@ -1,8 +1,70 @@
-//! Criterion benches of profcodec-hpcrun (filled in by the hpcrun work).
+//! Criterion benches of profcodec-hpcrun on a synthetic 04.00b file of `HPCRUN_BENCH_MB` MiB
+//! (default 512) made by the crate's writer in the setup.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
 
-fn benches(_c: &mut Criterion) {}
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use profcodec_hpcrun::{MetricValue, V4View, ValueFormat, read_trace, write_trace};
+
+fn size() -> u64 {
+    std::env::var("HPCRUN_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+        << 20
+}
+
+fn benches(c: &mut Criterion) {
+    let data = profcodec_benches::hpcrun::file(size(), 1);
+    let mut g = c.benchmark_group("hpcrun-04.00b");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    g.sample_size(10);
+    g.bench_function(format!("parse+validate {} MB", data.len() >> 20), |b| {
+        b.iter(|| {
+            let v = V4View::parse(black_box(&data)).expect("parses");
+            v.validate().expect("validates");
+            v.values.len()
+        })
+    });
+    g.bench_function(
+        format!("parse+validate+typed sum {} MB", data.len() >> 20),
+        |b| {
+            b.iter(|| {
+                let v = V4View::parse(black_box(&data)).expect("parses");
+                v.validate().expect("validates");
+                let formats: Vec<ValueFormat> =
+                    v.metrics.iter().map(|m| m.value_format()).collect();
+                let mut sums = vec![0.0f64; formats.len()];
+                for r in v.values {
+                    let m = r.metric.get() as usize;
+                    sums[m] += MetricValue::from_bits(r.value.get(), formats[m]).as_f64();
+                }
+                sums
+            })
+        },
+    );
+    g.finish();
+
+    // A 64 MiB trace.
+    let trace = profcodec_hpcrun::Trace {
+        records: (0..(64u64 << 20) / 12)
+            .map(|i| profcodec_hpcrun::TraceRecord {
+                time: i * 1000,
+                ctx: (i % 4099) as u32,
+                metric: None,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let bytes = write_trace(&trace);
+    let mut g = c.benchmark_group("hpctrace-01.01b");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.sample_size(10);
+    g.bench_function("read to model 64 MB", |b| {
+        b.iter(|| read_trace(black_box(&bytes)).expect("reads").records.len())
+    });
+    g.finish();
+}
 
 criterion_group!(group, benches);
 criterion_main!(group);

@@ -1,7 +1,5 @@
 //! 04.00b: sections found through the footer (hpcrun.md, "04.00b (current)"; write_data.c).
 
-use std::collections::HashSet;
-
 use binrw::BinRead;
 use profcodec_common::{Cursor, checked_capacity};
 use zerocopy::FromBytes;
@@ -258,10 +256,10 @@ impl<'a> V4View<'a> {
                 ));
             }
         }
-        let ids: HashSet<i32> = self.cct.iter().map(|n| n.id.get()).collect();
+        let ids = NodeIds::new(self.cct);
         let ncontexts = self.contexts.len().saturating_sub(1);
         for (i, c) in self.contexts[..ncontexts].iter().enumerate() {
-            if !ids.contains(&(c.ctx.get() as i32)) {
+            if !ids.contains(c.ctx.get() as i32) {
                 return Err(Error::bad(
                     ctx_at + i as u64 * 12,
                     "context id",
@@ -392,5 +390,48 @@ impl<'a> V4View<'a> {
             .iter()
             .find(|p| p.name == *name)
             .map(|p| &p.value)
+    }
+}
+
+/// The set of CCT node ids, for checking context ids: a bitmap when the ids are dense (hpcrun
+/// numbers nodes from 1 up), a sorted list otherwise.
+enum NodeIds {
+    Bitmap { min: i64, bits: Vec<u64> },
+    Sorted(Vec<i32>),
+}
+
+impl NodeIds {
+    fn new(cct: &[CctRecord]) -> Self {
+        let (min, max) = cct.iter().fold((i64::MAX, i64::MIN), |(lo, hi), n| {
+            let id = i64::from(n.id.get());
+            (lo.min(id), hi.max(id))
+        });
+        let range = (max - min + 1).max(0) as u64;
+        // A bitmap costs range/8 bytes: take it while that stays within 8 bytes per node.
+        if !cct.is_empty() && range <= 64 * cct.len() as u64 {
+            let mut bits = vec![0u64; range.div_ceil(64) as usize];
+            for n in cct {
+                let i = (i64::from(n.id.get()) - min) as usize;
+                bits[i / 64] |= 1 << (i % 64);
+            }
+            NodeIds::Bitmap { min, bits }
+        } else {
+            let mut ids: Vec<i32> = cct.iter().map(|n| n.id.get()).collect();
+            ids.sort_unstable();
+            NodeIds::Sorted(ids)
+        }
+    }
+
+    fn contains(&self, id: i32) -> bool {
+        match self {
+            NodeIds::Bitmap { min, bits } => {
+                let i = i64::from(id) - min;
+                i >= 0
+                    && bits
+                        .get(i as usize / 64)
+                        .is_some_and(|w| w & (1 << (i as usize % 64)) != 0)
+            }
+            NodeIds::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
     }
 }

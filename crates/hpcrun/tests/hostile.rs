@@ -162,3 +162,22 @@ fn a_cyclic_cct_does_not_hang_the_helpers() {
     assert_eq!(index.inclusive_sum(1, |_| 1.0), 2.0);
     assert_eq!(index.roots().collect::<Vec<_>>(), vec![2]);
 }
+
+/// Regression: validating a 04.00 file with no CCT node overflowed the id-range computation.
+#[test]
+fn a_04_00_file_without_nodes_validates_or_errors() {
+    let m = Measurement {
+        epochs: vec![Epoch::default()],
+        sparse: Some(SparseMetrics {
+            contexts: vec![SparseContext { ctx: 5, start: 0 }],
+            end: SparseContext {
+                ctx: raw::CONTEXT_END,
+                start: 0,
+            },
+            ..SparseMetrics::default()
+        }),
+        ..Measurement::default()
+    };
+    let bytes = write_measurement(&m).unwrap();
+    assert!(V4View::parse(&bytes).unwrap().validate().is_err());
+}

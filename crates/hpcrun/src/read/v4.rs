@@ -402,13 +402,16 @@ enum NodeIds {
 
 impl NodeIds {
     fn new(cct: &[CctRecord]) -> Self {
+        if cct.is_empty() {
+            return NodeIds::Sorted(Vec::new());
+        }
         let (min, max) = cct.iter().fold((i64::MAX, i64::MIN), |(lo, hi), n| {
             let id = i64::from(n.id.get());
             (lo.min(id), hi.max(id))
         });
         let range = (max - min + 1).max(0) as u64;
         // A bitmap costs range/8 bytes: take it while that stays within 8 bytes per node.
-        if !cct.is_empty() && range <= 64 * cct.len() as u64 {
+        if range <= 64 * cct.len() as u64 {
             let mut bits = vec![0u64; range.div_ceil(64) as usize];
             for n in cct {
                 let i = (i64::from(n.id.get()) - min) as usize;

@@ -63,7 +63,12 @@ fn header() -> impl Strategy<Value = Header> {
         prop::option::of((any::<u32>(), any::<u32>(), any::<u32>())),
         prop::option::of(any::<u32>()),
         prop::option::of(any::<u32>()),
-        prop::option::of((any::<u32>(), any::<u32>(), any::<[u8; 24]>(), any::<[u8; 24]>())),
+        prop::option::of((
+            any::<u32>(),
+            any::<u32>(),
+            any::<[u8; 24]>(),
+            any::<[u8; 24]>(),
+        )),
         prop::collection::vec((perl_string(), perl_string()), 0..3),
     )
         .prop_map(|(v, t, d, g, metadata)| Header {
@@ -180,15 +185,19 @@ fn text_bytes() -> impl Strategy<Value = Vec<u8>> {
 
 fn text_frame() -> impl Strategy<Value = OwnedFrame> {
     prop_oneof![
-        (name_part(), "[A-Za-z_][A-Za-z0-9_]{0,8}", text_bytes(), 0i32..100000).prop_map(
-            |(package, name, file, line)| Frame::Sub {
+        (
+            name_part(),
+            "[A-Za-z_][A-Za-z0-9_]{0,8}",
+            text_bytes(),
+            0i32..100000
+        )
+            .prop_map(|(package, name, file, line)| Frame::Sub {
                 package: PerlString::new(package),
                 name: PerlString::new(name),
                 file: PerlString::new(file),
                 line,
                 first_line: -1,
-            }
-        ),
+            }),
         (name_part(), "[A-Za-z_][A-Za-z0-9_]{0,8}").prop_map(|(package, name)| Frame::Xsub {
             package: PerlString::new(package),
             name: PerlString::new(name),

@@ -190,9 +190,14 @@ fn write_session(dir: &Path) -> Vec<PathBuf> {
     }
     let mut files = parent.finish().unwrap();
     let hc = header(0x7fa8, 1, Some((0x7f92, 1)));
-    let mut child =
-        SessionWriter::new(&template, &hc, hc.genealogy.unwrap(), Container::Snappy, 1 << 20)
-            .unwrap();
+    let mut child = SessionWriter::new(
+        &template,
+        &hc,
+        hc.genealogy.unwrap(),
+        Container::Snappy,
+        1 << 20,
+    )
+    .unwrap();
     for r in busy_samples(10, 8) {
         child.write(&r).unwrap();
     }
@@ -204,8 +209,9 @@ fn write_session(dir: &Path) -> Vec<PathBuf> {
         header: ho.clone(),
         records: busy_samples(4, 9),
     };
-    let mut name = profcodec_statprofiler::session_file_name(&template, &ho.genealogy.unwrap().id, 1)
-        .into_os_string();
+    let mut name =
+        profcodec_statprofiler::session_file_name(&template, &ho.genealogy.unwrap().id, 1)
+            .into_os_string();
     name.push("_");
     std::fs::write(&name, open.to_bytes()).unwrap();
     files.push(PathBuf::from(name));
@@ -236,7 +242,12 @@ fn testdata_is_what_the_generator_writes() {
         let rel = file.strip_prefix(tmp.path()).unwrap();
         let committed = std::fs::read(dir.join(rel))
             .unwrap_or_else(|e| panic!("{}: {e}", dir.join(rel).display()));
-        assert_eq!(std::fs::read(&file).unwrap(), committed, "{}", rel.display());
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            committed,
+            "{}",
+            rel.display()
+        );
     }
 }
 

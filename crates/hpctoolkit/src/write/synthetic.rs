@@ -6,7 +6,7 @@
 //! ([`Synthetic::to_model`]).
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Seek, Write};
 use std::path::Path;
 
 use super::{ProfileDbWriter, ProfileInfo, TraceDbWriter, TransposeOptions, transpose, write_meta};
@@ -400,16 +400,9 @@ impl Synthetic {
         db
     }
 
-    /// Streams the database into `dir`: profiles one at a time, cct.db transposed from the
-    /// written profile.db within `memory_budget` bytes of values, trace lines one at a time.
-    pub fn write_dir(&self, dir: &Path, memory_budget: usize) -> io::Result<SyntheticSizes> {
-        std::fs::create_dir_all(dir)?;
-        let create =
-            |name: &str| File::create(dir.join(name)).map(|f| BufWriter::with_capacity(1 << 20, f));
-        let mut meta = create("meta.db")?;
-        write_meta(&self.meta, &mut meta)?;
-        meta.flush()?;
-
+    /// Streams profile.db into `out`: the profiles one at a time, the summary (accumulated on
+    /// the way) last, as hpcprof does.
+    pub fn write_profile_db<W: Write + Seek>(&self, out: W) -> io::Result<W> {
         let tuples: Vec<Vec<Identifier>> = (1..=self.config.profiles)
             .map(|p| self.id_tuple(p))
             .collect();
@@ -421,7 +414,7 @@ impl Synthetic {
             flags: 0,
             id_tuple: Some(t),
         }));
-        let mut w = ProfileDbWriter::new(create("profile.db")?, &infos)?;
+        let mut w = ProfileDbWriter::new(out, &infos)?;
         let width = 3 * usize::from(self.config.metrics.max(1));
         let mut sums = vec![0f64; self.parent.len() * width];
         for p in 1..=self.config.profiles {
@@ -431,7 +424,20 @@ impl Synthetic {
         }
         let summary = self.summary(&sums);
         w.write_profile(0, &summary.contexts, &summary.values)?;
-        w.finish()?.flush()?;
+        w.finish()
+    }
+
+    /// Streams the database into `dir`: profiles one at a time, cct.db transposed from the
+    /// written profile.db within `memory_budget` bytes of values, trace lines one at a time.
+    pub fn write_dir(&self, dir: &Path, memory_budget: usize) -> io::Result<SyntheticSizes> {
+        std::fs::create_dir_all(dir)?;
+        let create =
+            |name: &str| File::create(dir.join(name)).map(|f| BufWriter::with_capacity(1 << 20, f));
+        let mut meta = create("meta.db")?;
+        write_meta(&self.meta, &mut meta)?;
+        meta.flush()?;
+
+        self.write_profile_db(create("profile.db")?)?.flush()?;
 
         let input = BufReader::new(File::open(dir.join("profile.db"))?);
         let options = TransposeOptions {

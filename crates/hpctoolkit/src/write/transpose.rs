@@ -55,8 +55,8 @@ pub struct TransposeStats {
 /// Size of a {Val} and an {Idx} in profile.db.
 const VALUE_SIZE: u64 = 10;
 const INDEX_SIZE: u64 = 12;
-/// Entries read per I/O call.
-const CHUNK: usize = 1 << 14;
+/// Most entries read per I/O call (fewer for small budgets, at least 16).
+const MAX_CHUNK: usize = 1 << 14;
 
 fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("profile.db: {what}"))
@@ -183,6 +183,9 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
         blocks.push(b);
     }
 
+    // Small budgets read in small pieces too (which also lets tests cross piece boundaries).
+    let chunk = (options.memory_budget / 64).clamp(16, MAX_CHUNK);
+
     // 1. Count the values of each context.
     let mut n_ctxs = options.n_ctxs.map_or(0, u64::from);
     let mut entries = Vec::new();
@@ -200,7 +203,7 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
         let mut prev: Option<(u32, u64)> = None;
         let mut from = 0;
         while from < b.n_ctxs {
-            let to = (from + CHUNK as u64).min(b.n_ctxs);
+            let to = (from + chunk as u64).min(b.n_ctxs);
             input.indices(b, from, to, &mut entries)?;
             for &(ctx, start) in &entries {
                 if let Some((pc, ps)) = prev {
@@ -231,8 +234,15 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
         n_ctxs,
         ..TransposeStats::default()
     };
-    let mut cells: Vec<Cell> = Vec::new();
-    let mut fill: Vec<u64> = Vec::new();
+    let mut pass = Pass {
+        lo: 0,
+        hi: 0,
+        chunk,
+        entries,
+        ranges: Vec::new(),
+        fill: Vec::new(),
+        cells: Vec::new(),
+    };
     let mut metrics: Vec<MetricStart> = Vec::new();
     let mut values: Vec<ProfileValue> = Vec::new();
     let mut lo = 0u32;
@@ -245,22 +255,23 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
         }
         stats.passes += 1;
         stats.max_values_held = stats.max_values_held.max(held);
+        (pass.lo, pass.hi) = (lo, hi);
         // fill[c - lo]: where the next value of context c goes in `cells`.
-        fill.clear();
+        pass.fill.clear();
         let mut at = 0;
         for c in lo..hi {
-            fill.push(at);
+            pass.fill.push(at);
             at += counts[c as usize];
         }
-        cells.clear();
-        cells.resize(held as usize, Cell::default());
+        pass.cells.clear();
+        pass.cells.resize(held as usize, Cell::default());
         for b in &mut blocks {
-            gather(&mut input, b, lo, hi, &mut entries, &mut fill, &mut cells)?;
+            pass.gather(&mut input, b)?;
         }
         let mut start = 0usize;
         for c in lo..hi {
             let n = counts[c as usize] as usize;
-            let cell = &mut cells[start..start + n];
+            let cell = &mut pass.cells[start..start + n];
             start += n;
             // (metric, profile) pairs are unique within a context.
             cell.sort_unstable_by_key(|v| (v.metric_id, v.prof_index));
@@ -278,8 +289,13 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
                     value: v.value,
                 });
             }
-            out.write_context(c, &metrics, &values)
-                .map_err(|_| bad("a context holds the same metric twice"))?;
+            out.write_context(c, &metrics, &values).map_err(|e| {
+                if e.kind() == io::ErrorKind::InvalidInput {
+                    bad("a context holds the same metric twice")
+                } else {
+                    e
+                }
+            })?;
             stats.n_values += n as u64;
         }
         lo = hi;
@@ -295,79 +311,92 @@ struct Cell {
     metric_id: u16,
 }
 
-/// Copies the values of contexts `lo..hi` of one profile into `cells`.
-fn gather<R: Read + Seek>(
-    input: &mut Input<R>,
-    b: &mut Block,
+/// The state of one pass over the profiles: contexts `lo..hi` and the buffers that hold them.
+struct Pass {
     lo: u32,
     hi: u32,
-    entries: &mut Vec<(u32, u64)>,
-    fill: &mut [u64],
-    cells: &mut [Cell],
-) -> io::Result<()> {
-    // Context index entries of this range, plus the start of the entry after it.
-    let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
-    loop {
-        if b.cursor >= b.n_ctxs {
-            break;
-        }
-        let to = (b.cursor + CHUNK as u64).min(b.n_ctxs);
-        input.indices(b, b.cursor, to, entries)?;
-        let mut stop = false;
-        for (k, &(ctx, start)) in entries.iter().enumerate() {
-            if ctx >= hi {
-                stop = true;
-                break;
-            }
-            let end = match entries.get(k + 1) {
-                Some(&(_, next)) => next,
-                None if b.cursor + k as u64 + 1 < b.n_ctxs => {
-                    let at = b.p_ctx_indices + (b.cursor + k as u64 + 1) * INDEX_SIZE + 4;
-                    le_u64(input.read(at, 8)?, 0)
+    /// Entries per read.
+    chunk: usize,
+    /// Context index entries just read.
+    entries: Vec<(u32, u64)>,
+    /// (ctxId, first value, end of values) of each context of this range in one profile.
+    ranges: Vec<(u32, u64, u64)>,
+    /// Where the next value of context `lo + i` goes in `cells`.
+    fill: Vec<u64>,
+    /// The range's values, grouped by context.
+    cells: Vec<Cell>,
+}
+
+impl Pass {
+    /// Copies the values of contexts `lo..hi` of one profile into `cells`.
+    fn gather<R: Read + Seek>(&mut self, input: &mut Input<R>, b: &mut Block) -> io::Result<()> {
+        let Pass {
+            lo,
+            hi,
+            chunk,
+            entries,
+            ranges,
+            fill,
+            cells,
+        } = self;
+        let (lo, hi, chunk) = (*lo, *hi, *chunk);
+        // (ctxId, first value, end of values) of each context of this range.
+        ranges.clear();
+        'chunks: while b.cursor < b.n_ctxs {
+            let base = b.cursor;
+            let to = (base + chunk as u64).min(b.n_ctxs);
+            input.indices(b, base, to, entries)?;
+            for (k, &(ctx, start)) in entries.iter().enumerate() {
+                if ctx >= hi {
+                    break 'chunks;
                 }
-                None => b.n_values,
-            };
-            if ctx >= lo && end > start {
-                ranges.push((ctx, start, end));
+                let next = base + k as u64 + 1;
+                let end = match entries.get(k + 1) {
+                    Some(&(_, next_start)) => next_start,
+                    None if next < b.n_ctxs => {
+                        le_u64(input.read(b.p_ctx_indices + next * INDEX_SIZE + 4, 8)?, 0)
+                    }
+                    None => b.n_values,
+                };
+                if ctx >= lo && end > start {
+                    ranges.push((ctx, start, end));
+                }
+                b.cursor = next;
             }
-            b.cursor += 1;
         }
-        if stop {
-            break;
+        let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
+            return Ok(());
+        };
+        let (from, to) = (first.1, last.2);
+        if to > b.n_values {
+            return Err(bad("a start index beyond nValues"));
         }
-    }
-    let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
-        return Ok(());
-    };
-    let (from, to) = (first.1, last.2);
-    if to > b.n_values {
-        return Err(bad("a start index beyond nValues"));
-    }
-    let mut r = 0;
-    let mut index = from;
-    while index < to {
-        let n = (to - index).min(CHUNK as u64);
-        let bytes = input.read(b.p_values + index * VALUE_SIZE, (n * VALUE_SIZE) as usize)?;
-        for (k, v) in bytes.chunks_exact(VALUE_SIZE as usize).enumerate() {
-            let i = index + k as u64;
-            while ranges[r].2 <= i {
-                r += 1;
+        let mut r = 0;
+        let mut index = from;
+        while index < to {
+            let n = (to - index).min(chunk as u64);
+            let bytes = input.read(b.p_values + index * VALUE_SIZE, (n * VALUE_SIZE) as usize)?;
+            for (k, v) in bytes.chunks_exact(VALUE_SIZE as usize).enumerate() {
+                let i = index + k as u64;
+                while ranges[r].2 <= i {
+                    r += 1;
+                }
+                let ctx = ranges[r].0;
+                let slot = &mut fill[(ctx - lo) as usize];
+                let cell = cells
+                    .get_mut(*slot as usize)
+                    .ok_or_else(|| bad("value counts changed between passes"))?;
+                let mut f = [0; 8];
+                f.copy_from_slice(&v[2..10]);
+                *cell = Cell {
+                    value: f64::from_le_bytes(f),
+                    prof_index: b.prof_index,
+                    metric_id: u16::from_le_bytes([v[0], v[1]]),
+                };
+                *slot += 1;
             }
-            let ctx = ranges[r].0;
-            let slot = &mut fill[(ctx - lo) as usize];
-            let cell = cells
-                .get_mut(*slot as usize)
-                .ok_or_else(|| bad("value counts changed between passes"))?;
-            let mut f = [0; 8];
-            f.copy_from_slice(&v[2..10]);
-            *cell = Cell {
-                value: f64::from_le_bytes(f),
-                prof_index: b.prof_index,
-                metric_id: u16::from_le_bytes([v[0], v[1]]),
-            };
-            *slot += 1;
+            index += n;
         }
-        index += n;
+        Ok(())
     }
-    Ok(())
 }

@@ -108,8 +108,48 @@ impl Profile {
         self.write_with(out, None)
     }
 
+    /// Checks that the real reader would load what [`Profile::write`] makes of this profile.
+    pub fn check_writable(&self) -> Result<(), Error> {
+        if self.major != 0 && self.major != MAJOR {
+            return Err(Error::UnsupportedVersion {
+                offset: 0,
+                major: self.major,
+                minor: self.minor,
+            });
+        }
+        if self.files.contains_key(&0) || self.files.iter().any(|(k, f)| *k != f.fid) {
+            return Err(Error::ReservedFid { offset: 0 });
+        }
+        if let Some(v) = self.attributes.get("nv_size") {
+            let n = crate::read::atoi(v.as_bytes());
+            if n != 8 {
+                return Err(Error::UnsupportedNvSize {
+                    offset: 0,
+                    found: u32::try_from(n).unwrap_or(0),
+                });
+            }
+        }
+        for si in self.subs.values() {
+            if let Some(fid) = si
+                .callers
+                .keys()
+                .find(|f| **f != 0 && !self.files.contains_key(f))
+            {
+                return Err(Error::UndefinedFid {
+                    offset: 0,
+                    what: "caller fid",
+                    fid: *fid,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the profile, deflating after the options when `level` is given (0-9).
+    ///
+    /// Fails (before writing anything) when [`Profile::check_writable`] does.
     pub fn write_with(&self, out: impl Write, level: Option<u32>) -> Result<(), Error> {
+        self.check_writable()?;
         let mut o = Out {
             w: Writer::new(out).compression_level(level.unwrap_or(6)),
         };

@@ -8,7 +8,7 @@ use profcodec_hpctoolkit::read::ContextNode;
 use profcodec_hpctoolkit::{CctDb, Database, Error, FileKind, MetaDb, ProfileDb, TraceDb};
 
 /// Every `.db` file of the corpus with its kind (empty without a corpus).
-pub fn corpus_files() -> Vec<(FileKind, PathBuf)> {
+pub(crate) fn corpus_files() -> Vec<(FileKind, PathBuf)> {
     let Some(root) =
         profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     else {
@@ -27,7 +27,7 @@ pub fn corpus_files() -> Vec<(FileKind, PathBuf)> {
 
 /// Decodes everything in `data` as a `kind` file, through validate and through every accessor
 /// (also after validate fails), and returns the first error.
-pub fn touch(kind: FileKind, data: &[u8]) -> Result<(), Error> {
+pub(crate) fn touch(kind: FileKind, data: &[u8]) -> Result<(), Error> {
     match kind {
         FileKind::Meta => touch_meta(data),
         FileKind::Profile => touch_profile(data),
@@ -59,7 +59,7 @@ impl First {
     }
 }
 
-pub fn touch_meta(data: &[u8]) -> Result<(), Error> {
+pub(crate) fn touch_meta(data: &[u8]) -> Result<(), Error> {
     let m = MetaDb::parse(data)?;
     let mut f = First::default();
     f.keep(m.validate());
@@ -102,7 +102,7 @@ pub fn touch_meta(data: &[u8]) -> Result<(), Error> {
     f.result()
 }
 
-pub fn touch_profile(data: &[u8]) -> Result<(), Error> {
+pub(crate) fn touch_profile(data: &[u8]) -> Result<(), Error> {
     let p = ProfileDb::parse(data)?;
     let mut f = First::default();
     f.keep(p.validate());
@@ -122,7 +122,7 @@ pub fn touch_profile(data: &[u8]) -> Result<(), Error> {
     f.result()
 }
 
-pub fn touch_cct(data: &[u8]) -> Result<(), Error> {
+pub(crate) fn touch_cct(data: &[u8]) -> Result<(), Error> {
     let c = CctDb::parse(data)?;
     let _ = c.header_gap();
     let mut f = First::default();
@@ -142,7 +142,7 @@ pub fn touch_cct(data: &[u8]) -> Result<(), Error> {
     f.result()
 }
 
-pub fn touch_trace(data: &[u8]) -> Result<(), Error> {
+pub(crate) fn touch_trace(data: &[u8]) -> Result<(), Error> {
     let t = TraceDb::parse(data)?;
     let mut f = First::default();
     f.keep(t.validate());
@@ -159,7 +159,7 @@ pub fn touch_trace(data: &[u8]) -> Result<(), Error> {
 }
 
 /// Opens the four parts as a database and validates it, cross-links included.
-pub fn touch_database(
+pub(crate) fn touch_database(
     meta: &[u8],
     profile: Option<&[u8]>,
     cct: Option<&[u8]>,
@@ -177,7 +177,7 @@ pub fn touch_database(
 
 /// Offsets and widths (bytes) of every count and size field of a valid file: what a hostile
 /// writer would inflate.
-pub fn count_fields(kind: FileKind, data: &[u8]) -> Vec<(usize, usize)> {
+pub(crate) fn count_fields(kind: FileKind, data: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     match kind {
         FileKind::Meta => {
@@ -255,7 +255,7 @@ pub fn count_fields(kind: FileKind, data: &[u8]) -> Vec<(usize, usize)> {
 }
 
 /// `data` with the field at `at` (`width` bytes) set to its largest value.
-pub fn patched_max(data: &[u8], at: usize, width: usize) -> Vec<u8> {
+pub(crate) fn patched_max(data: &[u8], at: usize, width: usize) -> Vec<u8> {
     let mut out = data.to_vec();
     for b in &mut out[at..at + width] {
         *b = 0xff;

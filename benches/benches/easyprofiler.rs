@@ -1,8 +1,52 @@
-//! Criterion benches of profcodec-easyprofiler (filled in by the easyprofiler work).
+//! Criterion benches of profcodec-easyprofiler on a large capture generated with the crate's own
+//! writer (`profcodec_benches::easyprofiler::large`): a 2.1.0 runtime-writer capture of at least
+//! 70 MiB and 3 million records over 8 threads.
+//!
+//! - `raw record scan`: parse, walk every thread and every record through the zero-copy
+//!   iterators, reading begin, end and descriptor id.
+//! - `full tree build`: parse and build every thread's block tree as the C++ reader does
+//!   (ticks to ns, runtime names, adoption, counters checked).
+//! - `to_model` and `write`: the owned model and back.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use profcodec_easyprofiler::parse;
 
-fn benches(_c: &mut Criterion) {}
+fn benches(c: &mut Criterion) {
+    let capture = profcodec_benches::easyprofiler::large(72 << 20, 3_100_000, 8);
+    let data = capture.to_bytes().expect("write the generated capture");
+    let records: usize = capture.threads.iter().map(|t| t.records.len()).sum();
+    eprintln!(
+        "easyprofiler bench input: {} bytes, {records} records",
+        data.len()
+    );
+    let mut g = c.benchmark_group("easyprofiler");
+    g.throughput(Throughput::Bytes(data.len() as u64));
+    g.sample_size(10);
+    g.bench_function("raw record scan", |b| {
+        b.iter(|| {
+            let view = parse(&data).expect("parse");
+            let mut acc = 0u64;
+            for t in view.threads() {
+                for r in t.expect("thread").records() {
+                    let r = r.expect("record");
+                    acc = acc.wrapping_add(r.begin() ^ r.end() ^ u64::from(r.descriptor()));
+                }
+            }
+            acc
+        })
+    });
+    g.bench_function("full tree build", |b| {
+        b.iter(|| {
+            let tree = parse(&data).expect("parse").tree().expect("tree");
+            tree.blocks_kept
+        })
+    });
+    g.bench_function("to_model", |b| {
+        b.iter(|| parse(&data).expect("parse").to_model().expect("model"))
+    });
+    g.bench_function("write", |b| b.iter(|| capture.to_bytes().expect("write")));
+    g.finish();
+}
 
 criterion_group!(group, benches);
 criterion_main!(group);

@@ -55,6 +55,7 @@ pub use model::{
 pub use read::tree::TickConverter;
 pub use read::{
     BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode,
-    ContextSwitchRef, DescriptorRef, Header, Mode, Node, RawRecord, RecordIter, RecordRef, TailRef,
-    ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeDescriptor, c_str, parse, parse_with,
+    ContextSwitchRef, DescriptorRef, Header, Mode, Node, NodeRecords, RawRecord, RecordIter,
+    RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeDescriptor, c_str,
+    parse, parse_with,
 };

@@ -40,10 +40,14 @@ fn read_everything(data: &[u8]) {
     }
     if let Ok(tree) = view.tree() {
         for th in &tree.threads {
-            for (i, n) in th.nodes.iter().enumerate() {
-                let _ = th.block_index(i as u32);
-                let _ = th.children_rev(i as u32).count();
-                let _ = view.record_at(n.record);
+            for i in 0..th.nodes.len() as u32 {
+                let _ = th.block_index(i);
+                let _ = th.children_rev(i).count();
+            }
+            let records: Vec<_> = tree.node_records(&view, th).collect();
+            assert_eq!(records.len(), th.nodes.len());
+            for r in records {
+                assert!(view.record_at(r.offset).is_ok());
             }
         }
     }

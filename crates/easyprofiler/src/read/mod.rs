@@ -16,7 +16,9 @@ use crate::raw::{
 };
 
 pub use tail::{BookmarkRef, TailRef};
-pub use tree::{BlockTree, ChildrenRev, ContextSwitchNode, Node, ThreadTree, TreeDescriptor};
+pub use tree::{
+    BlockTree, ChildrenRev, ContextSwitchNode, Node, NodeRecords, ThreadTree, TreeDescriptor,
+};
 
 /// How strictly to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -360,7 +362,7 @@ impl<'a> CaptureView<'a> {
         }
     }
 
-    /// The record whose size prefix is at `offset` (for example [`Node::record`]), decoded.
+    /// The record whose size prefix is at `offset` (for example [`RawRecord::offset`]), decoded.
     pub fn record_at(&self, offset: u64) -> Result<RecordRef<'a>, Error> {
         let mut it = RecordIter {
             data: self.data,
@@ -679,6 +681,10 @@ impl<'a> ThreadView<'a> {
             left: self.records_count,
         }
     }
+    /// Offset of the first record's size prefix.
+    pub fn records_offset(&self) -> usize {
+        self.records_start
+    }
     /// Bytes left after the start of the records (for capacity checks).
     pub(crate) fn bytes_after_records_start(&self) -> usize {
         self.data.len() - self.records_start
@@ -818,9 +824,9 @@ impl<'a> RawRecord<'a> {
 /// Iterator over a thread's records: every complete record before any damage, then the error.
 #[derive(Debug, Clone)]
 pub struct RecordIter<'a> {
-    data: &'a [u8],
-    pos: usize,
-    left: u32,
+    pub(crate) data: &'a [u8],
+    pub(crate) pos: usize,
+    pub(crate) left: u32,
 }
 
 impl<'a> Iterator for RecordIter<'a> {

@@ -22,8 +22,6 @@ pub struct Node {
     pub begin: u64,
     /// End (ns).
     pub end: u64,
-    /// Offset of the record's size prefix in the input.
-    pub record: u64,
     /// Descriptor id after runtime naming (an index into [`BlockTree::descriptors`]).
     pub descriptor: u32,
     /// The first node of this node's subtree (this node itself when it has no children).
@@ -59,10 +57,23 @@ pub struct ThreadTree<'a> {
     pub roots: Vec<u32>,
     /// Kept context switches.
     pub context_switches: Vec<ContextSwitchNode<'a>>,
-    /// `(first node, its block index)` of each file section of this thread.
-    sections: Vec<(u32, u32)>,
+    /// The file sections of this thread.
+    sections: Vec<Section>,
     /// Depth of each root while building.
     depths: Vec<u32>,
+}
+
+/// One file section of a thread: where its nodes and records start.
+#[derive(Debug, Clone, Copy, Default)]
+struct Section {
+    /// Its first node.
+    first_node: u32,
+    /// The C++ block index of that node.
+    first_block: u32,
+    /// Offset of its first record's size prefix.
+    records_offset: usize,
+    /// Its record count.
+    records_count: u32,
 }
 
 /// Iterator over a node's children, last first.
@@ -104,9 +115,9 @@ impl ThreadTree<'_> {
     /// The C++ reader's block index of node `i` (its position among all kept context switches
     /// and records of the capture; the converter's `id`).
     pub fn block_index(&self, i: u32) -> u32 {
-        let s = self.sections.partition_point(|&(first, _)| first <= i);
+        let s = self.sections.partition_point(|s| s.first_node <= i);
         match s.checked_sub(1).and_then(|s| self.sections.get(s)) {
-            Some(&(first, index)) => index + (i - first),
+            Some(s) => s.first_block + (i - s.first_node),
             None => i,
         }
     }
@@ -129,6 +140,40 @@ impl<'a> TreeDescriptor<'a> {
     }
 }
 
+/// The records of a thread's nodes, in node order (see [`BlockTree::node_records`]).
+#[derive(Debug, Clone)]
+pub struct NodeRecords<'a, 't> {
+    data: &'a [u8],
+    sections: std::slice::Iter<'t, Section>,
+    current: Option<super::RecordIter<'a>>,
+    conv: TickConverter,
+    begin_time: u64,
+}
+
+impl<'a> Iterator for NodeRecords<'a, '_> {
+    type Item = super::RawRecord<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(it) = &mut self.current {
+                // The tree was built from these records, so they decode; skip the ones it
+                // dropped (ending before the capture's begin).
+                for r in it.by_ref().flatten() {
+                    if self.conv.ns(r.end()) >= self.begin_time {
+                        return Some(r);
+                    }
+                }
+            }
+            let s = self.sections.next()?;
+            self.current = Some(super::RecordIter {
+                data: self.data,
+                pos: s.records_offset,
+                left: s.records_count,
+            });
+        }
+    }
+}
+
 /// Every thread's block tree, the descriptors (runtime names appended) and the times in ns.
 #[derive(Debug, Clone)]
 pub struct BlockTree<'a> {
@@ -144,6 +189,26 @@ pub struct BlockTree<'a> {
     pub blocks_kept: u64,
     /// Everything odd about the file (header, counters, depth, tail).
     pub oddities: Vec<Oddity>,
+    /// The tick converter of the capture.
+    pub converter: TickConverter,
+}
+
+impl<'a> BlockTree<'a> {
+    /// The records behind `thread`'s nodes, in node order (node `i` is the `i`-th item), read
+    /// again from `view` (the view the tree was built from): for values and runtime names.
+    pub fn node_records<'t>(
+        &self,
+        view: &CaptureView<'a>,
+        thread: &'t ThreadTree<'a>,
+    ) -> NodeRecords<'a, 't> {
+        NodeRecords {
+            data: view.data(),
+            sections: thread.sections.iter(),
+            current: None,
+            conv: self.converter,
+            begin_time: self.begin_time,
+        }
+    }
 }
 
 /// Converts ticks to ns as the C++ reader does (R:920, `t *= 1e9 / cpu_freq` in double).
@@ -192,6 +257,7 @@ impl<'a> CaptureView<'a> {
             threads: Vec::new(),
             blocks_kept: 0,
             oddities: self.header_oddities().to_vec(),
+            converter: conv,
         };
         let mut runtime_ids: HashMap<&'a [u8], u32> = HashMap::new();
         let mut by_id: HashMap<u64, usize> = HashMap::new();
@@ -238,7 +304,12 @@ impl<'a> CaptureView<'a> {
                 "record count",
             )?;
             th.nodes.reserve(cap);
-            th.sections.push((th.nodes.len() as u32, kept as u32));
+            th.sections.push(Section {
+                first_node: th.nodes.len() as u32,
+                first_block: kept as u32,
+                records_offset: t.records_offset(),
+                records_count: t.records_count,
+            });
             for r in t.records() {
                 let r = r?;
                 // Checks the descriptor id and the record's shape (R:1122-1132).
@@ -299,7 +370,6 @@ impl<'a> CaptureView<'a> {
                 th.nodes.push(Node {
                     begin,
                     end,
-                    record: r.offset,
                     descriptor,
                     subtree_start,
                 });

@@ -63,7 +63,8 @@ fn thread_json(
         }
     }
     let mut blocks = Vec::with_capacity(th.nodes.len());
-    for (i, n) in th.nodes.iter().enumerate() {
+    let records = tree.node_records(view, th);
+    for (i, (n, rec)) in th.nodes.iter().zip(records).enumerate() {
         let name =
             tree.descriptors[n.descriptor as usize].map_or_else(Vec::new, |d| d.name().to_vec());
         let mut b = json!({
@@ -75,7 +76,7 @@ fn thread_json(
             "stop": n.end,
         });
         // Re-read the record for its value, when it is one.
-        if let Some(v) = view.record_at(n.record).map_err(invalid)?.to_value() {
+        if let Some(v) = view.decode_record(&rec).map_err(invalid)?.to_value() {
             b["value"] = value_json(&v);
         }
         blocks.push(b);

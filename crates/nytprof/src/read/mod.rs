@@ -128,10 +128,17 @@ fn inflate(data: &[u8], start: usize) -> Inflated {
             Ok(Status::StreamEnd) => break,
             Ok(_) => {
                 let progress = consumed != before_in || d.total_out() != before_out;
-                if consumed >= input.len() && !progress {
+                if !progress {
+                    // No progress with input left cannot happen with an intact stream; never
+                    // loop on it.
+                    let problem = if consumed >= input.len() {
+                        "a stream cut short"
+                    } else {
+                        "corrupt deflate data"
+                    };
                     error = Some(Error::Inflate {
                         offset: (start + consumed) as u64,
-                        problem: "a stream cut short",
+                        problem,
                     });
                     break;
                 }

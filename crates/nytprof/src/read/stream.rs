@@ -173,11 +173,19 @@ impl<R: Read> Reader<R> {
                     return Ok(());
                 }
                 Ok(_) => {
-                    if self.buf.len() == start_len
-                        && d.total_in() == before_in
-                        && self.src_eof
-                        && self.raw_pos == self.raw.len()
-                    {
+                    let stalled = self.buf.len() == start_len && d.total_in() == before_in;
+                    if stalled && !(self.src_eof && self.raw_pos == self.raw.len()) {
+                        // Input left but no progress: not an intact stream; never loop on it.
+                        if self.raw_pos < self.raw.len() {
+                            self.eof = true;
+                            self.pending = Some(Error::Inflate {
+                                offset: at,
+                                problem: "corrupt deflate data",
+                            });
+                            return Ok(());
+                        }
+                    }
+                    if stalled && self.src_eof && self.raw_pos == self.raw.len() {
                         self.eof = true;
                         self.pending = Some(Error::Inflate {
                             offset: at,

@@ -1,5 +1,33 @@
 #![no_main]
-// Placeholder until the format crate's decoder lands.
+//! EasyProfiler in tolerant mode: every entry point (header, thread and record iterators, the
+//! block tree, the owned model). Whatever reads into the model must write back to its own bytes.
+use profcodec_easyprofiler::{Mode, parse_with};
+
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = data;
+    let Ok(view) = parse_with(data, Mode::Tolerant) else {
+        return;
+    };
+    for t in view.threads() {
+        let Ok(t) = t else { break };
+        for cs in t.context_switches() {
+            let _ = cs;
+        }
+        for r in t.records().flatten() {
+            let _ = view.decode_record(&r);
+        }
+    }
+    if let Ok(tree) = view.tree() {
+        for th in &tree.threads {
+            for r in tree.node_records(&view, th) {
+                let _ = view.record_at(r.offset);
+            }
+            for i in 0..th.nodes.len() as u32 {
+                let _ = th.children_rev(i).count();
+                let _ = th.block_index(i);
+            }
+        }
+    }
+    if let Ok(model) = view.to_model() {
+        assert_eq!(model.to_bytes().expect("a model read is writable"), data);
+    }
 });

@@ -161,7 +161,8 @@ fn read_header(data: &[u8]) -> Result<(Header, CounterOffsets, usize), Error> {
         descriptors_count: 0,
         counters: Counters::default(),
     };
-    let v1 = |h: &mut Header, b: raw::HeaderV1Body, base: u64| {
+    // Both header families carry the same fields in another order: fill them once.
+    let fill = |h: &mut Header, b: raw::HeaderV1Body| {
         h.cpu_frequency = b.cpu_frequency;
         h.begin_time = b.begin_time;
         h.end_time = b.end_time;
@@ -169,6 +170,9 @@ fn read_header(data: &[u8]) -> Result<(Header, CounterOffsets, usize), Error> {
         h.counters.blocks_count = b.blocks_count;
         h.counters.memory_size = b.memory_size;
         h.counters.descriptors_memory_size = b.descriptors_memory_size;
+    };
+    let v1 = |h: &mut Header, b: raw::HeaderV1Body, base: u64| {
+        fill(h, b);
         CounterOffsets {
             blocks_count: base + 24,
             memory_size: base + 28,
@@ -179,13 +183,16 @@ fn read_header(data: &[u8]) -> Result<(Header, CounterOffsets, usize), Error> {
     };
     let v2 = |h: &mut Header, b: HeaderV200| {
         h.pid = b.pid;
-        h.cpu_frequency = b.cpu_frequency;
-        h.begin_time = b.begin_time;
-        h.end_time = b.end_time;
-        h.descriptors_count = b.descriptors_count;
-        h.counters.blocks_count = b.blocks_count;
-        h.counters.memory_size = b.memory_size;
-        h.counters.descriptors_memory_size = b.descriptors_memory_size;
+        let body = raw::HeaderV1Body {
+            cpu_frequency: b.cpu_frequency,
+            begin_time: b.begin_time,
+            end_time: b.end_time,
+            blocks_count: b.blocks_count,
+            memory_size: b.memory_size,
+            descriptors_count: b.descriptors_count,
+            descriptors_memory_size: b.descriptors_memory_size,
+        };
+        fill(h, body);
         CounterOffsets {
             memory_size: 40,
             descriptors_memory_size: 48,
@@ -681,13 +688,19 @@ impl<'a> ThreadView<'a> {
             left: self.records_count,
         }
     }
+    /// The record count as a safe capacity (checked against the bytes that remain).
+    pub(crate) fn records_capacity(&self) -> Result<usize, Error> {
+        Ok(checked_capacity(
+            self.records_count.into(),
+            2 + raw::BLOCK_BASE + 1,
+            self.data.len() - self.records_start,
+            self.offset,
+            "record count",
+        )?)
+    }
     /// Offset of the first record's size prefix.
     pub fn records_offset(&self) -> usize {
         self.records_start
-    }
-    /// Bytes left after the start of the records (for capacity checks).
-    pub(crate) fn bytes_after_records_start(&self) -> usize {
-        self.data.len() - self.records_start
     }
 }
 

@@ -52,13 +52,7 @@ impl CaptureView<'_> {
                     name: cs.name.to_vec(),
                 });
             }
-            let cap = checked_capacity(
-                t.records_count.into(),
-                2 + 21,
-                t.bytes_after_records_start(),
-                t.offset,
-                "record count",
-            )?;
+            let cap = t.records_capacity()?;
             let mut records = Vec::with_capacity(cap);
             for r in t.records() {
                 let r = r?;

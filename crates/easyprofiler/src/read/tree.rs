@@ -7,8 +7,6 @@
 
 use std::collections::HashMap;
 
-use profcodec_common::checked_capacity;
-
 use super::{CaptureView, DescriptorRef, Mode, c_str};
 use crate::error::{Error, Oddity};
 
@@ -227,8 +225,23 @@ impl TickConverter {
     /// `t` in ns.
     #[inline]
     pub fn ns(&self, t: u64) -> u64 {
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
         match self.factor {
-            Some(f) => (t as f64 * f) as u64,
+            Some(f) => {
+                // Below 2^63 the signed conversions round and truncate exactly as the unsigned
+                // ones, in one instruction each instead of a branchy sequence.
+                let x = if t < 1 << 63 {
+                    t as i64 as f64
+                } else {
+                    t as f64
+                };
+                let y = x * f;
+                if (0.0..TWO_63).contains(&y) {
+                    y as i64 as u64
+                } else {
+                    y as u64
+                }
+            }
             None => t,
         }
     }
@@ -296,13 +309,7 @@ impl<'a> CaptureView<'a> {
                     kept += 1;
                 }
             }
-            let cap = checked_capacity(
-                t.records_count.into(),
-                2 + 21,
-                t.bytes_after_records_start(),
-                t.offset,
-                "record count",
-            )?;
+            let cap = t.records_capacity()?;
             th.nodes.reserve(cap);
             th.sections.push(Section {
                 first_node: th.nodes.len() as u32,
@@ -415,5 +422,26 @@ impl<'a> CaptureView<'a> {
     /// oddities found; in strict mode the ones the C++ reader refuses are errors.
     pub fn validate(&self) -> Result<Vec<Oddity>, Error> {
         Ok(self.tree()?.oddities)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TickConverter;
+
+    #[test]
+    fn fast_conversion_equals_the_plain_double_arithmetic() {
+        for freq in [1i64, 3, 1_000_000_000, 2_596_007_000, -5, i64::MAX] {
+            let c = TickConverter::new(freq);
+            let f = 1e9 / (freq as u64) as f64;
+            let mut t = 1u64;
+            while t != 0 {
+                for v in [t - 1, t, t | 1, t.wrapping_mul(3)] {
+                    assert_eq!(c.ns(v), (v as f64 * f) as u64, "{freq} {v}");
+                }
+                t <<= 1;
+            }
+            assert_eq!(c.ns(u64::MAX), (u64::MAX as f64 * f) as u64);
+        }
     }
 }

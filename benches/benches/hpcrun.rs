@@ -63,6 +63,20 @@ fn benches(c: &mut Criterion) {
     g.bench_function("read to model 64 MB", |b| {
         b.iter(|| read_trace(black_box(&bytes)).expect("reads").records.len())
     });
+    g.bench_function("view + sum of ctx ids 64 MB", |b| {
+        b.iter(|| {
+            let v = profcodec_hpcrun::TraceView::parse(black_box(&bytes)).expect("parses");
+            v.validate().expect("whole records");
+            match v.records {
+                profcodec_hpcrun::TraceRecords::Plain(r) => {
+                    r.iter().map(|r| u64::from(r.ctx.get())).sum::<u64>()
+                }
+                profcodec_hpcrun::TraceRecords::DataCentric(r) => {
+                    r.iter().map(|r| u64::from(r.ctx.get())).sum::<u64>()
+                }
+            }
+        })
+    });
     g.finish();
 }
 

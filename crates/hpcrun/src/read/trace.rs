@@ -138,7 +138,24 @@ impl<'a> TraceView<'a> {
         Ok(Trace {
             version: self.version,
             flags: self.flags,
-            records: (0..self.len()).filter_map(|i| self.get(i)).collect(),
+            records: match self.records {
+                TraceRecords::Plain(r) => r
+                    .iter()
+                    .map(|r| TraceRecord {
+                        time: r.time.get(),
+                        ctx: r.ctx.get(),
+                        metric: None,
+                    })
+                    .collect(),
+                TraceRecords::DataCentric(r) => r
+                    .iter()
+                    .map(|r| TraceRecord {
+                        time: r.time.get(),
+                        ctx: r.ctx.get(),
+                        metric: Some(r.metric.get()),
+                    })
+                    .collect(),
+            },
         })
     }
 }

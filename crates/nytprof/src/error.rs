@@ -93,6 +93,15 @@ pub enum Error {
         /// Offset of the record.
         offset: u64,
     },
+    /// No usable `:ticks_per_sec` attribute: the real loader dies with "Illegal division by
+    /// zero" (Data.pm:112).
+    #[error(
+        "attribute ticks_per_sec: at byte {offset:#x}: expected a positive tick rate but found none"
+    )]
+    MissingTicksPerSec {
+        /// Offset of the end of the input (where the attribute was last possible).
+        offset: u64,
+    },
     /// A value does not fit the field that must carry it (writer side).
     #[error("{what}: at byte {offset:#x}: expected a value that fits the field but found {value}")]
     ValueOutOfRange {
@@ -139,6 +148,7 @@ impl Error {
             | Error::Inflate { offset, .. }
             | Error::UndefinedFid { offset, .. }
             | Error::ReservedFid { offset }
+            | Error::MissingTicksPerSec { offset }
             | Error::ValueOutOfRange { offset, .. }
             | Error::Io { offset, .. }
             | Error::Pynytprof { offset, .. } => offset,

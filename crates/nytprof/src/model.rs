@@ -200,7 +200,11 @@ impl Profile {
         loop {
             let offset = records.offset();
             match records.next() {
-                None => return (loader.finish(), None),
+                None => {
+                    let p = loader.finish();
+                    let err = p.check_ticks_per_sec(offset);
+                    return (p, err.err());
+                }
                 Some(Ok(r)) => {
                     if let Err(e) = loader.record(offset, &r) {
                         return (loader.finish(), Some(e));
@@ -219,10 +223,27 @@ impl Profile {
         loop {
             let offset = reader.offset();
             match reader.next_record() {
-                None => return Ok(loader.finish()),
+                None => {
+                    let p = loader.finish();
+                    p.check_ticks_per_sec(offset)?;
+                    return Ok(p);
+                }
                 Some(r) => loader.record(offset, &r?)?,
             }
         }
+    }
+
+    /// The real loader divides by `ticks_per_sec` (Data.pm:112) and dies when it is missing or
+    /// 0; `offset` is where the input ended.
+    pub fn check_ticks_per_sec(&self, offset: u64) -> Result<(), Error> {
+        let tps = self
+            .attributes
+            .get("ticks_per_sec")
+            .map_or(0.0, |v| perl_num(v));
+        if tps == 0.0 || tps.is_nan() {
+            return Err(Error::MissingTicksPerSec { offset });
+        }
+        Ok(())
     }
 
     /// True when every started process also ended (the `complete` attribute).

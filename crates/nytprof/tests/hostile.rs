@@ -158,6 +158,11 @@ fn rejections_are_typed() {
     let mut gz = with(b"z");
     gz.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
     assert!(matches!(first_err(&gz), Some(Error::Inflate { .. })));
+    // No tick rate: Data.pm dies dividing by it.
+    assert!(matches!(
+        Profile::from_bytes(b"NYTProf 5 0\n"),
+        Err(Error::MissingTicksPerSec { offset: 12 })
+    ));
     // A malformed attribute line is skipped, as the real reader does.
     assert!(Profile::from_bytes(&with(b":novalue\n")).is_ok());
     // A missing `p` loads, as incomplete.

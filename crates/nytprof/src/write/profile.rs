@@ -117,6 +117,7 @@ impl Profile {
                 minor: self.minor,
             });
         }
+        self.check_ticks_per_sec(0)?;
         if self.files.contains_key(&0) || self.files.iter().any(|(k, f)| *k != f.fid) {
             return Err(Error::ReservedFid { offset: 0 });
         }

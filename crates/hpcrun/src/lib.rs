@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod builder;
 mod cct;
 mod error;
 pub mod migrate;
@@ -40,6 +41,7 @@ pub mod read;
 mod text;
 pub mod write;
 
+pub use builder::{LoadModuleId, MeasurementBuilder, MetricId, NodeId};
 pub use cct::CctIndex;
 pub use error::Error;
 pub use model::*;

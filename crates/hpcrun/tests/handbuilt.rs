@@ -19,32 +19,19 @@ impl B {
             le,
         }
     }
-    fn u16(&mut self, x: u16) -> &mut Self {
-        let b = if self.le {
-            x.to_le_bytes()
-        } else {
-            x.to_be_bytes()
-        };
-        self.v.extend_from_slice(&b);
+    /// An integer in this builder's byte order, from its two encodings.
+    fn int<const N: usize>(&mut self, le: [u8; N], be: [u8; N]) -> &mut Self {
+        self.v.extend_from_slice(if self.le { &le } else { &be });
         self
+    }
+    fn u16(&mut self, x: u16) -> &mut Self {
+        self.int(x.to_le_bytes(), x.to_be_bytes())
     }
     fn u32(&mut self, x: u32) -> &mut Self {
-        let b = if self.le {
-            x.to_le_bytes()
-        } else {
-            x.to_be_bytes()
-        };
-        self.v.extend_from_slice(&b);
-        self
+        self.int(x.to_le_bytes(), x.to_be_bytes())
     }
     fn u64(&mut self, x: u64) -> &mut Self {
-        let b = if self.le {
-            x.to_le_bytes()
-        } else {
-            x.to_be_bytes()
-        };
-        self.v.extend_from_slice(&b);
-        self
+        self.int(x.to_le_bytes(), x.to_be_bytes())
     }
     fn raw(&mut self, bytes: &[u8]) -> &mut Self {
         self.v.extend_from_slice(bytes);

@@ -245,3 +245,45 @@ proptest! {
         prop_assert_eq!(read_trace(&bytes).unwrap(), t);
     }
 }
+
+#[test]
+fn the_builder_makes_every_version() {
+    for version in Version::ALL {
+        let mut b = MeasurementBuilder::new(version);
+        b.header("program-name", "demo")
+            .header("mpi-rank", "2")
+            .header("thread-id", "0");
+        let cycles = b.metric("CYCLES", ValueFormat::Int, 1000);
+        let time = b.metric("TIME", ValueFormat::Real, 5000);
+        let exe = b.load_module("/bin/demo");
+        let libc = b.load_module("/lib/libc.so.6");
+        let main = b.node(None, exe, 0x10);
+        let f = b.node(Some(main), exe, 0x20);
+        let g = b.node(Some(f), libc, 0x30);
+        b.add(f, cycles, MetricValue::Int(4));
+        b.add(g, cycles, MetricValue::Int(6));
+        b.add(g, time, MetricValue::Real(0.25));
+        b.add(g, time, MetricValue::Real(0.5));
+        let m = b.build();
+        assert_eq!(m.version, version);
+        let back = read_measurement(&write_measurement(&m).unwrap()).unwrap();
+        assert_eq!(back, m, "{version:?}");
+        assert_eq!(back.inclusive_sum(0, 1, 0), 10.0, "{version:?}");
+        assert_eq!(back.inclusive_sum(0, 2, 1), 0.75, "{version:?}");
+        assert_eq!(
+            back.node_values(0, 3),
+            vec![(0, MetricValue::Int(6)), (1, MetricValue::Real(0.75))],
+            "{version:?}"
+        );
+        if version == Version::V0400B {
+            let bytes = write_measurement(&m).unwrap();
+            V4View::parse(&bytes).unwrap().validate().unwrap();
+            assert!(back.epochs[0].cct.iter().all(CctNode::is_unwound));
+        } else {
+            assert_eq!(
+                back.epochs[0].cct[2].lm_id,
+                if version.is_legacy() { 0 } else { 2 }
+            );
+        }
+    }
+}

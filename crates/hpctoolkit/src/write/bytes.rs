@@ -72,55 +72,91 @@ pub(crate) fn check_cstr(s: &str, what: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Encodes fixed-size records into `out` (cleared first), one `SIZE`-byte chunk each.
-fn encode<T, const SIZE: usize>(items: &[T], out: &mut Vec<u8>, f: impl Fn(&T, &mut [u8; SIZE])) {
-    out.clear();
-    out.resize(items.len() * SIZE, 0);
-    for (item, chunk) in items.iter().zip(out.chunks_exact_mut(SIZE)) {
-        if let Ok(chunk) = <&mut [u8; SIZE]>::try_from(chunk) {
-            f(item, chunk);
-        }
+/// Records encoded per write: small enough for the scratch buffer to stay in cache, large
+/// enough for few calls.
+const RECORDS_PER_WRITE: usize = 4096;
+
+/// Writes `items` as fixed-size little-endian records at the current end of `out`, encoding
+/// through a small reused buffer (never a copy of the whole array).
+fn put_records<W: Write + Seek, T, const SIZE: usize>(
+    out: &mut Out<W>,
+    items: &[T],
+    scratch: &mut Vec<u8>,
+    f: impl Fn(&T, &mut [u8; SIZE]),
+) -> io::Result<()> {
+    if scratch.len() < RECORDS_PER_WRITE * SIZE {
+        scratch.resize(RECORDS_PER_WRITE * SIZE, 0);
     }
+    for chunk in items.chunks(RECORDS_PER_WRITE) {
+        let buf = &mut scratch[..chunk.len() * SIZE];
+        for (item, record) in chunk.iter().zip(buf.chunks_exact_mut(SIZE)) {
+            if let Ok(record) = <&mut [u8; SIZE]>::try_from(record) {
+                f(item, record);
+            }
+        }
+        out.append(buf)?;
+    }
+    Ok(())
 }
 
 /// profile.db {Val}: u16 metricId, f64 value (10 bytes).
-pub(crate) fn encode_metric_values(v: &[MetricValue], out: &mut Vec<u8>) {
-    encode::<_, 10>(v, out, |v, c| {
+pub(crate) fn put_metric_values<W: Write + Seek>(
+    out: &mut Out<W>,
+    v: &[MetricValue],
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    put_records::<_, _, 10>(out, v, scratch, |v, c| {
         c[..2].copy_from_slice(&v.metric_id.to_le_bytes());
         c[2..].copy_from_slice(&v.value.to_le_bytes());
-    });
+    })
 }
 
 /// profile.db {Idx}: u32 ctxId, u64 startIndex (12 bytes).
-pub(crate) fn encode_context_starts(v: &[ContextStart], out: &mut Vec<u8>) {
-    encode::<_, 12>(v, out, |v, c| {
+pub(crate) fn put_context_starts<W: Write + Seek>(
+    out: &mut Out<W>,
+    v: &[ContextStart],
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    put_records::<_, _, 12>(out, v, scratch, |v, c| {
         c[..4].copy_from_slice(&v.ctx_id.to_le_bytes());
         c[4..].copy_from_slice(&v.start.to_le_bytes());
-    });
+    })
 }
 
 /// cct.db {Val}: u32 profIndex, f64 value (12 bytes).
-pub(crate) fn encode_profile_values(v: &[ProfileValue], out: &mut Vec<u8>) {
-    encode::<_, 12>(v, out, |v, c| {
+pub(crate) fn put_profile_values<W: Write + Seek>(
+    out: &mut Out<W>,
+    v: &[ProfileValue],
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    put_records::<_, _, 12>(out, v, scratch, |v, c| {
         c[..4].copy_from_slice(&v.prof_index.to_le_bytes());
         c[4..].copy_from_slice(&v.value.to_le_bytes());
-    });
+    })
 }
 
 /// cct.db {Idx}: u16 metricId, u64 startIndex (10 bytes).
-pub(crate) fn encode_metric_starts(v: &[MetricStart], out: &mut Vec<u8>) {
-    encode::<_, 10>(v, out, |v, c| {
+pub(crate) fn put_metric_starts<W: Write + Seek>(
+    out: &mut Out<W>,
+    v: &[MetricStart],
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    put_records::<_, _, 10>(out, v, scratch, |v, c| {
         c[..2].copy_from_slice(&v.metric_id.to_le_bytes());
         c[2..].copy_from_slice(&v.start.to_le_bytes());
-    });
+    })
 }
 
 /// trace.db {Elem}: u64 timestamp, u32 ctxId (12 bytes).
-pub(crate) fn encode_trace_elements(v: &[TraceElement], out: &mut Vec<u8>) {
-    encode::<_, 12>(v, out, |v, c| {
+pub(crate) fn put_trace_elements<W: Write + Seek>(
+    out: &mut Out<W>,
+    v: &[TraceElement],
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    put_records::<_, _, 12>(out, v, scratch, |v, c| {
         c[..8].copy_from_slice(&v.timestamp.to_le_bytes());
         c[8..].copy_from_slice(&v.ctx_id.to_le_bytes());
-    });
+    })
 }
 
 /// A `Write + Seek` output whose file offsets count from where the writer started, with the
@@ -152,6 +188,17 @@ impl<W: Write + Seek> Out<W> {
         self.inner.write_all(bytes)?;
         self.pos = at + bytes.len() as u64;
         Ok(())
+    }
+    /// Writes `bytes` at the current offset.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.inner.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+    /// Pads with zeros up to a multiple of `to`.
+    pub(crate) fn pad_to(&mut self, to: u64) -> io::Result<()> {
+        let n = self.pos.next_multiple_of(to) - self.pos;
+        self.append(&[0; 8][..n as usize])
     }
     /// Leaves the stream at file offset `at` (later writes go there).
     pub(crate) fn seek_to(&mut self, at: u64) -> io::Result<()> {

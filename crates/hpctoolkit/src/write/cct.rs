@@ -8,9 +8,7 @@
 
 use std::io::{self, Seek, Write};
 
-use super::bytes::{
-    Buf, Out, check_block, encode_metric_starts, encode_profile_values, file_header,
-};
+use super::bytes::{Buf, Out, check_block, file_header, put_metric_starts, put_profile_values};
 use super::invalid;
 use crate::model::{MetricStart, ProfileValue};
 
@@ -94,13 +92,11 @@ impl<W: Write + Seek> CctDbWriter<W> {
             return Err(invalid("more than u16::MAX metrics in one context"));
         }
         let p_values = self.out.pos();
-        encode_profile_values(values, &mut self.scratch);
-        self.out.write_at(p_values, &self.scratch)?;
+        put_profile_values(&mut self.out, values, &mut self.scratch)?;
         let p_metrics = self.out.pos();
-        encode_metric_starts(metrics, &mut self.scratch);
-        let padded = self.scratch.len().next_multiple_of(4);
-        self.scratch.resize(padded, 0);
-        self.out.write_at(p_metrics, &self.scratch)?;
+        put_metric_starts(&mut self.out, metrics, &mut self.scratch)?;
+        // Metric indices are 10 bytes each; the next block starts at a 4-byte boundary.
+        self.out.pad_to(4)?;
         self.blocks[i] = [
             values.len() as u64,
             p_values,

@@ -7,9 +7,7 @@
 
 use std::io::{self, Seek, Write};
 
-use super::bytes::{
-    Buf, Out, check_block, encode_context_starts, encode_metric_values, file_header,
-};
+use super::bytes::{Buf, Out, check_block, file_header, put_context_starts, put_metric_values};
 use super::invalid;
 use crate::model::{ContextStart, Identifier, MetricValue};
 
@@ -144,14 +142,11 @@ impl<W: Write + Seek> ProfileDbWriter<W> {
         let n_ctxs =
             u32::try_from(contexts.len()).map_err(|_| invalid("more than u32::MAX contexts"))?;
         let p_values = self.out.pos();
-        encode_metric_values(values, &mut self.scratch);
+        put_metric_values(&mut self.out, values, &mut self.scratch)?;
         // Values are 10 bytes each; the context indices start at the next 4-byte boundary.
-        let padded = self.scratch.len().next_multiple_of(4);
-        self.scratch.resize(padded, 0);
-        self.out.write_at(p_values, &self.scratch)?;
+        self.out.pad_to(4)?;
         let p_ctx_indices = self.out.pos();
-        encode_context_starts(contexts, &mut self.scratch);
-        self.out.write_at(p_ctx_indices, &self.scratch)?;
+        put_context_starts(&mut self.out, contexts, &mut self.scratch)?;
         self.blocks[prof_index as usize] = Block {
             n_values: values.len() as u64,
             p_values,

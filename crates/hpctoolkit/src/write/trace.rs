@@ -7,7 +7,7 @@
 
 use std::io::{self, Seek, Write};
 
-use super::bytes::{Buf, Out, encode_trace_elements, file_header};
+use super::bytes::{Buf, Out, file_header, put_trace_elements};
 use super::invalid;
 use crate::model::TraceElement;
 
@@ -114,8 +114,8 @@ impl<W: Write + Seek> TraceDbWriter<W> {
         l.last = last;
         let at = l.start + l.len * ELEMENT_SIZE;
         l.len += elements.len() as u64;
-        encode_trace_elements(elements, &mut self.scratch);
-        self.out.write_at(at, &self.scratch)
+        self.out.seek_to(at)?;
+        put_trace_elements(&mut self.out, elements, &mut self.scratch)
     }
 
     /// Stores `minTimestamp` and `maxTimestamp` as given instead of computing them from the

@@ -58,7 +58,16 @@ fn read_everything(data: &[u8]) {
 
 #[test]
 fn truncations_give_typed_errors() {
+    // The testdata files of 1.0.0, 1.3.0, 2.0.1 and 2.1.0 share their layouts with the corpus
+    // files; the 1.2.0 and GUI ones add what the corpus lacks.
     for path in files() {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with("small_") && !name.contains("v120") && !name.contains("gui") {
+            continue;
+        }
         let data = std::fs::read(&path).expect("read");
         for cut in truncation_points(data.len()) {
             read_everything(&data[..cut]);
@@ -70,7 +79,7 @@ fn truncations_give_typed_errors() {
 fn bit_flips_give_typed_errors() {
     for path in files() {
         let data = std::fs::read(&path).expect("read");
-        for mutant in bit_flips(&data, 1500) {
+        for mutant in bit_flips(&data, 1000) {
             read_everything(&mutant);
         }
     }

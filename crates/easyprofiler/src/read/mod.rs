@@ -377,6 +377,7 @@ impl<'a> CaptureView<'a> {
                 .unwrap_or(usize::MAX)
                 .min(self.data.len()),
             left: 1,
+            failed: false,
         };
         match it.next() {
             Some(r) => self.decode_record(&r?),
@@ -438,7 +439,16 @@ fn descriptor(payload: &[u8], offset: u64) -> Result<DescriptorRef<'_>, Error> {
     let Ok((base, rest)) = DescriptorBase::ref_from_prefix(payload) else {
         return Err(too_small(raw::DESCRIPTOR_BASE + 2));
     };
-    let name_len = usize::from(base.name_len.get()).max(1);
+    let name_len = usize::from(base.name_len.get());
+    if name_len == 0 {
+        // The length counts the name's NUL, so it is at least 1.
+        return Err(Error::TooSmall {
+            offset: offset + 2 + 14,
+            what: "descriptor name length",
+            min: 1,
+            found: 0,
+        });
+    }
     if rest.len() < name_len + 1 {
         return Err(too_small(raw::DESCRIPTOR_BASE + name_len + 1));
     }
@@ -519,6 +529,18 @@ impl<'a> ThreadIter<'a> {
     /// Where the threads ended, once the iterator has returned `None` (not after an error).
     pub fn end(&self) -> Option<ThreadsEnd> {
         self.end
+    }
+
+    /// Tells the iterator that the last thread's records were all walked by `records`, so that
+    /// the next thread starts where it stopped instead of skipping them again.
+    pub fn records_walked(&mut self, records: &RecordIter<'a>) {
+        if records.left == 0
+            && !records.failed
+            && self.pending.is_some_and(|(pos, _)| pos <= records.pos)
+        {
+            self.pending = None;
+            self.pos = records.pos;
+        }
     }
 
     fn finish(&mut self, by_count: bool) {
@@ -686,6 +708,7 @@ impl<'a> ThreadView<'a> {
             data: self.data,
             pos: self.records_start,
             left: self.records_count,
+            failed: false,
         }
     }
     /// The record count as a safe capacity (checked against the bytes that remain).
@@ -840,6 +863,7 @@ pub struct RecordIter<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) pos: usize,
     pub(crate) left: u32,
+    pub(crate) failed: bool,
 }
 
 impl<'a> Iterator for RecordIter<'a> {
@@ -856,6 +880,7 @@ impl<'a> Iterator for RecordIter<'a> {
             Ok(s) => s,
             Err(e) => {
                 self.left = 0;
+                self.failed = true;
                 return Some(Err(e));
             }
         };
@@ -869,6 +894,7 @@ impl<'a> Iterator for RecordIter<'a> {
             })),
             Err(_) => {
                 self.left = 0;
+                self.failed = true;
                 Some(Err(truncated_at(pos as u64, "record", size)))
             }
         }

@@ -33,7 +33,7 @@ impl CaptureView<'_> {
             .collect();
         let mut threads = Vec::new();
         let mut iter = self.threads();
-        for t in iter.by_ref() {
+        while let Some(t) = iter.next() {
             let t = t?;
             let cs_cap = checked_capacity(
                 t.cs_count.into(),
@@ -54,7 +54,8 @@ impl CaptureView<'_> {
             }
             let cap = t.records_capacity()?;
             let mut records = Vec::with_capacity(cap);
-            for r in t.records() {
+            let mut walked = t.records();
+            for r in walked.by_ref() {
                 let r = r?;
                 let decoded = self.decode_record(&r)?;
                 let body = match (decoded, decoded.to_value()) {
@@ -69,6 +70,7 @@ impl CaptureView<'_> {
                     body,
                 });
             }
+            iter.records_walked(&walked);
             threads.push(Thread {
                 id: t.id,
                 name: t.name.map(<[u8]>::to_vec),

@@ -167,6 +167,7 @@ impl<'a> Iterator for NodeRecords<'a, '_> {
                 data: self.data,
                 pos: s.records_offset,
                 left: s.records_count,
+                failed: false,
             });
         }
     }
@@ -279,7 +280,7 @@ impl<'a> CaptureView<'a> {
         let mut depth_reported = false;
 
         let mut iter = self.threads();
-        for t in iter.by_ref() {
+        while let Some(t) = iter.next() {
             let t = t?;
             let ti = *by_id.entry(t.id).or_insert_with(|| {
                 tree.threads.push(ThreadTree {
@@ -317,7 +318,8 @@ impl<'a> CaptureView<'a> {
                 records_offset: t.records_offset(),
                 records_count: t.records_count,
             });
-            for r in t.records() {
+            let mut records = t.records();
+            for r in records.by_ref() {
                 let r = r?;
                 // Checks the descriptor id and the record's shape (R:1122-1132).
                 self.decode_record(&r)?;
@@ -384,6 +386,8 @@ impl<'a> CaptureView<'a> {
                 th.depths.push(depth);
                 kept += 1;
             }
+            // Every record was walked: the thread iterator need not skip them again.
+            iter.records_walked(&records);
         }
         for th in &mut tree.threads {
             th.depths = Vec::new();

@@ -1,8 +1,206 @@
-//! Criterion benches of profcodec-hpctoolkit (filled in by the hpctoolkit work).
+//! Criterion benches of profcodec-hpctoolkit's reading half:
+//!
+//! - `validate`: `Database::from_parts` + `Database::validate` of all four files (every pointer,
+//!   string, sort order and cross-file reference), as bytes per second;
+//! - `lookup`: a point lookup (profile, ctx, metric) from the database, including the {PI} read,
+//!   over a fixed pseudo-random set of stored keys;
+//! - `trace`: a pass over every trace element (timestamps and ctxIds folded) against a `memcpy` of
+//!   the same bytes, measured in the same bench.
+//!
+//! Inputs: the largest corpus database (hatchet-gamess, when the corpus is around) and a synthetic
+//! database from the writer's generator (`profcodec_benches::hpctoolkit`), generated once into
+//! `target/bench-data/hpctoolkit-read/` (or `$PROFCODEC_BENCH_DIR/hpctoolkit-read`) and reused.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::PathBuf;
 
-fn benches(_c: &mut Criterion) {}
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use profcodec_benches::hpctoolkit::{SyntheticConfig, generate};
+use profcodec_hpctoolkit::{Database, FileKind};
+
+/// The synthetic database: 16 profiles of > 1e6 values each, 2 M trace elements per profile.
+const SYNTHETIC: SyntheticConfig = SyntheticConfig {
+    profiles: 16,
+    contexts: 400_000,
+    metrics: 2,
+    trace_elems: 2_000_000,
+    samples: 200_000,
+    seed: 11,
+};
+
+fn bench_dir() -> PathBuf {
+    let base = std::env::var_os("PROFCODEC_BENCH_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data"),
+        PathBuf::from,
+    );
+    base.join("hpctoolkit-read")
+}
+
+fn synthetic() -> PathBuf {
+    let dir = bench_dir().join("synthetic");
+    if !dir.join("trace.db").is_file() {
+        std::fs::create_dir_all(&dir).expect("bench data folder");
+        let sizes = generate(&dir, SYNTHETIC).expect("generate the synthetic database");
+        eprintln!("generated {}: {sizes:?}", dir.display());
+    }
+    dir
+}
+
+fn databases() -> Vec<(String, Database)> {
+    let mut out = Vec::new();
+    if let Some(root) =
+        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+    {
+        let dir = root.join("hatchet-gamess");
+        out.push((
+            "hatchet-gamess".to_owned(),
+            Database::open(dir).expect("corpus database"),
+        ));
+    }
+    let dir = synthetic();
+    out.push((
+        "synthetic".to_owned(),
+        Database::open(dir).expect("synthetic database"),
+    ));
+    out
+}
+
+fn total_bytes(db: &Database) -> u64 {
+    let mut n = db.meta().data().len();
+    n += db.profile().map_or(0, |p| p.data().len());
+    n += db.cct().map_or(0, |c| c.data().len());
+    n += db.trace().map_or(0, |t| t.data().len());
+    n as u64
+}
+
+/// A fixed pseudo-random sample of stored (profIndex, ctxId, metricId) keys.
+fn lookup_keys(db: &Database, n: usize) -> Vec<(u32, u32, u16)> {
+    let p = db.profile().expect("profile.db");
+    let mut keys = Vec::with_capacity(n);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while keys.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let prof = 1 + (x % u64::from(p.profile_count() - 1)) as u32;
+        let profile = p.profile(prof).expect("profile");
+        if profile.ctx_indices.is_empty() {
+            continue;
+        }
+        let i = ((x >> 20) % profile.ctx_indices.len() as u64) as usize;
+        let ctx = profile.ctx_indices[i].ctx_id();
+        let vals = profile.metrics_of(ctx);
+        if let Some(v) = vals.get(((x >> 40) % vals.len().max(1) as u64) as usize) {
+            keys.push((prof, ctx, v.metric_id()));
+        }
+    }
+    keys
+}
+
+fn benches(c: &mut Criterion) {
+    let dbs = databases();
+    for (name, db) in &dbs {
+        let bytes = total_bytes(db);
+        eprintln!("{name}: {bytes} bytes in all files");
+        if let Some(p) = db.profile() {
+            let values: u64 = p
+                .profiles()
+                .map(|x| x.expect("profile").values.len() as u64)
+                .sum();
+            eprintln!("{name}: {} profiles, {values} values", p.profile_count());
+        }
+        let mut g = c.benchmark_group("hpctoolkit-read/validate");
+        g.throughput(Throughput::Bytes(bytes));
+        g.sample_size(10);
+        let parts = [
+            FileKind::Meta,
+            FileKind::Profile,
+            FileKind::Cct,
+            FileKind::Trace,
+        ];
+        let data: Vec<Option<&[u8]>> = parts
+            .iter()
+            .map(|k| match k {
+                FileKind::Meta => Some(db.meta().data()),
+                FileKind::Profile => db.profile().map(|p| p.data()),
+                FileKind::Cct => db.cct().map(|c| c.data()),
+                FileKind::Trace => db.trace().map(|t| t.data()),
+            })
+            .collect();
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| {
+                let db = Database::from_parts(data[0].expect("meta.db"), data[1], data[2], data[3])
+                    .expect("parse");
+                db.validate().expect("valid");
+            })
+        });
+        g.finish();
+
+        let keys = lookup_keys(db, 4096);
+        let mut g = c.benchmark_group("hpctoolkit-read/lookup");
+        g.throughput(Throughput::Elements(1));
+        let mut k = 0usize;
+        g.bench_function(BenchmarkId::new("database", name), |b| {
+            b.iter(|| {
+                let (p, ctx, m) = keys[k % keys.len()];
+                k += 1;
+                black_box(
+                    db.value(black_box(p), black_box(ctx), black_box(m))
+                        .expect("lookup"),
+                )
+            })
+        });
+        let p = db.profile().expect("profile.db");
+        let profiles: Vec<_> = (0..p.profile_count())
+            .map(|i| p.profile(i).expect("profile"))
+            .collect();
+        let mut k = 0usize;
+        g.bench_function(BenchmarkId::new("open-profile", name), |b| {
+            b.iter(|| {
+                let (p, ctx, m) = keys[k % keys.len()];
+                k += 1;
+                black_box(profiles[p as usize].value(black_box(ctx), black_box(m)))
+            })
+        });
+        g.finish();
+
+        if let Some(t) = db.trace() {
+            let lines: Vec<_> = t.traces().map(|x| x.expect("trace")).collect();
+            let elems: usize = lines.iter().map(|l| l.elems.len()).sum();
+            let line_bytes = (elems * 12) as u64;
+            let mut g = c.benchmark_group("hpctoolkit-read/trace");
+            g.throughput(Throughput::Bytes(line_bytes));
+            g.sample_size(10);
+            g.bench_function(BenchmarkId::new("pass", name), |b| {
+                b.iter(|| {
+                    let mut acc = 0u64;
+                    for l in &lines {
+                        for e in l.elems {
+                            acc = acc.wrapping_add(e.timestamp() ^ u64::from(e.ctx_id()));
+                        }
+                    }
+                    black_box(acc)
+                })
+            });
+            let sources: Vec<&[u8]> = lines
+                .iter()
+                .map(|l| &t.data()[l.p_start as usize..l.p_start as usize + l.elems.len() * 12])
+                .collect();
+            let mut dst = vec![0u8; line_bytes as usize];
+            g.bench_function(BenchmarkId::new("memcpy", name), |b| {
+                b.iter(|| {
+                    let mut at = 0;
+                    for s in &sources {
+                        dst[at..at + s.len()].copy_from_slice(s);
+                        at += s.len();
+                    }
+                    black_box(&dst);
+                })
+            });
+            g.finish();
+        }
+    }
+}
 
 criterion_group!(group, benches);
 criterion_main!(group);

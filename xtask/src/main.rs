@@ -128,7 +128,7 @@ fn test(ws: &Workspace) -> Result<()> {
         "warnings",
     ]))?;
     run(ws
-        .cargo(&["test", "--workspace"])
+        .cargo(&["test", "--workspace", "--no-fail-fast"])
         .env("PROFCODEC_CORPUS", &corpus)
         .envs(env.iter().map(|(k, v)| (k, v))))?;
     run(ws

@@ -196,8 +196,17 @@ impl Profile {
         };
         let h = file.header();
         let mut loader = Loader::new(h.major, h.minor);
+        loader.set_input_read(data.len() as u64);
         let mut records = file.records();
         loop {
+            // The two record kinds that make up most of a profile skip the general decoder.
+            if let Some((ticks, fid, line)) = records.next_time_line() {
+                loader.time(ticks, fid, line, None);
+                continue;
+            }
+            if records.skip_sub_return() {
+                continue;
+            }
             let offset = records.offset();
             match records.next() {
                 None => {
@@ -222,6 +231,7 @@ impl Profile {
         let mut loader = Loader::new(major, minor);
         loop {
             let offset = reader.offset();
+            loader.set_input_read(offset);
             match reader.next_record() {
                 None => {
                     let p = loader.finish();
@@ -454,37 +464,151 @@ pub(crate) fn perl_num(s: &str) -> f64 {
     0.0
 }
 
+/// A small multiply-rotate hasher (in the manner of rustc's FxHasher) for the loader's
+/// `(fid, line)` tables: statement records are the bulk of a profile, and SipHash or a B-tree
+/// lookup per statement would dominate the load.
+#[derive(Debug, Default, Clone, Copy)]
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type PairMap =
+    std::collections::HashMap<(u32, u32), LineTime, std::hash::BuildHasherDefault<PairHasher>>;
+
+/// A line slot never written yet.
+const ABSENT: LineTime = LineTime {
+    time: 0.0,
+    count: i64::MIN,
+};
+
+/// The loader's per-fid, per-line table: dense vectors indexed by fid and line (as the real
+/// loader's Perl arrays are) while their total size stays within a budget proportional to the
+/// input read so far, and a hash map for whatever falls outside it, so that hostile fid and line
+/// numbers cannot make it allocate beyond a small multiple of the input.
+#[derive(Debug, Default)]
+struct LineTable {
+    dense: Vec<Vec<LineTime>>,
+    sparse: PairMap,
+    used: usize,
+}
+
+/// Adds one statement to a line slot (NYTProf.xs `store_profile_line_entry`, 3308-3330).
+#[inline]
+fn add_to_slot(slot: &mut LineTime, seconds: f64, count: i64) {
+    if slot.count == i64::MIN {
+        *slot = LineTime {
+            time: seconds,
+            count,
+        };
+    } else {
+        slot.time += seconds;
+        if count == 1 {
+            slot.count += 1;
+        } else if count != 0 {
+            // store_profile_line_entry adds `(IV)time`, not the count (NYTProf.xs:3326).
+            slot.count = slot.count.wrapping_add(seconds as i64);
+        }
+    }
+}
+
+impl LineTable {
+    #[inline]
+    fn add(&mut self, fid: u32, line: u32, seconds: f64, count: i64, budget: usize) {
+        if let Some(slot) = self
+            .dense
+            .get_mut(fid as usize)
+            .and_then(|v| v.get_mut(line as usize))
+        {
+            add_to_slot(slot, seconds, count);
+            return;
+        }
+        self.add_slow(fid, line, seconds, count, budget);
+    }
+
+    #[cold]
+    fn add_slow(&mut self, fid: u32, line: u32, seconds: f64, count: i64, budget: usize) {
+        let (f, l) = (fid as usize, line as usize);
+        let current = self.dense.get(f).map_or(0, Vec::len);
+        let new_len = (l + 1).next_power_of_two().max(64);
+        let growth = (new_len - current) + f.saturating_sub(self.dense.len());
+        if f < 1 << 16 && l < 1 << 24 && self.used + growth <= budget {
+            if self.dense.len() <= f {
+                self.dense.resize_with(f + 1, Vec::new);
+            }
+            self.dense[f].resize(new_len, ABSENT);
+            self.used += growth;
+            // Entries of this fid kept in the map before are now covered by the vector.
+            if !self.sparse.is_empty() {
+                let moved: Vec<(u32, LineTime)> = self
+                    .sparse
+                    .iter()
+                    .filter(|((sf, sl), _)| *sf == fid && (*sl as usize) < new_len)
+                    .map(|((_, sl), lt)| (*sl, *lt))
+                    .collect();
+                for (sl, lt) in moved {
+                    self.sparse.remove(&(fid, sl));
+                    self.dense[f][sl as usize] = lt;
+                }
+            }
+            add_to_slot(&mut self.dense[f][l], seconds, count);
+        } else {
+            add_to_slot(
+                self.sparse.entry((fid, line)).or_insert(ABSENT),
+                seconds,
+                count,
+            );
+        }
+    }
+
+    fn into_line_times(self) -> LineTimes {
+        let mut out = LineTimes::new();
+        for (fid, lines) in self.dense.into_iter().enumerate() {
+            let map: BTreeMap<u32, LineTime> = lines
+                .into_iter()
+                .enumerate()
+                .filter(|(_, lt)| lt.count != i64::MIN)
+                .map(|(line, lt)| (line as u32, lt))
+                .collect();
+            if !map.is_empty() {
+                out.insert(fid as u32, map);
+            }
+        }
+        for ((fid, line), lt) in self.sparse {
+            out.entry(fid).or_default().insert(line, lt);
+        }
+        out
+    }
+}
+
 /// Builds a [`Profile`] from records, as NYTProf.xs's loader callbacks do.
 #[derive(Debug)]
 pub struct Loader {
     profile: Profile,
+    line_times: LineTable,
+    block_times: Option<LineTable>,
+    sub_times: Option<LineTable>,
+    /// Dense line slots the tables may hold: grows with the input read (see [`LineTable`]).
+    budget: usize,
     ticks_per_sec: u32,
     statement_discount: i64,
     live_pids: BTreeMap<u32, usize>,
     last_start: f64,
     duration: Option<f64>,
-}
-
-fn add_entry(lines: &mut BTreeMap<u32, LineTime>, line: u32, seconds: f64, count: i64) {
-    use std::collections::btree_map::Entry;
-    match lines.entry(line) {
-        Entry::Vacant(v) => {
-            v.insert(LineTime {
-                time: seconds,
-                count,
-            });
-        }
-        Entry::Occupied(mut o) => {
-            let e = o.get_mut();
-            e.time += seconds;
-            if count == 1 {
-                e.count += 1;
-            } else if count != 0 {
-                // store_profile_line_entry adds `(IV)time`, not the count (NYTProf.xs:3326).
-                e.count = e.count.wrapping_add(seconds as i64);
-            }
-        }
-    }
 }
 
 impl Loader {
@@ -496,6 +620,10 @@ impl Loader {
                 minor,
                 ..Profile::default()
             },
+            line_times: LineTable::default(),
+            block_times: None,
+            sub_times: None,
+            budget: 1 << 12,
             ticks_per_sec: 0,
             statement_discount: 0,
             live_pids: BTreeMap::new(),
@@ -512,7 +640,14 @@ impl Loader {
         })
     }
 
+    /// Lets the line tables hold about `bytes / 2` dense slots (16 bytes each): call it with the
+    /// number of input bytes read so far. The default allows 4096.
+    pub fn set_input_read(&mut self, bytes: u64) {
+        self.budget = (bytes / 2).max(1 << 12).min(usize::MAX as u64) as usize;
+    }
+
     /// Adds one record found at `offset`.
+    #[inline]
     pub fn record(&mut self, offset: u64, r: &Record<'_>) -> Result<(), Error> {
         let p = &mut self.profile;
         match *r {
@@ -673,16 +808,18 @@ impl Loader {
         Ok(())
     }
 
+    #[inline]
     fn time(&mut self, ticks: i32, fid: u32, line: u32, block: Option<(u32, u32)>) {
         let p = &mut self.profile;
         let seconds = f64::from(ticks) / f64::from(self.ticks_per_sec);
         let count = 1 - self.statement_discount;
-        add_entry(p.line_times.entry(fid).or_default(), line, seconds, count);
+        let budget = self.budget;
+        self.line_times.add(fid, line, seconds, count, budget);
         if let Some((block_line, sub_line)) = block {
-            let b = p.block_times.get_or_insert_with(Default::default);
-            add_entry(b.entry(fid).or_default(), block_line, seconds, count);
-            let s = p.sub_times.get_or_insert_with(Default::default);
-            add_entry(s.entry(fid).or_default(), sub_line, seconds, count);
+            let b = self.block_times.get_or_insert_with(Default::default);
+            b.add(fid, block_line, seconds, count, budget);
+            let s = self.sub_times.get_or_insert_with(Default::default);
+            s.add(fid, sub_line, seconds, count, budget);
         }
         p.totals.stmts_measured += 1;
         p.totals.stmts_discounted += self.statement_discount.max(0) as u64;
@@ -695,6 +832,9 @@ impl Loader {
         // An unused trailing discount is not counted (NYTProf.xs:5018-5019): discounts are
         // counted above only when a statement consumes them.
         let p = &mut self.profile;
+        p.line_times = std::mem::take(&mut self.line_times).into_line_times();
+        p.block_times = self.block_times.take().map(LineTable::into_line_times);
+        p.sub_times = self.sub_times.take().map(LineTable::into_line_times);
         p.totals.profiler_duration = self.duration;
         // Data.pm:110-117: subs with calls but no fid move to fid 1.
         let has_fid1 = p.files.contains_key(&1);

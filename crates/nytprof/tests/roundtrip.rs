@@ -289,6 +289,10 @@ proptest! {
         for (name, fid, first, callers) in subs {
             let fid = fid.min(nfiles);
             let name = format!("main::{name}");
+            if p.subs.contains_key(&name) {
+                // One definition per name: the loader keeps the lowest fid of several.
+                continue;
+            }
             let mut si = SubInfo { name: name.clone(), fid: Some(fid), first_line: Some(first), last_line: Some(first + 2), ..SubInfo::default() };
             for (cfid, cline, count, t, caller) in callers {
                 let ci = si.callers.entry(cfid.min(nfiles)).or_default().entry(cline).or_default();

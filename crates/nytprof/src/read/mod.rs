@@ -15,6 +15,7 @@ use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
 use crate::error::Error;
+use crate::raw;
 
 /// A NYTProf file in memory: the header is checked; records are decoded on iteration.
 #[derive(Debug)]
@@ -113,8 +114,13 @@ impl<'a> File<'a> {
 fn inflate(data: &[u8], start: usize) -> Inflated {
     let input = &data[start.min(data.len())..];
     let mut d = Decompress::new(true);
-    // Start near a typical ratio; the vector grows by doubling after that.
-    let mut out: Vec<u8> = Vec::with_capacity(input.len().saturating_mul(4).min(1 << 26));
+    // The profiler's trailer states the uncompressed size; trusted up to 64 times the
+    // compressed bytes (real profiles compress 3 to 25 times), else a typical ratio is assumed
+    // and the vector grows by doubling.
+    let hint = trailer_size_hint(input)
+        .unwrap_or(0)
+        .min(input.len().saturating_mul(64));
+    let mut out: Vec<u8> = Vec::with_capacity(hint.max(input.len().saturating_mul(4)).min(1 << 32));
     let mut error = None;
     loop {
         if out.capacity() - out.len() < 64 * 1024 {
@@ -166,6 +172,18 @@ fn inflate(data: &[u8], start: usize) -> Inflated {
     }
 }
 
+/// The uncompressed size the trailer `# Compressed N bytes to M, …` states (N), if any.
+fn trailer_size_hint(input: &[u8]) -> Option<usize> {
+    const KEY: &[u8] = b"# Compressed ";
+    let tail = &input[input.len().saturating_sub(160)..];
+    let at = tail.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
+    let digits = tail[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&tail[at..at + digits])
+        .ok()?
+        .parse()
+        .ok()
+}
+
 /// Iterator over the records of a [`File`].
 #[derive(Debug)]
 pub struct Records<'a> {
@@ -176,7 +194,74 @@ pub struct Records<'a> {
     done: bool,
 }
 
+/// Decodes a varint from `b` at `*i`; the caller guarantees five readable bytes.
+#[inline(always)]
+fn varint_at(b: &[u8], i: &mut usize) -> u32 {
+    let b0 = b[*i];
+    let (v, n) = match b0 {
+        0x00..=0x7f => (u32::from(b0), 1),
+        0x80..=0xbf => ((u32::from(b0 & 0x7f) << 8) | u32::from(b[*i + 1]), 2),
+        0xc0..=0xdf => (
+            (u32::from(b0 & 0x1f) << 16) | (u32::from(b[*i + 1]) << 8) | u32::from(b[*i + 2]),
+            3,
+        ),
+        0xe0..=0xfe => (
+            (u32::from(b0 & 0x0f) << 24)
+                | (u32::from(b[*i + 1]) << 16)
+                | (u32::from(b[*i + 2]) << 8)
+                | u32::from(b[*i + 3]),
+            4,
+        ),
+        0xff => (
+            u32::from_be_bytes([b[*i + 1], b[*i + 2], b[*i + 3], b[*i + 4]]),
+            5,
+        ),
+    };
+    *i += n;
+    v
+}
+
 impl<'a> Records<'a> {
+    /// Fast path for the bulk of a profile, used by the model loader: when the next record is a
+    /// complete `+` record, consumes it and returns its ticks, fid and line. Anything else
+    /// (another tag, or fewer than 16 bytes left) is left for [`Iterator::next`], which gives the
+    /// same record or the precise error.
+    #[inline]
+    pub(crate) fn next_time_line(&mut self) -> Option<(i32, u32, u32)> {
+        let rest = self.cursor.rest();
+        if self.done || rest.len() < 16 || rest[0] != raw::tag::TIME_LINE {
+            return None;
+        }
+        let mut i = 1;
+        let ticks = varint_at(rest, &mut i) as i32;
+        let fid = varint_at(rest, &mut i);
+        let line = varint_at(rest, &mut i);
+        self.cursor.skip(i, "TIME_LINE").ok()?;
+        Some((ticks, fid, line))
+    }
+
+    /// Fast path for `<` records, which the model loader ignores: when the next record is a
+    /// complete, well-formed `<` record, consumes it and returns true.
+    #[inline]
+    pub(crate) fn skip_sub_return(&mut self) -> bool {
+        let rest = self.cursor.rest();
+        if self.done || rest.len() < 32 || rest[0] != raw::tag::SUB_RETURN {
+            return false;
+        }
+        let mut i = 1;
+        let _depth = varint_at(rest, &mut i);
+        i += 16;
+        if rest[i] != raw::tag::STR_BYTES && rest[i] != raw::tag::STR_UTF8 {
+            return false;
+        }
+        i += 1;
+        let len = varint_at(rest, &mut i) as usize;
+        if len > rest.len() - i {
+            return false;
+        }
+        self.cursor.skip(i + len, "SUB_RETURN").is_ok()
+    }
+
     /// Absolute offset of the next record in the uncompressed stream (the file offset before
     /// `z`; after it, the `z` offset plus one plus the inflated position).
     pub fn offset(&self) -> u64 {

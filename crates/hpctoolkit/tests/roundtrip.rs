@@ -157,6 +157,33 @@ fn builder_example_round_trips() {
     round_trip(&db);
 }
 
+/// Damaged profile.db files make `transpose` answer an error (or a cct.db), never panic.
+#[test]
+fn transposition_of_damaged_input_never_panics() {
+    let config = SyntheticConfig {
+        profiles: 3,
+        contexts: 40,
+        metrics: 2,
+        trace_elems: 0,
+        samples: 0,
+        seed: 5,
+    };
+    let files = write(&Synthetic::new(config).to_model());
+    let options = TransposeOptions {
+        memory_budget: 256,
+        n_ctxs: None,
+    };
+    let run = |data: &[u8]| {
+        let _ = transpose(Cursor::new(data), Cursor::new(Vec::new()), &options);
+    };
+    for cut in profcodec_common::hostile::truncation_points(files.profile.len()) {
+        run(&files.profile[..cut]);
+    }
+    for mutant in profcodec_common::hostile::bit_flips(&files.profile, 2000) {
+        run(&mutant);
+    }
+}
+
 fn config() -> impl Strategy<Value = SyntheticConfig> {
     (0u32..6, 1u32..80, 1u16..4, 0u64..20, 0u32..40, any::<u64>()).prop_map(
         |(profiles, contexts, metrics, trace_elems, samples, seed)| SyntheticConfig {

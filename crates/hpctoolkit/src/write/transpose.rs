@@ -13,7 +13,9 @@
 //!
 //! Besides the budget, memory is about 48 bytes per context (counts and the cct.db table) and
 //! 8 bytes per profile. A single context whose values exceed the budget is still done in one
-//! piece.
+//! piece. Damaged input gives [`io::ErrorKind::InvalidData`], never a panic; when `nCtxs` comes
+//! from the file, it may not exceed the file's size in bytes (pass [`TransposeOptions::n_ctxs`]
+//! for anything larger).
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
@@ -196,6 +198,12 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
                 n_ctxs = n_ctxs.max(u64::from(entries[0].0) + 1);
             }
         }
+    }
+    // cct.db holds 32 bytes per ctxId below nCtxs, and this function 48 bytes of memory each: a
+    // ctxId read from the file (not given by the caller) may not claim more contexts than the
+    // file has bytes, so a hostile ctxId cannot make it allocate gigabytes.
+    if options.n_ctxs.is_none() && n_ctxs > input.len.max(1 << 16) {
+        return Err(bad("a ctxId far larger than the file could describe"));
     }
     let n_ctxs = u32::try_from(n_ctxs).map_err(|_| bad("a ctxId of u32::MAX"))?;
     let mut counts = vec![0u64; n_ctxs as usize];

@@ -10,7 +10,7 @@ use read_support::{corpus_files, touch, touch_database};
 /// Bytes decoded per file for the expensive mutants (mended cuts and bit flips): the whole
 /// crate's debug-mode `cargo test` must stay near two minutes, so large files get a sparser (but
 /// still spread) sample; every plain cut is tried, since the footer check rejects those early.
-const BUDGET: usize = 6 << 20;
+const BUDGET: usize = 4 << 20;
 
 /// How many of `available` mutants to try for a file of `len` bytes.
 fn sample(len: usize, available: usize) -> usize {

@@ -186,7 +186,7 @@ impl<B: AsRef<[u8]>> Database<B> {
         metric_id: u16,
     ) -> Result<Option<f64>, Error> {
         match self.profile() {
-            Some(p) => Ok(p.profile(prof_index)?.value(ctx_id, metric_id)),
+            Some(p) => p.value(prof_index, ctx_id, metric_id),
             None => Ok(None),
         }
     }

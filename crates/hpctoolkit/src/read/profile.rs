@@ -4,7 +4,7 @@ use crate::Error;
 use crate::raw::profile::PROFILE_IS_SUMMARY;
 use crate::raw::{
     CtxIndex, FileKind, IdTupleHeader, Identifier, ProfileDbHeader, ProfileInfo,
-    ProfileInfosHeader, Value,
+    ProfileInfosHeader, ProfileValueBlock, Value,
 };
 
 use super::bytes::{Bytes, Region, Strided};
@@ -197,22 +197,66 @@ impl<'a> ProfileDb<'a> {
         self.bytes.read(a.at(index.into()))
     }
 
-    /// Profile `index` (0 is the canonical summary profile), with its value block bounded.
-    pub fn profile(&self, index: u32) -> Result<Profile<'a>, Error> {
-        let pi = self.profile_info(index)?;
-        let at = self.layout.profiles.at(index.into());
-        let vb = pi.value_block;
+    /// The value arrays of profile `index`'s block, read straight from the {PI}'s fields (the
+    /// hot path of point lookups: no identifier tuple, no structure decoding).
+    fn block(&self, index: u32) -> Result<(u64, &'a [Value], &'a [CtxIndex]), Error> {
+        let a = self.layout.profiles;
+        if u64::from(index) >= a.count {
+            self.profile_info(index)?;
+        }
+        let at = a.at(index.into());
+        let vb = self
+            .bytes
+            .slice(at, ProfileValueBlock::SIZE as u64, "PSVB")?;
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&vb[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        let (n_values, p_values) = (word(0), word(8));
+        let (n_ctxs, p_ctx_indices) = (word(0x10) & 0xffff_ffff, word(0x18));
         let payload = self.bytes.payload();
         let values =
             self.bytes
-                .array::<Value>(payload, vb.p_values, vb.n_values, "PSVB.pValues", at + 8)?;
+                .array::<Value>(payload, p_values, n_values, "PSVB.pValues", at + 8)?;
         let ctx_indices = self.bytes.array::<CtxIndex>(
             payload,
-            vb.p_ctx_indices,
-            vb.n_ctxs.into(),
+            p_ctx_indices,
+            n_ctxs,
             "PSVB.pCtxIndices",
             at + 0x18,
         )?;
+        Ok((at, values, ctx_indices))
+    }
+
+    /// The value of `metric_id` at `ctx_id` in profile `prof_index` (`Ok(None)` when zero, that
+    /// is, not stored): the point lookup, two binary searches.
+    #[inline]
+    pub fn value(
+        &self,
+        prof_index: u32,
+        ctx_id: u32,
+        metric_id: u16,
+    ) -> Result<Option<f64>, Error> {
+        let (_, values, ctx_indices) = self.block(prof_index)?;
+        let p = Profile {
+            index: prof_index,
+            offset: 0,
+            flags: 0,
+            id_tuple: None,
+            values,
+            ctx_indices,
+            p_values: 0,
+            p_ctx_indices: 0,
+        };
+        Ok(p.value(ctx_id, metric_id))
+    }
+
+    /// Profile `index` (0 is the canonical summary profile), with its value block bounded.
+    pub fn profile(&self, index: u32) -> Result<Profile<'a>, Error> {
+        let pi = self.profile_info(index)?;
+        let (at, values, ctx_indices) = self.block(index)?;
+        let vb = pi.value_block;
         let id_tuple = match pi.p_id_tuple {
             0 => None,
             p => Some(self.id_tuple_at(p, at + 0x20)?),

@@ -322,9 +322,20 @@ fn dump_meta(m: &MetaDb<'_>) -> Result<Value, Error> {
         }));
     }
     let mut entry_points = Vec::new();
-    // Bounded by MetaDb::walk's budget: validate the tree once, so the recursion below meets a
-    // tree, not a cycle.
-    m.context_index()?;
+    // The dump nests contexts, and building, printing and dropping nested JSON recurses: walk the
+    // tree first (bounded, cycle-proof) and refuse depths that could overflow the stack.
+    for node in m.walk() {
+        let node = node?;
+        if node.depth > MAX_DUMP_DEPTH {
+            return Err(Error::Invalid {
+                file: FileKind::Meta,
+                field: "Ctx",
+                offset: node.node.offset(),
+                expected: "a context tree at most 1024 levels deep (the JSON dump's limit)",
+                found: node.depth.into(),
+            });
+        }
+    }
     for e in m.entry_points() {
         let e = e?;
         entry_points.push(json!({
@@ -345,6 +356,9 @@ fn dump_meta(m: &MetaDb<'_>) -> Result<Value, Error> {
         "entry_points": entry_points,
     }))
 }
+
+/// Deepest context tree `dump --json` prints (real trees are far shallower).
+const MAX_DUMP_DEPTH: u32 = 1024;
 
 fn dump_children(m: &MetaDb<'_>, children: ContextChildren) -> Result<Vec<Value>, Error> {
     let mut out = Vec::new();

@@ -157,6 +157,33 @@ fn builder_example_round_trips() {
     round_trip(&db);
 }
 
+/// Contexts with more metrics than the counting sort handles take the sorting path.
+#[test]
+fn transposition_of_many_metrics_matches() {
+    let config = SyntheticConfig {
+        profiles: 3,
+        contexts: 30,
+        metrics: 25,
+        trace_elems: 0,
+        samples: 0,
+        seed: 9,
+    };
+    let db = Synthetic::new(config).to_model();
+    let files = write(&db);
+    let n_ctxs = db.context_major.as_ref().map(|c| c.contexts.len() as u32);
+    let options = TransposeOptions {
+        memory_budget: 300,
+        n_ctxs,
+    };
+    let (cct, _) = transpose(
+        Cursor::new(&files.profile),
+        Cursor::new(Vec::new()),
+        &options,
+    )
+    .unwrap();
+    assert_eq!(Some(cct.into_inner()), files.cct);
+}
+
 /// Damaged profile.db files make `transpose` answer an error (or a cct.db), never panic.
 #[test]
 fn transposition_of_damaged_input_never_panics() {

@@ -281,22 +281,7 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
             let n = counts[c as usize] as usize;
             let cell = &mut pass.cells[start..start + n];
             start += n;
-            // (metric, profile) pairs are unique within a context.
-            cell.sort_unstable_by_key(|v| (v.metric_id, v.prof_index));
-            metrics.clear();
-            values.clear();
-            for (i, v) in cell.iter().enumerate() {
-                if metrics.last().is_none_or(|m| m.metric_id != v.metric_id) {
-                    metrics.push(MetricStart {
-                        metric_id: v.metric_id,
-                        start: i as u64,
-                    });
-                }
-                values.push(ProfileValue {
-                    prof_index: v.prof_index,
-                    value: v.value,
-                });
-            }
+            by_metric(cell, &mut metrics, &mut values);
             out.write_context(c, &metrics, &values).map_err(|e| {
                 if e.kind() == io::ErrorKind::InvalidInput {
                     bad("a context holds the same metric twice")
@@ -309,6 +294,69 @@ pub fn transpose<R: Read + Seek, W: Write + Seek>(
         lo = hi;
     }
     Ok((out.finish()?, stats))
+}
+
+/// Distinct metrics of a context beyond which [`by_metric`] sorts instead of counting.
+const FEW_METRICS: usize = 64;
+
+/// A context's values, gathered profile by profile (so by increasing `profIndex` within each
+/// metric), regrouped by metric as cct.db orders them: the metric index and the values.
+fn by_metric(cell: &mut [Cell], metrics: &mut Vec<MetricStart>, values: &mut Vec<ProfileValue>) {
+    metrics.clear();
+    values.clear();
+    for v in cell.iter() {
+        if !metrics.iter().any(|m| m.metric_id == v.metric_id) {
+            if metrics.len() == FEW_METRICS {
+                // Many metrics: sort; (metric, profile) pairs are unique within a context.
+                metrics.clear();
+                cell.sort_unstable_by_key(|v| (v.metric_id, v.prof_index));
+                for (i, v) in cell.iter().enumerate() {
+                    if metrics.last().is_none_or(|m| m.metric_id != v.metric_id) {
+                        metrics.push(MetricStart {
+                            metric_id: v.metric_id,
+                            start: i as u64,
+                        });
+                    }
+                    values.push(ProfileValue {
+                        prof_index: v.prof_index,
+                        value: v.value,
+                    });
+                }
+                return;
+            }
+            metrics.push(MetricStart {
+                metric_id: v.metric_id,
+                start: 0,
+            });
+        }
+    }
+    // Few metrics: a counting sort, stable, so profiles stay in increasing order.
+    metrics.sort_unstable_by_key(|m| m.metric_id);
+    for v in cell.iter() {
+        if let Some(m) = metrics.iter_mut().find(|m| m.metric_id == v.metric_id) {
+            m.start += 1;
+        }
+    }
+    let mut next = 0;
+    for m in metrics.iter_mut() {
+        let count = m.start;
+        m.start = next;
+        next += count;
+    }
+    values.resize(cell.len(), ProfileValue::default());
+    let mut fill: [u64; FEW_METRICS] = [0; FEW_METRICS];
+    for (f, m) in fill.iter_mut().zip(metrics.iter()) {
+        *f = m.start;
+    }
+    for v in cell.iter() {
+        if let Some(k) = metrics.iter().position(|m| m.metric_id == v.metric_id) {
+            values[fill[k] as usize] = ProfileValue {
+                prof_index: v.prof_index,
+                value: v.value,
+            };
+            fill[k] += 1;
+        }
+    }
 }
 
 /// One value on its way to cct.db.

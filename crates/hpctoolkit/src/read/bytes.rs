@@ -383,3 +383,92 @@ impl<'a> Bytes<'a> {
         Ok(Region::of(section))
     }
 }
+
+/// A set of u16 metric ids as a 8 KiB bitmap: the membership test of the validation passes.
+#[derive(Debug, Clone)]
+pub(crate) struct MetricSet {
+    bits: Vec<u64>,
+}
+
+impl MetricSet {
+    pub(crate) fn from_ids(ids: impl IntoIterator<Item = u16>) -> Self {
+        let mut bits = vec![0u64; 1 << 10];
+        for id in ids {
+            bits[usize::from(id) >> 6] |= 1 << (id & 63);
+        }
+        MetricSet { bits }
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, id: u16) -> bool {
+        self.bits[usize::from(id) >> 6] & (1 << (id & 63)) != 0
+    }
+}
+
+/// Position of `key` in `items` sorted strictly by `key_of`: interpolation probes first (ctxIds
+/// and profIndexes are dense-ish, so two or three probes land close, where a plain binary search
+/// would take ~20 dependent cache misses on a large block), then a binary search of what is left.
+/// Returns `None` when absent; on unsorted (unvalidated) input it may miss but never panics.
+#[inline]
+pub(crate) fn find_sorted<T>(items: &[T], key: u64, key_of: impl Fn(&T) -> u64) -> Option<usize> {
+    let (mut lo, mut hi) = (0usize, items.len());
+    let mut probes = 0;
+    while hi - lo > 16 && probes < 4 {
+        let (klo, khi) = (key_of(&items[lo]), key_of(&items[hi - 1]));
+        if key < klo || key > khi {
+            return None;
+        }
+        if khi == klo {
+            break;
+        }
+        let span = (hi - 1 - lo) as u128;
+        let guess = lo + ((u128::from(key - klo) * span) / u128::from(khi - klo)) as usize;
+        let guess = guess.clamp(lo, hi - 1);
+        let k = key_of(&items[guess]);
+        if k == key {
+            return Some(guess);
+        }
+        if k < key {
+            lo = guess + 1;
+        } else {
+            hi = guess;
+        }
+        probes += 1;
+    }
+    items[lo..hi]
+        .binary_search_by(|x| key_of(x).cmp(&key))
+        .ok()
+        .map(|i| lo + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_sorted;
+
+    #[test]
+    fn interpolation_search_agrees_with_binary_search() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for len in [0usize, 1, 2, 17, 100, 1000, 5000] {
+            for spread in [1u64, 3, 1000, u64::MAX / 8192] {
+                let mut v: Vec<u64> = Vec::new();
+                let mut cur = 0u64;
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    cur += 1 + x % spread;
+                    v.push(cur);
+                }
+                for probe in v.iter().copied().chain([0, cur + 1, cur / 2, u64::MAX]) {
+                    assert_eq!(find_sorted(&v, probe, |&k| k), v.binary_search(&probe).ok());
+                }
+            }
+        }
+        // Unsorted input: any answer, no panic.
+        let _ = find_sorted(
+            &[9u64, 1, 7, 3, 5, 2, 8, 0, 4, 6, 9, 1, 7, 3, 5, 2, 8, 0][..],
+            4,
+            |&k| k,
+        );
+    }
+}

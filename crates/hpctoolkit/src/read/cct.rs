@@ -6,8 +6,7 @@ use crate::raw::{
     ProfValue,
 };
 
-use super::bytes::{Bytes, Strided};
-use super::profile::check_sorted_u16;
+use super::bytes::{Bytes, MetricSet, Strided, find_sorted};
 
 /// The Context-Major Sparse Value Block of one context, as zero-copy slices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,9 +55,7 @@ impl<'a> ContextValues<'a> {
     #[inline]
     pub fn value(&self, prof_index: u32, metric_id: u16) -> Option<f64> {
         let vals = self.profiles_of(metric_id);
-        vals.binary_search_by_key(&prof_index, |v| v.prof_index())
-            .ok()
-            .map(|i| vals[i].value())
+        find_sorted(vals, prof_index.into(), |v| v.prof_index().into()).map(|i| vals[i].value())
     }
 
     /// Every non-empty metric: `(metricId, values)`, ascending by metricId.
@@ -235,6 +232,17 @@ impl<'a> CctDb<'a> {
 
     /// Checks one context's block (see [`CctDb::validate`]).
     pub fn validate_context(&self, c: &ContextValues<'a>) -> Result<(), Error> {
+        self.check_context(c, None, None)
+    }
+
+    /// [`CctDb::validate_context`], and (one pass over the values) every metric id in `known`
+    /// and every profIndex below `n_profiles`.
+    pub(crate) fn check_context(
+        &self,
+        c: &ContextValues<'a>,
+        known: Option<&MetricSet>,
+        n_profiles: Option<u32>,
+    ) -> Result<(), Error> {
         let b = &self.bytes;
         let values_end = c.p_values + (c.values.len() * ProfValue::SIZE) as u64;
         if !c.metric_indices.is_empty() && values_end > c.p_metric_indices {
@@ -247,40 +255,56 @@ impl<'a> CctDb<'a> {
         }
         let n_values = c.values.len() as u64;
         let mut prev_start = 0u64;
-        check_sorted_u16(
-            c.metric_indices.iter().map(|m| m.metric_id()),
-            |k, prev, found| {
-                b.unsorted(
-                    "Idx.metricId",
-                    c.p_metric_indices + (k * MetricIndex::SIZE) as u64,
-                    prev.into(),
-                    found.into(),
-                )
-            },
-        )?;
+        let mut prev_metric = -1i32;
         for (k, idx) in c.metric_indices.iter().enumerate() {
-            let start = idx.start_index();
-            let at = c.p_metric_indices + (k * MetricIndex::SIZE) as u64 + 2;
+            let (m, start) = (idx.metric_id(), idx.start_index());
+            let at = c.p_metric_indices + (k * MetricIndex::SIZE) as u64;
+            if i32::from(m) <= prev_metric {
+                return Err(b.unsorted("Idx.metricId", at, prev_metric as u64, m.into()));
+            }
+            if known.is_some_and(|set| !set.contains(m)) {
+                return Err(Error::Dangling {
+                    file: FileKind::Cct,
+                    field: "Idx.metricId",
+                    offset: at,
+                    expected: "a propMetricId listed in meta.db",
+                    found: m.into(),
+                });
+            }
             if start < prev_start {
-                return Err(b.unsorted("Idx.startIndex", at, prev_start, start));
+                return Err(b.unsorted("Idx.startIndex", at + 2, prev_start, start));
             }
             if start > n_values {
-                return Err(b.invalid("Idx.startIndex", at, "a startIndex at most nValues", start));
+                return Err(b.invalid(
+                    "Idx.startIndex",
+                    at + 2,
+                    "a startIndex at most nValues",
+                    start,
+                ));
             }
+            prev_metric = m.into();
             prev_start = start;
         }
+        let limit = n_profiles.map_or(u64::MAX, u64::from);
         for i in 0..c.metric_indices.len() {
             let start = c.metric_indices[i].start_index() as usize;
-            let mut prev: Option<u32> = None;
+            let mut prev = -1i64;
             for (k, v) in c.values_at(i).iter().enumerate() {
                 let p = v.prof_index();
-                if let Some(q) = prev {
-                    if p <= q {
-                        let at = c.p_values + ((start + k) * ProfValue::SIZE) as u64;
-                        return Err(b.unsorted("Val.profIndex", at, q.into(), p.into()));
-                    }
+                let at = c.p_values + ((start + k) * ProfValue::SIZE) as u64;
+                if i64::from(p) <= prev {
+                    return Err(b.unsorted("Val.profIndex", at, prev as u64, p.into()));
                 }
-                prev = Some(p);
+                if u64::from(p) >= limit {
+                    return Err(Error::Dangling {
+                        file: FileKind::Cct,
+                        field: "Val.profIndex",
+                        offset: at,
+                        expected: "a profIndex below profile.db's nProfiles",
+                        found: p.into(),
+                    });
+                }
+                prev = p.into();
             }
         }
         Ok(())

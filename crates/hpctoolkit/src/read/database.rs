@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::Error;
 use crate::raw::FileKind;
 
+use super::bytes::MetricSet;
 use super::cct::{CctDb, CctLayout};
 use super::meta::{ContextIndex, ContextNode, MetaDb, MetaLayout, ScopeIndex};
 use super::profile::{IdTuple, ProfileDb, ProfileLayout};
@@ -197,60 +198,26 @@ impl<B: AsRef<[u8]>> Database<B> {
     /// profIndexes name profiles of profile.db. ctxIds missing from meta.db are accepted (elided
     /// contexts, as-implemented).
     pub fn validate(&self) -> Result<(), Error> {
-        self.meta().validate()?;
-        let prop = bitmap(&self.propagated);
-        let stat = bitmap(&self.summaries);
+        // The tree was walked (and its ctxIds checked) when the index was built.
+        let meta = self.meta();
+        meta.validate_tables()?;
+        meta.check_index(&self.contexts)?;
+        let prop = MetricSet::from_ids(self.propagated.iter().map(|e| e.0));
+        let stat = MetricSet::from_ids(self.summaries.iter().map(|e| e.0));
         let n_profiles = match self.profile() {
             Some(p) => {
-                p.validate()?;
                 for prof in p.profiles() {
                     let prof = prof?;
                     let known = if prof.is_summary() { &stat } else { &prop };
-                    for (k, v) in prof.values.iter().enumerate() {
-                        let id = v.metric_id();
-                        if !has(known, id) {
-                            return Err(Error::Dangling {
-                                file: FileKind::Profile,
-                                field: "Val.metricId",
-                                offset: prof.p_values + (k * 10) as u64,
-                                expected: "a metric id listed in meta.db",
-                                found: id.into(),
-                            });
-                        }
-                    }
+                    p.check_profile(&prof, Some(known))?;
                 }
                 Some(p.profile_count())
             }
             None => None,
         };
         if let Some(c) = self.cct() {
-            c.validate()?;
             for ctx in c.contexts() {
-                let ctx = ctx?;
-                for (k, m) in ctx.metric_indices.iter().enumerate() {
-                    if !has(&prop, m.metric_id()) {
-                        return Err(Error::Dangling {
-                            file: FileKind::Cct,
-                            field: "Idx.metricId",
-                            offset: ctx.p_metric_indices + (k * 10) as u64,
-                            expected: "a propMetricId listed in meta.db",
-                            found: m.metric_id().into(),
-                        });
-                    }
-                }
-                if let Some(n) = n_profiles {
-                    for (k, v) in ctx.values.iter().enumerate() {
-                        if v.prof_index() >= n {
-                            return Err(Error::Dangling {
-                                file: FileKind::Cct,
-                                field: "Val.profIndex",
-                                offset: ctx.p_values + (k * 12) as u64,
-                                expected: "a profIndex below profile.db's nProfiles",
-                                found: v.prof_index().into(),
-                            });
-                        }
-                    }
-                }
+                c.check_context(&ctx?, Some(&prop), n_profiles)?;
             }
         }
         if let Some(t) = self.trace() {
@@ -310,17 +277,4 @@ fn metric_maps(meta: &MetaDb<'_>) -> Result<(MetricMap, MetricMap), Error> {
     prop.sort_by_key(|e| e.0);
     stat.sort_by_key(|e| e.0);
     Ok((prop, stat))
-}
-
-fn bitmap(map: &MetricMap) -> Vec<u64> {
-    let mut bits = vec![0u64; 1 << 10];
-    for (id, _) in map {
-        bits[usize::from(*id) >> 6] |= 1 << (id & 63);
-    }
-    bits
-}
-
-#[inline]
-fn has(bits: &[u64], id: u16) -> bool {
-    bits[usize::from(id) >> 6] & (1 << (id & 63)) != 0
 }

@@ -1098,6 +1098,12 @@ impl<'a> MetaDb<'a> {
     /// Checks every string, pointer, stride and array of every section, and that the context tree
     /// is a tree with unique ctxIds. After it succeeds no accessor fails on this file.
     pub fn validate(&self) -> Result<(), Error> {
+        self.validate_tables()?;
+        self.check_index(&self.context_index()?)
+    }
+
+    /// Everything [`MetaDb::validate`] checks but the context tree.
+    pub(crate) fn validate_tables(&self) -> Result<(), Error> {
         self.title()?;
         self.description()?;
         for n in self.id_names() {
@@ -1124,18 +1130,20 @@ impl<'a> MetaDb<'a> {
         for f in self.functions() {
             f?;
         }
-        let index = self.context_index()?;
-        if let Some(first) = index.entries.first() {
-            if first.ctx_id == 0 {
-                return Err(self.bytes.invalid(
-                    "ctxId",
-                    first.offset + 0x10,
-                    "a ctxId above 0 (0 is the global context)",
-                    0,
-                ));
-            }
-        }
         Ok(())
+    }
+
+    /// The tree checks left after [`MetaDb::context_index`] succeeded: no ctxId 0.
+    pub(crate) fn check_index(&self, index: &ContextIndex) -> Result<(), Error> {
+        match index.entries.first() {
+            Some(first) if first.ctx_id == 0 => Err(self.bytes.invalid(
+                "ctxId",
+                first.offset + 0x10,
+                "a ctxId above 0 (0 is the global context)",
+                0,
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

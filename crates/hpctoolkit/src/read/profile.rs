@@ -7,7 +7,7 @@ use crate::raw::{
     ProfileInfosHeader, ProfileValueBlock, Value,
 };
 
-use super::bytes::{Bytes, Region, Strided};
+use super::bytes::{Bytes, MetricSet, Region, Strided, find_sorted};
 
 /// A hierarchical identifier tuple (`[HIT]`): the identifications of one profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,12 +48,9 @@ impl<'a> Profile<'a> {
     /// The values of context `ctx_id`, sorted by metricId (empty when it has none).
     #[inline]
     pub fn metrics_of(&self, ctx_id: u32) -> &'a [Value] {
-        match self
-            .ctx_indices
-            .binary_search_by_key(&ctx_id, |i| i.ctx_id())
-        {
-            Ok(i) => self.values_at(i),
-            Err(_) => &[],
+        match find_sorted(self.ctx_indices, ctx_id.into(), |i| i.ctx_id().into()) {
+            Some(i) => self.values_at(i),
+            None => &[],
         }
     }
 
@@ -309,6 +306,15 @@ impl<'a> ProfileDb<'a> {
 
     /// Checks one profile's value block (see [`ProfileDb::validate`]).
     pub fn validate_profile(&self, p: &Profile<'a>) -> Result<(), Error> {
+        self.check_profile(p, None)
+    }
+
+    /// [`ProfileDb::validate_profile`], and every metric id in `known` (one pass over the values).
+    pub(crate) fn check_profile(
+        &self,
+        p: &Profile<'a>,
+        known: Option<&MetricSet>,
+    ) -> Result<(), Error> {
         let b = &self.bytes;
         let values_end = p.p_values + (p.values.len() * Value::SIZE) as u64;
         if !p.ctx_indices.is_empty() && values_end > p.p_ctx_indices {
@@ -342,37 +348,28 @@ impl<'a> ProfileDb<'a> {
             }
             prev = Some((ctx, start));
         }
-        // Values sorted by metricId within each context's run.
+        // Values sorted by metricId within each context's run (and known to meta.db).
         for i in 0..p.ctx_indices.len() {
             let start = p.ctx_indices[i].start_index() as usize;
-            let run = p.values_at(i);
-            check_sorted_u16(run.iter().map(|v| v.metric_id.get()), |k, prev, found| {
-                b.unsorted(
-                    "Val.metricId",
-                    p.p_values + ((start + k) * Value::SIZE) as u64,
-                    prev.into(),
-                    found.into(),
-                )
-            })?;
+            let mut prev = -1i32;
+            for (k, v) in p.values_at(i).iter().enumerate() {
+                let m = v.metric_id();
+                if i32::from(m) <= prev {
+                    let at = p.p_values + ((start + k) * Value::SIZE) as u64;
+                    return Err(b.unsorted("Val.metricId", at, prev as u64, m.into()));
+                }
+                if known.is_some_and(|set| !set.contains(m)) {
+                    return Err(Error::Dangling {
+                        file: FileKind::Profile,
+                        field: "Val.metricId",
+                        offset: p.p_values + ((start + k) * Value::SIZE) as u64,
+                        expected: "a metric id listed in meta.db",
+                        found: m.into(),
+                    });
+                }
+                prev = m.into();
+            }
         }
         Ok(())
     }
-}
-
-/// Checks that keys strictly increase; `err(position, previous, found)` builds the error.
-#[inline]
-pub(crate) fn check_sorted_u16(
-    keys: impl Iterator<Item = u16>,
-    err: impl Fn(usize, u16, u16) -> Error,
-) -> Result<(), Error> {
-    let mut prev: Option<u16> = None;
-    for (k, key) in keys.enumerate() {
-        if let Some(p) = prev {
-            if key <= p {
-                return Err(err(k, p, key));
-            }
-        }
-        prev = Some(key);
-    }
-    Ok(())
 }

@@ -76,6 +76,31 @@ fn time_command(mut make: impl FnMut() -> Command, reps: u32) -> Result<f64> {
     Ok(best)
 }
 
+/// CPU seconds (user + system) that `args` (a program and its arguments) takes, measured by
+/// bash's `times` for its children: insensitive to other load on a shared machine, unlike
+/// wall-clock time.
+fn cpu_seconds(args: &[&std::ffi::OsStr]) -> Result<f64> {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("\"$@\" > /dev/null || exit 1; times")
+        .arg("cpu")
+        .args(args)
+        .output()?;
+    if !out.status.success() {
+        bail!("{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let children = text.lines().nth(1).context("no `times` output")?;
+    let seconds = |t: &str| -> Option<f64> {
+        let (m, s) = t.trim_end_matches('s').split_once('m')?;
+        Some(m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?)
+    };
+    children
+        .split_whitespace()
+        .map(|t| seconds(t).context("unexpected `times` output"))
+        .sum()
+}
+
 fn profile(
     dir: &Path,
     name: &str,
@@ -123,8 +148,10 @@ fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
     )?;
     run_cmd(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "xtask"]))?;
     let xtask = ws.target().join("release").join("xtask");
-    println!("| file | size | profcodec decode to model | Devel::NYTProf::Data->new | speed-up |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| file | size | profcodec decode to model, wall (best of {reps}) | Devel::NYTProf::Data->new, wall | speed-up, wall | profcodec, CPU (process) | Perl, CPU (process) | speed-up, CPU |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for file in [&plain, &zlib] {
         let size = std::fs::metadata(file)?.len();
         let ours: f64 = {
@@ -152,15 +179,38 @@ fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
             },
             reps,
         )?;
+        // CPU time of one whole process each (start-up and reading the file included).
+        let mut ours_cpu = f64::INFINITY;
+        let mut perl_cpu = f64::INFINITY;
+        for _ in 0..reps {
+            ours_cpu = ours_cpu.min(cpu_seconds(&[
+                xtask.as_os_str(),
+                "bench-peers".as_ref(),
+                "nytprof".as_ref(),
+                "--decode".as_ref(),
+                file.as_os_str(),
+                "1".as_ref(),
+            ])?);
+            perl_cpu = perl_cpu.min(cpu_seconds(&[
+                "perl".as_ref(),
+                "-MDevel::NYTProf::Data".as_ref(),
+                "-e".as_ref(),
+                "Devel::NYTProf::Data->new({filename => $ARGV[0], quiet => 1})".as_ref(),
+                file.as_os_str(),
+            ])?);
+        }
         println!(
-            "| {} | {:.1} MB | {:.3} s ({:.0} MB/s) | {:.3} s | {:.1}x |",
+            "| {} | {:.1} MB | {:.3} s ({:.0} MB/s) | {:.3} s | {:.1}x | {:.3} s | {:.3} s | {:.1}x |",
             file.file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
             size as f64 / 1e6,
             ours,
             size as f64 / 1e6 / ours,
             perl,
-            perl / ours
+            perl / ours,
+            ours_cpu,
+            perl_cpu,
+            perl_cpu / ours_cpu.max(0.001)
         );
     }
     Ok(())

@@ -1,8 +1,130 @@
-//! Criterion benches of profcodec-statprofiler (filled in by the statprofiler work).
+//! Criterion benches of profcodec-statprofiler on a synthetic session written by its own writer
+//! (`profcodec_benches::statprofiler`, >= 35 MB on disk, >= 1.5 M samples, >= 14 M frames):
+//! every sample and frame read as the real reader returns them, every record, and the Snappy
+//! decompression alone (the floor under both).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::PathBuf;
 
-fn benches(_c: &mut Criterion) {}
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use profcodec_benches::statprofiler::{SessionSpec, write_session};
+use profcodec_statprofiler::read::packets::Packets;
+use profcodec_statprofiler::{Frame, Reader, TraceReader};
+
+/// The session's files, generated once into the temp folder (kept between runs).
+fn session() -> Vec<Vec<u8>> {
+    let spec = SessionSpec::default();
+    let dir = std::env::temp_dir().join(format!(
+        "profcodec-statprofiler-bench-{}-{}",
+        spec.seed, spec.samples
+    ));
+    let done = dir.join("done");
+    if !done.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("bench folder");
+        let stats = write_session(&dir.join("statprof.out"), spec).expect("writing the session");
+        eprintln!(
+            "statprofiler bench session: {} files, {} bytes on disk, {} samples, {} frames",
+            stats.files.len(),
+            stats.bytes,
+            stats.samples,
+            stats.frames
+        );
+        std::fs::write(&done, b"").expect("marker");
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("bench folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "done"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read(p).expect("session file"))
+        .collect()
+}
+
+/// Reads every trace and frame, touching every string, as a flame-graph builder would.
+fn read_traces(files: &[Vec<u8>]) -> (u64, u64, u64) {
+    let (mut samples, mut frames, mut bytes) = (0u64, 0u64, 0u64);
+    for file in files {
+        let mut t = TraceReader::new(Reader::from_slice(file).expect("header"));
+        while let Some(trace) = t.next_trace().expect("trace") {
+            samples += u64::from(trace.weight > 0);
+            bytes += trace.op_name.bytes.len() as u64;
+            for f in trace.frames() {
+                frames += 1;
+                bytes += match f {
+                    Frame::Sub {
+                        package,
+                        name,
+                        file,
+                        line,
+                        ..
+                    } => {
+                        (package.bytes.len() + name.bytes.len() + file.bytes.len()) as u64
+                            + line as u64
+                    }
+                    Frame::Xsub { package, name } => {
+                        (package.bytes.len() + name.bytes.len()) as u64
+                    }
+                    Frame::Eval { file, line } | Frame::Main { file, line } => {
+                        file.bytes.len() as u64 + line as u64
+                    }
+                };
+            }
+        }
+    }
+    (samples, frames, bytes)
+}
+
+fn read_events(files: &[Vec<u8>]) -> u64 {
+    let mut n = 0u64;
+    for file in files {
+        let mut r = Reader::from_slice(file).expect("header");
+        while let Some(e) = r.next_event().expect("event") {
+            black_box(&e);
+            n += 1;
+        }
+    }
+    n
+}
+
+fn decompress_only(files: &[Vec<u8>]) -> u64 {
+    let mut out = Vec::with_capacity(1 << 16);
+    let mut n = 0u64;
+    for file in files {
+        for p in Packets::new(file).expect("prologue") {
+            out.clear();
+            n += p.expect("packet").decompress(&mut out).expect("block") as u64;
+        }
+    }
+    n
+}
+
+fn benches(c: &mut Criterion) {
+    let files = session();
+    let disk: u64 = files.iter().map(|f| f.len() as u64).sum();
+    let (samples, frames, _) = read_traces(&files);
+    let logical = decompress_only(&files);
+    eprintln!(
+        "statprofiler session: {} files, {disk} bytes on disk, {logical} bytes of logical stream, \
+         {samples} samples, {frames} frames",
+        files.len()
+    );
+    let mut g = c.benchmark_group("statprofiler_session");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(disk));
+    g.bench_function("traces_every_frame", |b| {
+        b.iter(|| black_box(read_traces(&files)))
+    });
+    g.bench_function("events", |b| b.iter(|| black_box(read_events(&files))));
+    g.bench_function("snappy_decompress_only", |b| {
+        b.iter(|| black_box(decompress_only(&files)))
+    });
+    g.finish();
+}
 
 criterion_group!(group, benches);
 criterion_main!(group);

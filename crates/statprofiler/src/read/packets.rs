@@ -69,6 +69,11 @@ impl Packet<'_> {
     }
 
     /// Decompresses the block, appending to `out`; returns the number of bytes added.
+    pub fn decompress(&self, out: &mut Vec<u8>) -> Result<usize, Error> {
+        self.decompress_into(&mut snap::raw::Decoder::new(), out)
+    }
+
+    /// [`Packet::decompress`] with a decoder kept by the caller.
     pub fn decompress_into(
         &self,
         decoder: &mut snap::raw::Decoder,

@@ -130,6 +130,19 @@ impl P<'_> {
     /// Flag byte, varint length, bytes (T:332-354).
     #[inline(always)]
     fn string(&mut self, what: &'static str) -> Result<Span, Stop> {
+        // Fast path: flag byte and a one-byte length, all bytes present.
+        if let Some(&[flags, len]) = self.b.get(self.i..self.i + 2)
+            && len < 0x80
+            && self.b.len() - (self.i + 2) >= usize::from(len)
+        {
+            let span = Span {
+                flags,
+                start: self.base + (self.i + 2) as u64,
+                len: u32::from(len),
+            };
+            self.i += 2 + usize::from(len);
+            return Ok(span);
+        }
         let flags = self.u8(what)?;
         let len = self.varint(what)?;
         let mut span = self.bytes(u64::from(len), what)?;
@@ -148,7 +161,7 @@ impl P<'_> {
 
 /// Parses the body record at window index `at`; `base` is the stream offset of `window[0]`.
 /// Returns the record and the index after it.
-#[inline]
+#[inline(always)]
 pub(crate) fn body_record(
     window: &[u8],
     at: usize,

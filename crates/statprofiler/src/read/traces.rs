@@ -261,7 +261,7 @@ impl<S: StreamSource> TraceReader<S> {
                     }
                     match frame {
                         Frame::Sub { name, .. } | Frame::Xsub { name, .. } => {
-                            last_was_begin = self.reader.str(name).bytes == b"BEGIN";
+                            last_was_begin = name.len == 5 && self.reader.str(name).bytes == b"BEGIN";
                             self.frames.push(frame);
                         }
                         Frame::Eval { .. } | Frame::Main { .. } => {

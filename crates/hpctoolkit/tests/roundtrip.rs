@@ -157,6 +157,55 @@ fn builder_example_round_trips() {
     round_trip(&db);
 }
 
+/// The writers refuse what readers would reject, with `InvalidInput`.
+#[test]
+fn writers_refuse_broken_models() {
+    use profcodec_hpctoolkit::model::{
+        ContextStart, MetricValue, Parent, Profile, ProfileValues, Trace, TraceElement, Traces,
+    };
+    let invalid = |r: std::io::Result<Cursor<Vec<u8>>>| {
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+    };
+    let value = |metric_id| MetricValue {
+        metric_id,
+        value: 1.0,
+    };
+    let profile = |contexts: Vec<ContextStart>, values| Profile {
+        flags: 0,
+        id_tuple: Some(vec![]),
+        values: ProfileValues { contexts, values },
+    };
+    let start = |ctx_id, start| ContextStart { ctx_id, start };
+    // Metrics out of order within a context; contexts out of order; an empty context.
+    for p in [
+        profile(vec![start(1, 0)], vec![value(2), value(1)]),
+        profile(vec![start(2, 0), start(1, 1)], vec![value(0), value(0)]),
+        profile(vec![start(1, 0), start(2, 0)], vec![value(0)]),
+        profile(vec![], vec![value(0)]),
+    ] {
+        invalid(write_profiles(&[p], Cursor::new(Vec::new())));
+    }
+    let traces = Traces::from_traces(vec![Trace {
+        prof_index: 1,
+        elements: vec![
+            TraceElement {
+                timestamp: 5,
+                ctx_id: 1,
+            },
+            TraceElement {
+                timestamp: 4,
+                ctx_id: 1,
+            },
+        ],
+    }]);
+    invalid(write_traces(&traces, Cursor::new(Vec::new())));
+    // A context whose parent comes after it.
+    let mut db = Synthetic::new(SyntheticConfig::default()).to_model();
+    db.meta.contexts[0].parent = Parent::Context(profcodec_hpctoolkit::model::ContextHandle(5));
+    let err = write_meta(&db.meta, &mut Vec::new()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
+
 /// Contexts with more metrics than the counting sort handles take the sorting path.
 #[test]
 fn transposition_of_many_metrics_matches() {

@@ -210,25 +210,28 @@ impl<W: Write + Seek> Out<W> {
     }
 }
 
-/// Sorted and non-empty ranges of a sparse value block: `starts` strictly increasing from 0 and
-/// below `n_values`, keys strictly increasing, and each range's inner keys (`inner_key(i)` of
-/// value `i`) strictly increasing.
-pub(crate) fn check_block<K: Ord + Copy, I: Ord>(
+/// Sorted and non-empty ranges of a sparse value block: starts strictly increasing from 0 and
+/// below the number of values, keys strictly increasing, and each range's values strictly
+/// increasing by `inner_key`.
+pub(crate) fn check_block<K: Ord + Copy, T, I: Ord>(
     what: &str,
     outer: impl Iterator<Item = (K, u64)>,
-    n_values: usize,
-    inner_key: impl Fn(usize) -> I,
+    inner: &[T],
+    inner_key: impl Fn(&T) -> I,
 ) -> io::Result<()> {
-    let n = n_values as u64;
-    let check_range = |from: u64, to: u64| -> io::Result<()> {
-        for i in from + 1..to {
-            if inner_key(i as usize - 1) >= inner_key(i as usize) {
-                return Err(super::invalid(&format!(
-                    "{what}: the values of one entry are not sorted"
-                )));
-            }
+    let n = inner.len() as u64;
+    let sorted = |from: u64, to: u64| -> io::Result<()> {
+        let range = &inner[from as usize..to as usize];
+        if range
+            .windows(2)
+            .all(|w| inner_key(&w[0]) < inner_key(&w[1]))
+        {
+            Ok(())
+        } else {
+            Err(super::invalid(&format!(
+                "{what}: the values of one entry are not sorted"
+            )))
         }
-        Ok(())
     };
     let mut prev: Option<(K, u64)> = None;
     for (key, start) in outer {
@@ -246,13 +249,13 @@ pub(crate) fn check_block<K: Ord + Copy, I: Ord>(
                         "{what}: index not strictly increasing, or an entry without values"
                     )));
                 }
-                check_range(ps, start)?;
+                sorted(ps, start)?;
             }
         }
         prev = Some((key, start));
     }
     match prev {
-        Some((_, ps)) => check_range(ps, n),
+        Some((_, ps)) => sorted(ps, n),
         None if n != 0 => Err(super::invalid(&format!(
             "{what}: values without an index entry"
         ))),

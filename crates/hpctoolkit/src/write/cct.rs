@@ -85,8 +85,8 @@ impl<W: Write + Seek> CctDbWriter<W> {
         check_block(
             "cct.db value block",
             metrics.iter().map(|m| (m.metric_id, m.start)),
-            values.len(),
-            |i| values[i].prof_index,
+            values,
+            |v| v.prof_index,
         )?;
         if metrics.len() > usize::from(u16::MAX) {
             return Err(invalid("more than u16::MAX metrics in one context"));

@@ -136,8 +136,8 @@ impl<W: Write + Seek> ProfileDbWriter<W> {
         check_block(
             "profile.db value block",
             contexts.iter().map(|c| (c.ctx_id, c.start)),
-            values.len(),
-            |i| values[i].metric_id,
+            values,
+            |v| v.metric_id,
         )?;
         let n_ctxs =
             u32::try_from(contexts.len()).map_err(|_| invalid("more than u32::MAX contexts"))?;

@@ -1,10 +1,20 @@
 #![no_main]
 //! Structure-aware: an arbitrary owned profile (the `arbitrary` feature) is written, compressed
-//! or not; whatever the writer accepts must load back with the same file table and options.
+//! or not; whatever the writer accepts must load back with as many files.
 use profcodec_nytprof::Profile;
 
 libfuzzer_sys::fuzz_target!(|input: (Profile, Option<u8>)| {
     let (profile, level) = input;
+    // The writer spells a line count out as that many statement records; keep each run short.
+    let statements: u64 = profile
+        .line_times
+        .values()
+        .flat_map(|l| l.values())
+        .map(|t| t.count.unsigned_abs().min(1 << 40))
+        .sum();
+    if statements > 100_000 {
+        return;
+    }
     let mut bytes = Vec::new();
     if profile
         .write_with(&mut bytes, level.map(|l| u32::from(l % 10)))
@@ -13,5 +23,5 @@ libfuzzer_sys::fuzz_target!(|input: (Profile, Option<u8>)| {
         return;
     }
     let back = Profile::from_bytes(&bytes).expect("the writer's output loads");
-    assert_eq!(back.options.len() <= profile.options.len(), true);
+    assert_eq!(back.files.len(), profile.files.len());
 });

@@ -180,16 +180,19 @@ impl Profile {
                 })?;
             }
         }
-        // Parents before their evals: emit in passes until every file is out.
+        // Parents before their evals: emit in passes until every file is out; files in a
+        // parent cycle (impossible in a real profile) go out as they are, and load as plain
+        // files.
         let mut done = std::collections::BTreeSet::new();
-        loop {
+        let mut strict = true;
+        while done.len() < self.files.len() {
             let mut progress = false;
             for fi in self.files.values() {
                 if done.contains(&fi.fid) {
                     continue;
                 }
                 if let Some(e) = fi.eval {
-                    if !done.contains(&e.fid) && self.files.contains_key(&e.fid) {
+                    if strict && !done.contains(&e.fid) && self.files.contains_key(&e.fid) {
                         continue;
                     }
                 }
@@ -209,9 +212,13 @@ impl Profile {
                 })?;
                 done.insert(fi.fid);
                 progress = true;
+                if !strict {
+                    strict = true;
+                    break;
+                }
             }
             if !progress {
-                break;
+                strict = false;
             }
         }
         let tps = f64::from(self.ticks_per_sec());

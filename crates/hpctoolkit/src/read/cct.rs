@@ -6,7 +6,7 @@ use crate::raw::{
     ProfValue,
 };
 
-use super::bytes::{Bytes, MetricSet, Strided, find_sorted};
+use super::bytes::{Bytes, MetricSet, Strided};
 
 /// The Context-Major Sparse Value Block of one context, as zero-copy slices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,7 +55,9 @@ impl<'a> ContextValues<'a> {
     #[inline]
     pub fn value(&self, prof_index: u32, metric_id: u16) -> Option<f64> {
         let vals = self.profiles_of(metric_id);
-        find_sorted(vals, prof_index.into(), |v| v.prof_index().into()).map(|i| vals[i].value())
+        vals.binary_search_by_key(&prof_index, |v| v.prof_index())
+            .ok()
+            .map(|i| vals[i].value())
     }
 
     /// Every non-empty metric: `(metricId, values)`, ascending by metricId.

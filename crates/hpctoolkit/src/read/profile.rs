@@ -7,7 +7,7 @@ use crate::raw::{
     ProfileInfosHeader, ProfileValueBlock, Value,
 };
 
-use super::bytes::{Bytes, MetricSet, Region, Strided, find_sorted};
+use super::bytes::{Bytes, MetricSet, Region, Strided};
 
 /// A hierarchical identifier tuple (`[HIT]`): the identifications of one profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +48,12 @@ impl<'a> Profile<'a> {
     /// The values of context `ctx_id`, sorted by metricId (empty when it has none).
     #[inline]
     pub fn metrics_of(&self, ctx_id: u32) -> &'a [Value] {
-        match find_sorted(self.ctx_indices, ctx_id.into(), |i| i.ctx_id().into()) {
-            Some(i) => self.values_at(i),
-            None => &[],
+        match self
+            .ctx_indices
+            .binary_search_by_key(&ctx_id, |i| i.ctx_id())
+        {
+            Ok(i) => self.values_at(i),
+            Err(_) => &[],
         }
     }
 

@@ -181,3 +181,27 @@ fn a_04_00_file_without_nodes_validates_or_errors() {
     let bytes = write_measurement(&m).unwrap();
     assert!(V4View::parse(&bytes).unwrap().validate().is_err());
 }
+
+#[test]
+fn validate_rejects_dangling_parents_and_load_modules() {
+    let mut b = MeasurementBuilder::new(Version::V0400B);
+    let lm = b.load_module("/bin/x");
+    let root = b.node(None, lm, 1);
+    b.node(Some(root), lm, 2);
+    let good = b.build();
+    let check = |f: &dyn Fn(&mut CctNode)| {
+        let mut m = good.clone();
+        f(&mut m.epochs[0].cct[1]);
+        let bytes = write_measurement(&m).unwrap();
+        V4View::parse(&bytes).unwrap().validate()
+    };
+    assert!(check(&|_| {}).is_ok());
+    let e = check(&|n| n.parent = 9).unwrap_err();
+    assert!(
+        e.to_string().starts_with("cct node parent: at byte 0x81f:"),
+        "{e}"
+    );
+    let e = check(&|n| n.lm_id = 7).unwrap_err();
+    assert!(e.to_string().starts_with("cct node load-module id"), "{e}");
+    assert!(check(&|n| n.lm_id = 0).is_ok());
+}

@@ -205,8 +205,9 @@ impl<'a> V4View<'a> {
     }
 
     /// Checks the cross-references: every value's metric id names a metric, context starts rise
-    /// and stay within the values, the index ends with "end!" and the number of values, and every
-    /// context with values is a CCT node.
+    /// and stay within the values, the index ends with "end!" and the number of values, every
+    /// context with values is a CCT node, every node's parent is a node (or 0) and its load-module
+    /// id a load module (or 0).
     pub fn validate(&self) -> Result<(), Error> {
         let nmetrics = self.metrics.len() as u64;
         let values_at = self.contexts_offset() - (self.values.len() * 10) as u64;
@@ -257,6 +258,33 @@ impl<'a> V4View<'a> {
             }
         }
         let ids = NodeIds::new(self.cct);
+        // hpcrun.md, 04.00b CCT: parents precede nothing in particular, but each is a node (or 0
+        // for a root); load-module id 0 marks a node outside every module (placeholders).
+        let nodes_at = self.footer.cct_start + 8;
+        let mut is_lm = vec![false; 1 << 16];
+        for m in &self.loadmap {
+            is_lm[usize::from(m.id)] = true;
+        }
+        for (i, n) in self.cct.iter().enumerate() {
+            let parent = n.parent.get();
+            if parent != 0 && !ids.contains(parent) {
+                return Err(Error::bad(
+                    nodes_at + i as u64 * 19 + 4,
+                    "cct node parent",
+                    "0 or the id of a CCT node",
+                    u64::from(parent as u32),
+                ));
+            }
+            let lm = n.lm_id.get();
+            if lm != 0 && !is_lm[usize::from(lm)] {
+                return Err(Error::bad(
+                    nodes_at + i as u64 * 19 + 8,
+                    "cct node load-module id",
+                    "0 or the id of a load module",
+                    u64::from(lm),
+                ));
+            }
+        }
         let ncontexts = self.contexts.len().saturating_sub(1);
         for (i, c) in self.contexts[..ncontexts].iter().enumerate() {
             if !ids.contains(c.ctx.get() as i32) {

@@ -10,7 +10,10 @@ use profcodec_statprofiler::{Reader, TraceReader};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = PathBuf::from(args.next().ok_or("usage: read_session PATH [MODE] [REPEAT]")?);
+    let path = PathBuf::from(
+        args.next()
+            .ok_or("usage: read_session PATH [MODE] [REPEAT]")?,
+    );
     let mode = args.next().unwrap_or_else(|| "traces".into());
     let repeat: u32 = args.next().map_or(Ok(1), |r| r.parse())?;
     let processes = open_session(&path)?;

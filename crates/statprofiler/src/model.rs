@@ -251,10 +251,10 @@ impl<S> Frame<S> {
     }
 }
 
-impl Frame<PerlStr<'_>> {
-    /// An owned copy.
-    pub fn to_owned(&self) -> OwnedFrame {
-        match *self {
+impl<S> Frame<S> {
+    /// The same frame with every string converted by `f`.
+    pub fn map<'a, T>(&'a self, mut f: impl FnMut(&'a S) -> T) -> Frame<T> {
+        match self {
             Frame::Sub {
                 package,
                 name,
@@ -262,125 +262,89 @@ impl Frame<PerlStr<'_>> {
                 line,
                 first_line,
             } => Frame::Sub {
-                package: package.to_owned(),
-                name: name.to_owned(),
-                file: file.to_owned(),
-                line,
-                first_line,
+                package: f(package),
+                name: f(name),
+                file: f(file),
+                line: *line,
+                first_line: *first_line,
             },
             Frame::Xsub { package, name } => Frame::Xsub {
-                package: package.to_owned(),
-                name: name.to_owned(),
+                package: f(package),
+                name: f(name),
             },
             Frame::Eval { file, line } => Frame::Eval {
-                file: file.to_owned(),
-                line,
+                file: f(file),
+                line: *line,
             },
             Frame::Main { file, line } => Frame::Main {
-                file: file.to_owned(),
-                line,
+                file: f(file),
+                line: *line,
             },
         }
+    }
+}
+
+impl<S, B> Record<S, B> {
+    /// The same record with every string converted by `fs` and every byte payload by `fb`.
+    pub fn map<'a, T, C>(
+        &'a self,
+        mut fs: impl FnMut(&'a S) -> T,
+        fb: impl FnOnce(&'a B) -> C,
+    ) -> Record<T, C> {
+        match self {
+            Record::SampleStart { weight, op_name } => Record::SampleStart {
+                weight: *weight,
+                op_name: fs(op_name),
+            },
+            Record::Frame(f) => Record::Frame(f.map(fs)),
+            Record::EvalSource { source, seq } => Record::EvalSource {
+                source: fs(source),
+                seq: *seq,
+            },
+            Record::SampleEnd { skipped } => Record::SampleEnd {
+                skipped: fb(skipped),
+            },
+            Record::SectionStart { name } => Record::SectionStart { name: fs(name) },
+            Record::SectionEnd { name } => Record::SectionEnd { name: fs(name) },
+            Record::Metadata { key, value } => Record::Metadata {
+                key: fs(key),
+                value: fs(value),
+            },
+            Record::FileEnd => Record::FileEnd,
+            Record::StreamEnd => Record::StreamEnd,
+            Record::Unknown { tag, payload } => Record::Unknown {
+                tag: *tag,
+                payload: fb(payload),
+            },
+        }
+    }
+}
+
+impl Frame<PerlStr<'_>> {
+    /// An owned copy.
+    pub fn to_owned(&self) -> OwnedFrame {
+        self.map(PerlStr::to_owned)
     }
 }
 
 impl OwnedFrame {
     /// A borrowed view.
     pub fn as_ref(&self) -> Frame<PerlStr<'_>> {
-        match self {
-            Frame::Sub {
-                package,
-                name,
-                file,
-                line,
-                first_line,
-            } => Frame::Sub {
-                package: package.as_str(),
-                name: name.as_str(),
-                file: file.as_str(),
-                line: *line,
-                first_line: *first_line,
-            },
-            Frame::Xsub { package, name } => Frame::Xsub {
-                package: package.as_str(),
-                name: name.as_str(),
-            },
-            Frame::Eval { file, line } => Frame::Eval {
-                file: file.as_str(),
-                line: *line,
-            },
-            Frame::Main { file, line } => Frame::Main {
-                file: file.as_str(),
-                line: *line,
-            },
-        }
+        self.map(PerlString::as_str)
     }
 }
 
 impl Event<'_> {
     /// An owned copy.
     pub fn to_owned(&self) -> OwnedRecord {
-        match *self {
-            Record::SampleStart { weight, op_name } => Record::SampleStart {
-                weight,
-                op_name: op_name.to_owned(),
-            },
-            Record::Frame(f) => Record::Frame(f.to_owned()),
-            Record::EvalSource { source, seq } => Record::EvalSource {
-                source: source.to_owned(),
-                seq,
-            },
-            Record::SampleEnd { skipped } => Record::SampleEnd {
-                skipped: skipped.to_vec(),
-            },
-            Record::SectionStart { name } => Record::SectionStart {
-                name: name.to_owned(),
-            },
-            Record::SectionEnd { name } => Record::SectionEnd {
-                name: name.to_owned(),
-            },
-            Record::Metadata { key, value } => Record::Metadata {
-                key: key.to_owned(),
-                value: value.to_owned(),
-            },
-            Record::FileEnd => Record::FileEnd,
-            Record::StreamEnd => Record::StreamEnd,
-            Record::Unknown { tag, payload } => Record::Unknown {
-                tag,
-                payload: payload.to_vec(),
-            },
-        }
+        self.map(PerlStr::to_owned, |b| b.to_vec())
     }
 }
 
 impl OwnedRecord {
     /// A borrowed view.
     pub fn as_ref(&self) -> Event<'_> {
-        match self {
-            Record::SampleStart { weight, op_name } => Record::SampleStart {
-                weight: *weight,
-                op_name: op_name.as_str(),
-            },
-            Record::Frame(f) => Record::Frame(f.as_ref()),
-            Record::EvalSource { source, seq } => Record::EvalSource {
-                source: source.as_str(),
-                seq: *seq,
-            },
-            Record::SampleEnd { skipped } => Record::SampleEnd { skipped },
-            Record::SectionStart { name } => Record::SectionStart {
-                name: name.as_str(),
-            },
-            Record::SectionEnd { name } => Record::SectionEnd {
-                name: name.as_str(),
-            },
-            Record::Metadata { key, value } => Record::Metadata {
-                key: key.as_str(),
-                value: value.as_str(),
-            },
-            Record::FileEnd => Record::FileEnd,
-            Record::StreamEnd => Record::StreamEnd,
-            Record::Unknown { tag, payload } => Record::Unknown { tag: *tag, payload },
-        }
+        self.map(PerlString::as_str, Vec::as_slice)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use crate::error::{Error, StreamPos};
-use crate::model::{Container, Event, Frame, Genealogy, Header, PerlStr, Record};
+use crate::model::{Container, Event, Genealogy, Header, PerlStr};
 use crate::raw::PROLOGUE_LEN;
 use crate::read::packets::{ReadSource, SliceSource, StreamSource};
 use crate::read::parse::{HeaderRecord, Span, SpanRecord, Stop, body_record, header_record};
@@ -282,66 +282,7 @@ impl<S: StreamSource> Reader<S> {
 
     /// Resolves a span record into a borrowed event.
     pub(crate) fn resolve(&self, rec: SpanRecord) -> Event<'_> {
-        let s = |span| self.str(span);
-        let b = |span: Span| self.str(span).bytes;
-        match rec {
-            Record::SampleStart { weight, op_name } => Record::SampleStart {
-                weight,
-                op_name: s(op_name),
-            },
-            Record::Frame(f) => Record::Frame(self.frame(f)),
-            Record::EvalSource { source, seq } => Record::EvalSource {
-                source: s(source),
-                seq,
-            },
-            Record::SampleEnd { skipped } => Record::SampleEnd {
-                skipped: b(skipped),
-            },
-            Record::SectionStart { name } => Record::SectionStart { name: s(name) },
-            Record::SectionEnd { name } => Record::SectionEnd { name: s(name) },
-            Record::Metadata { key, value } => Record::Metadata {
-                key: s(key),
-                value: s(value),
-            },
-            Record::FileEnd => Record::FileEnd,
-            Record::StreamEnd => Record::StreamEnd,
-            Record::Unknown { tag, payload } => Record::Unknown {
-                tag,
-                payload: b(payload),
-            },
-        }
-    }
-
-    /// Resolves a span frame.
-    #[inline]
-    pub(crate) fn frame(&self, f: Frame<Span>) -> Frame<PerlStr<'_>> {
-        match f {
-            Frame::Sub {
-                package,
-                name,
-                file,
-                line,
-                first_line,
-            } => Frame::Sub {
-                package: self.str(package),
-                name: self.str(name),
-                file: self.str(file),
-                line,
-                first_line,
-            },
-            Frame::Xsub { package, name } => Frame::Xsub {
-                package: self.str(package),
-                name: self.str(name),
-            },
-            Frame::Eval { file, line } => Frame::Eval {
-                file: self.str(file),
-                line,
-            },
-            Frame::Main { file, line } => Frame::Main {
-                file: self.str(file),
-                line,
-            },
-        }
+        rec.map(|span| self.str(*span), |span| self.str(*span).bytes)
     }
 
     /// The next body record, or `None` at the end of the file (end of data without a 196/197

@@ -45,39 +45,14 @@ impl<'r> Trace<'r> {
     /// The frames, innermost first.
     pub fn frames(&self) -> impl ExactSizeIterator<Item = Frame<PerlStr<'r>>> + 'r {
         let (window, base) = (self.window, self.base);
-        let s = move |span: Span| {
-            let at = (span.start - base) as usize;
-            PerlStr {
-                flags: span.flags,
-                bytes: &window[at..at + span.len as usize],
-            }
-        };
-        self.frames.iter().map(move |f| match *f {
-            Frame::Sub {
-                package,
-                name,
-                file,
-                line,
-                first_line,
-            } => Frame::Sub {
-                package: s(package),
-                name: s(name),
-                file: s(file),
-                line,
-                first_line,
-            },
-            Frame::Xsub { package, name } => Frame::Xsub {
-                package: s(package),
-                name: s(name),
-            },
-            Frame::Eval { file, line } => Frame::Eval {
-                file: s(file),
-                line,
-            },
-            Frame::Main { file, line } => Frame::Main {
-                file: s(file),
-                line,
-            },
+        self.frames.iter().map(move |f| {
+            f.map(|span| {
+                let at = (span.start - base) as usize;
+                PerlStr {
+                    flags: span.flags,
+                    bytes: &window[at..at + span.len as usize],
+                }
+            })
         })
     }
 
@@ -261,7 +236,8 @@ impl<S: StreamSource> TraceReader<S> {
                     }
                     match frame {
                         Frame::Sub { name, .. } | Frame::Xsub { name, .. } => {
-                            last_was_begin = name.len == 5 && self.reader.str(name).bytes == b"BEGIN";
+                            last_was_begin =
+                                name.len == 5 && self.reader.str(name).bytes == b"BEGIN";
                             self.frames.push(frame);
                         }
                         Frame::Eval { .. } | Frame::Main { .. } => {

@@ -11,7 +11,7 @@ use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::model::{Genealogy, Header, ProcessId};
+use crate::model::{Genealogy, Header, ProcessId, Profile};
 use crate::raw::MAGIC;
 use crate::read::Reader;
 
@@ -42,6 +42,27 @@ pub struct Process {
     pub parent: Option<(ProcessId, u32)>,
     /// Its files, ordered by ordinal.
     pub files: Vec<SessionFile>,
+}
+
+impl Process {
+    /// The process's stream: every file read in ordinal order, one [`Profile`] per file (each
+    /// file has its own header; the body records continue where the previous file's
+    /// file-end record left off).
+    pub fn read(&self) -> Result<Vec<Profile>, SessionError> {
+        self.files
+            .iter()
+            .map(|f| {
+                let data = std::fs::read(&f.path).map_err(|source| SessionError::Io {
+                    path: f.path.clone(),
+                    source,
+                })?;
+                Profile::parse(&data).map_err(|source| SessionError::Invalid {
+                    path: f.path.clone(),
+                    source,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Why a session could not be listed.

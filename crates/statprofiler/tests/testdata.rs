@@ -318,6 +318,11 @@ fn session_groups_processes() {
         };
         assert_eq!(last, want);
     }
+    // Reading the parent's stream: samples continue across its files.
+    let parts = parent.read().unwrap();
+    assert_eq!(parts.len(), n);
+    let samples: usize = parts.iter().map(|p| text::samples(p).len()).sum();
+    assert_eq!(samples, 60);
     // The same from the directory.
     assert_eq!(open_session(&dir().join("session")).unwrap(), procs);
 }

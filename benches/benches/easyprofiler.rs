@@ -6,6 +6,8 @@
 //!   iterators, reading begin, end and descriptor id.
 //! - `full tree build`: parse and build every thread's block tree as the C++ reader does
 //!   (ticks to ns, runtime names, adoption, counters checked).
+//! - `tree build, reused buffers`: the same, in the node memory of the previous build
+//!   (`CaptureView::tree_with`), without the page faults of fresh memory.
 //! - `to_model` and `write`: the owned model and back.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -39,6 +41,24 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let tree = parse(&data).expect("parse").tree().expect("tree");
             tree.blocks_kept
+        })
+    });
+    let mut buffers = Some(
+        parse(&data)
+            .expect("parse")
+            .tree()
+            .expect("tree")
+            .into_buffers(),
+    );
+    g.bench_function("tree build, reused buffers", |b| {
+        b.iter(|| {
+            let view = parse(&data).expect("parse");
+            let tree = view
+                .tree_with(buffers.take().unwrap_or_default())
+                .expect("tree");
+            let kept = tree.blocks_kept;
+            buffers = Some(tree.into_buffers());
+            kept
         })
     });
     g.bench_function("to_model", |b| {

@@ -56,6 +56,6 @@ pub use read::tree::TickConverter;
 pub use read::{
     BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode,
     ContextSwitchRef, DescriptorRef, Header, Mode, Node, NodeRecords, RawRecord, RecordIter,
-    RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeDescriptor, c_str,
-    parse, parse_with,
+    RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeBuffers,
+    TreeDescriptor, c_str, parse, parse_with,
 };

@@ -553,3 +553,14 @@ fn truncated_records_yield_what_came_before() {
     assert!(got[0].is_ok() && got[1].is_ok());
     assert!(matches!(got[2], Err(Error::Truncated(_))));
 }
+
+#[test]
+fn a_tree_built_in_reused_buffers_is_the_same() {
+    let data = blocks_file(0, 0, &[(10, 20, ""), (25, 30, "x"), (5, 60, "")], None);
+    let view = parse(&data).expect("parse");
+    let first = view.tree().expect("tree");
+    let nodes = first.threads[0].nodes.clone();
+    let again = view.tree_with(first.into_buffers()).expect("tree again");
+    assert_eq!(again.threads[0].nodes, nodes);
+    assert_eq!(again.threads[0].roots, vec![2]);
+}

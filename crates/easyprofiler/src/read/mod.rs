@@ -17,7 +17,8 @@ use crate::raw::{
 
 pub use tail::{BookmarkRef, TailRef};
 pub use tree::{
-    BlockTree, ChildrenRev, ContextSwitchNode, Node, NodeRecords, ThreadTree, TreeDescriptor,
+    BlockTree, ChildrenRev, ContextSwitchNode, Node, NodeRecords, ThreadTree, TreeBuffers,
+    TreeDescriptor,
 };
 
 /// How strictly to read.

@@ -54,16 +54,26 @@ fn section<'a>(
     Ok(Cursor::new(&data[start as usize..end as usize], start))
 }
 
-fn finish(c: &Cursor<'_>, start: u64, end: u64, what: &'static str) -> Result<(), Error> {
-    if !c.is_empty() {
+/// Decodes section `(start, end, name)` with `f`, which must consume it exactly.
+fn in_section<'a, T>(
+    data: &'a [u8],
+    (start, end, what): (u64, u64, &'static str),
+    f: impl FnOnce(&mut Rd<'a>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut rd = Rd {
+        c: section(data, start, end, what)?,
+        le: false,
+    };
+    let out = f(&mut rd)?;
+    if !rd.c.is_empty() {
         return Err(Error::SectionEnd {
             offset: start,
             what,
             expected: end,
-            found: c.offset(),
+            found: rd.c.offset(),
         });
     }
-    Ok(())
+    Ok(out)
 }
 
 fn slice<'a, T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
@@ -101,89 +111,57 @@ impl<'a> V4View<'a> {
             ));
         }
 
-        // Header: magic, nvpairs.
-        let c = section(data, footer.hdr_start, footer.hdr_end, "header section")?;
-        let mut rd = Rd { c, le: false };
-        rd.c.skip(24, "magic")?;
-        let header = rd.nvpairs("header nvpair count")?;
-        finish(&rd.c, footer.hdr_start, footer.hdr_end, "header section")?;
-
-        let c = section(
-            data,
-            footer.loadmap_start,
-            footer.loadmap_end,
-            "load map section",
-        )?;
-        let mut rd = Rd { c, le: false };
-        let loadmap = rd.loadmap(Version::V0400B)?;
-        finish(
-            &rd.c,
-            footer.loadmap_start,
-            footer.loadmap_end,
-            "load map section",
-        )?;
-
-        let mut c = section(data, footer.cct_start, footer.cct_end, "cct section")?;
-        let n = c.u64_be("cct node count")?;
-        let cct = slice::<CctRecord>(&mut c, n, "cct node count")?;
-        finish(&c, footer.cct_start, footer.cct_end, "cct section")?;
-
-        let c = section(
-            data,
+        // Each section is decoded from its own bytes and must end where the footer says.
+        let hdr = (footer.hdr_start, footer.hdr_end, "header section");
+        let header = in_section(data, hdr, |rd| {
+            rd.c.skip(24, "magic")?;
+            rd.nvpairs("header nvpair count")
+        })?;
+        let lm = (footer.loadmap_start, footer.loadmap_end, "load map section");
+        let loadmap = in_section(data, lm, |rd| rd.loadmap(Version::V0400B))?;
+        let cct_section = (footer.cct_start, footer.cct_end, "cct section");
+        let cct = in_section(data, cct_section, |rd| {
+            let n = rd.c.u64_be("cct node count")?;
+            slice::<CctRecord>(&mut rd.c, n, "cct node count")
+        })?;
+        let tbl = (
             footer.metric_tbl_start,
             footer.metric_tbl_end,
             "metric table section",
-        )?;
-        let mut rd = Rd { c, le: false };
-        let metrics = rd.metric_table(Version::V0400B)?;
-        finish(
-            &rd.c,
-            footer.metric_tbl_start,
-            footer.metric_tbl_end,
-            "metric table section",
-        )?;
-
-        let c = section(
-            data,
+        );
+        let metrics = in_section(data, tbl, |rd| rd.metric_table(Version::V0400B))?;
+        let dict = (
             footer.dictionary_start,
             footer.dictionary_end,
             "id-tuple dictionary section",
-        )?;
-        let mut rd = Rd { c, le: false };
-        let at = rd.c.offset();
-        let n = rd.u16("dictionary count")?;
-        let cap = checked_capacity(u64::from(n), 6, rd.c.remaining(), at, "dictionary count")?;
-        let mut dictionary = Vec::with_capacity(cap);
-        for _ in 0..n {
-            let kind = rd.u16("dictionary kind")?;
-            let name = rd.text("dictionary name")?;
-            dictionary.push(DictionaryEntry { kind, name });
-        }
-        finish(
-            &rd.c,
-            footer.dictionary_start,
-            footer.dictionary_end,
-            "id-tuple dictionary section",
-        )?;
-
-        let mut c = section(
-            data,
+        );
+        let dictionary = in_section(data, dict, |rd| {
+            let at = rd.c.offset();
+            let n = rd.u16("dictionary count")?;
+            let cap = checked_capacity(u64::from(n), 6, rd.c.remaining(), at, "dictionary count")?;
+            let mut dictionary = Vec::with_capacity(cap);
+            for _ in 0..n {
+                let kind = rd.u16("dictionary kind")?;
+                let name = rd.text("dictionary name")?;
+                dictionary.push(DictionaryEntry { kind, name });
+            }
+            Ok(dictionary)
+        })?;
+        let sm = (
             footer.sparse_start,
             footer.sparse_end,
             "sparse metrics section",
-        )?;
-        let len = c.u16_be("id tuple length")?;
-        let id_tuple = slice::<IdRecord>(&mut c, u64::from(len), "id tuple length")?;
-        let nvals = c.u64_be("value count")?;
-        let nnz = c.u32_be("context count")?;
-        let values = slice::<SparseValueRecord>(&mut c, nvals, "value count")?;
-        let contexts = slice::<SparseContextRecord>(&mut c, u64::from(nnz) + 1, "context count")?;
-        finish(
-            &c,
-            footer.sparse_start,
-            footer.sparse_end,
-            "sparse metrics section",
-        )?;
+        );
+        let (id_tuple, values, contexts) = in_section(data, sm, |rd| {
+            let c = &mut rd.c;
+            let len = c.u16_be("id tuple length")?;
+            let id_tuple = slice::<IdRecord>(c, u64::from(len), "id tuple length")?;
+            let nvals = c.u64_be("value count")?;
+            let nnz = c.u32_be("context count")?;
+            let values = slice::<SparseValueRecord>(c, nvals, "value count")?;
+            let contexts = slice::<SparseContextRecord>(c, u64::from(nnz) + 1, "context count")?;
+            Ok((id_tuple, values, contexts))
+        })?;
 
         Ok(V4View {
             data,

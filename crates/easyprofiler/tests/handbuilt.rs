@@ -47,6 +47,11 @@ impl B {
             b.bytes(b"f.cpp\0");
         })
     }
+    /// A 1.3+ thread head: u64 id, name with its NUL, no context switches, `records` records.
+    fn thread(&mut self, id: u64, name: &[u8], records: u32) -> &mut Self {
+        self.u64(id).u16(name.len() as u16 + 1).bytes(name).u8(0);
+        self.u32(0).u32(records)
+    }
     fn block(&mut self, begin: u64, end: u64, id: u32, name: &str) -> &mut Self {
         self.sized(|b| {
             b.u64(begin).u64(end).u32(id).bytes(name.as_bytes()).u8(0);
@@ -266,11 +271,7 @@ fn blocks_file(cpu: i64, begin: u64, records: &[(u64, u64, &str)], blocks: Optio
     let count = blocks.unwrap_or(records.len() as u32);
     header21(&mut b, cpu, begin, count, memory.max(1), 1, 1, 0);
     b.descriptor(0, 1, "blk");
-    b.u64(1)
-        .u16(2)
-        .bytes(b"T\0")
-        .u32(0)
-        .u32(records.len() as u32);
+    b.thread(1, b"T", records.len() as u32);
     for r in records {
         b.block(r.0, r.1, 0, r.2);
     }
@@ -410,7 +411,7 @@ fn zero_blocks_in_2_1_is_tolerated_and_refused_when_strict() {
     let mut b = B::default();
     header21(&mut b, 0, 0, 0, 0, 1, 1, 0);
     b.descriptor(0, 1, "blk");
-    b.u64(1).u16(2).bytes(b"T\0").u32(0).u32(0).u32(SIG);
+    b.thread(1, b"T", 0).u32(SIG);
     let view = parse(&b.0).expect("tolerant");
     let tree = view.tree().expect("tree");
     assert!(
@@ -437,13 +438,7 @@ fn bookmarks_and_end_marks() {
     let mut b = B::default();
     header21(&mut b, 0, 0, 1, 21, 1, 1, 2);
     b.descriptor(0, 1, "blk");
-    b.u64(1)
-        .u16(2)
-        .bytes(b"T\0")
-        .u32(0)
-        .u32(1)
-        .block(1, 2, 0, "")
-        .u32(SIG);
+    b.thread(1, b"T", 1).block(1, 2, 0, "").u32(SIG);
     b.sized(|b| {
         b.u64(1500).u32(0xff11_2233).bytes(b"note\0");
     });
@@ -497,12 +492,7 @@ fn sections_with_the_same_thread_id_merge() {
     let mut b = B::default();
     header21(&mut b, 0, 0, 2, 42, 1, 2, 0);
     b.descriptor(0, 1, "blk");
-    b.u64(1)
-        .u16(2)
-        .bytes(b"A\0")
-        .u32(0)
-        .u32(1)
-        .block(10, 20, 0, "");
+    b.thread(1, b"A", 1).block(10, 20, 0, "");
     b.u64(1).u16(0).u32(0).u32(1).block(5, 30, 0, "");
     b.u32(SIG);
     let tree = parse_with(&b.0, Mode::Strict)

@@ -718,8 +718,18 @@ impl<'a> ThreadView<'a> {
             self.records_count.into(),
             2 + raw::BLOCK_BASE + 1,
             self.data.len() - self.records_start,
-            self.offset,
+            self.records_start as u64 - 4,
             "record count",
+        )?)
+    }
+    /// The context-switch count as a safe capacity (checked against the bytes that remain).
+    pub(crate) fn context_switches_capacity(&self) -> Result<usize, Error> {
+        Ok(checked_capacity(
+            self.cs_count.into(),
+            2 + 21,
+            self.data.len() - self.cs_start,
+            self.cs_start as u64 - 4,
+            "context switch count",
         )?)
     }
     /// Offset of the first record's size prefix.

@@ -1,7 +1,5 @@
 //! From a view to the owned model.
 
-use profcodec_common::checked_capacity;
-
 use super::{CaptureView, Mode, RecordRef};
 use crate::error::Error;
 use crate::model::{
@@ -35,13 +33,7 @@ impl CaptureView<'_> {
         let mut iter = self.threads();
         while let Some(t) = iter.next() {
             let t = t?;
-            let cs_cap = checked_capacity(
-                t.cs_count.into(),
-                2 + 21,
-                self.data().len() - t.offset as usize,
-                t.offset,
-                "context switch count",
-            )?;
+            let cs_cap = t.context_switches_capacity()?;
             let mut context_switches = Vec::with_capacity(cs_cap);
             for cs in t.context_switches() {
                 let cs = cs?;

@@ -312,6 +312,38 @@ impl<'a> ProfileDb<'a> {
         self.check_profile(p, None)
     }
 
+    /// The first error in a run of values that the fast scan found bad.
+    fn run_error(
+        &self,
+        p: &Profile<'a>,
+        run: &[Value],
+        start: usize,
+        known: Option<&MetricSet>,
+    ) -> Error {
+        let mut prev = -1i32;
+        for (k, v) in run.iter().enumerate() {
+            let m = v.metric_id();
+            let at = p.p_values + ((start + k) * Value::SIZE) as u64;
+            if i32::from(m) <= prev {
+                return self
+                    .bytes
+                    .unsorted("Val.metricId", at, prev as u64, m.into());
+            }
+            if known.is_some_and(|set| !set.contains(m)) {
+                return Error::Dangling {
+                    file: FileKind::Profile,
+                    field: "Val.metricId",
+                    offset: at,
+                    expected: "a metric id listed in meta.db",
+                    found: m.into(),
+                };
+            }
+            prev = m.into();
+        }
+        self.bytes
+            .invalid("Val.metricId", p.p_values, "a valid run of values", 0)
+    }
+
     /// [`ProfileDb::validate_profile`], and every metric id in `known` (one pass over the values).
     pub(crate) fn check_profile(
         &self,
@@ -351,26 +383,21 @@ impl<'a> ProfileDb<'a> {
             }
             prev = Some((ctx, start));
         }
-        // Values sorted by metricId within each context's run (and known to meta.db).
+        // Values sorted by metricId within each context's run (and known to meta.db): a
+        // branch-light scan per run; the exact error is located only when a run is bad.
         for i in 0..p.ctx_indices.len() {
-            let start = p.ctx_indices[i].start_index() as usize;
+            let run = p.values_at(i);
+            let mut bad = false;
             let mut prev = -1i32;
-            for (k, v) in p.values_at(i).iter().enumerate() {
+            for v in run {
                 let m = v.metric_id();
-                if i32::from(m) <= prev {
-                    let at = p.p_values + ((start + k) * Value::SIZE) as u64;
-                    return Err(b.unsorted("Val.metricId", at, prev as u64, m.into()));
-                }
-                if known.is_some_and(|set| !set.contains(m)) {
-                    return Err(Error::Dangling {
-                        file: FileKind::Profile,
-                        field: "Val.metricId",
-                        offset: p.p_values + ((start + k) * Value::SIZE) as u64,
-                        expected: "a metric id listed in meta.db",
-                        found: m.into(),
-                    });
-                }
+                bad |= i32::from(m) <= prev;
+                bad |= known.is_some_and(|set| !set.contains(m));
                 prev = m.into();
+            }
+            if bad {
+                let start = p.ctx_indices[i].start_index() as usize;
+                return Err(self.run_error(p, run, start, known));
             }
         }
         Ok(())

@@ -374,7 +374,7 @@ impl Profile {
                 for (line, lt) in lines {
                     let e = d.entry(*line).or_default();
                     e.time += lt.time;
-                    e.count += lt.count;
+                    e.count = e.count.saturating_add(lt.count);
                 }
             }
         };
@@ -518,7 +518,8 @@ fn add_to_slot(slot: &mut LineTime, seconds: f64, count: i64) {
     } else {
         slot.time += seconds;
         if count == 1 {
-            slot.count += 1;
+            // Perl turns the IV into an NV past IV_MAX; saturating keeps the same order.
+            slot.count = slot.count.saturating_add(1);
         } else if count != 0 {
             // store_profile_line_entry adds `(IV)time`, not the count (NYTProf.xs:3326).
             slot.count = slot.count.wrapping_add(seconds as i64);

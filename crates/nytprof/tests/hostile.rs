@@ -192,3 +192,15 @@ fn rejections_are_typed() {
     let (p, e) = Profile::from_bytes_partial(&with(b"@\x01\0\0\0\0\0'\x01aX"));
     assert!(e.is_some() && p.files.contains_key(&1));
 }
+
+#[test]
+fn fuzz_regressions_decode() {
+    // Inputs the fuzzers once crashed or hung on (fuzz/regressions), under overflow checks.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
+    for target in ["nytprof", "nytprof_pynytprof"] {
+        for path in profcodec_common::corpus::files_below(&root.join(target)) {
+            let data = std::fs::read(&path).unwrap();
+            decode_all(&data, true);
+        }
+    }
+}

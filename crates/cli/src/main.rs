@@ -98,8 +98,9 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Opens `file` and runs `op` on it; an operation's error is prefixed with the detected format,
-/// so that even a rejected file says what it was taken for.
+/// Opens `file` and runs `op` on it; an operation's error is prefixed with the path and the
+/// detected format, so that even a rejected file says what it was taken for (an open error
+/// already names the path).
 fn open_and<T>(
     file: &std::path::Path,
     op: impl FnOnce(&profcodec::Opened) -> Result<T, OpError>,
@@ -107,7 +108,7 @@ fn open_and<T>(
     let opened = profcodec::open(file)?;
     op(&opened).map_err(|e| {
         let mut f = Failure::from(e);
-        f.message = format!("{}: {}", opened.format(), f.message);
+        f.message = format!("{}: {}: {}", file.display(), opened.format(), f.message);
         f
     })
 }
@@ -132,67 +133,64 @@ fn progress(files: &[PathBuf]) -> ProgressBar {
     bar
 }
 
+/// Runs `each` on every file under a progress bar. A file's failure is reported on stderr and
+/// the others still run; the result carries the worst exit status seen.
+fn for_each_file(
+    files: &[PathBuf],
+    mut each: impl FnMut(&std::path::Path, &ProgressBar) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let bar = progress(files);
+    let mut worst: Option<u8> = None;
+    for file in files {
+        bar.set_message(file.display().to_string());
+        if let Err(f) = each(file, &bar) {
+            bar.suspend(|| eprintln!("{}", f.message));
+            worst = worst.max(Some(f.status));
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    match worst {
+        Some(status) => Err(Failure {
+            status,
+            message: String::new(),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     match cli.command {
         Command::Info { json, files } => {
-            let bar = progress(&files);
-            let mut worst: Option<Failure> = None;
             let mut infos = Vec::new();
-            for file in &files {
-                bar.set_message(file.display().to_string());
-                match open_and(file, |o| ops::codec(o.format()).info(o)) {
-                    Ok(info) if json => {
-                        infos.push(serde_json::json!({"path": file, "info": info}));
-                    }
-                    Ok(info) => {
-                        writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
-                        for (k, v) in &info.details {
-                            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                            writeln!(out, "  {k}: {v}")?;
-                        }
-                    }
-                    Err(f) => {
-                        bar.suspend(|| eprintln!("{}: {}", file.display(), f.message));
-                        if worst.as_ref().is_none_or(|w| f.status > w.status) {
-                            worst = Some(Failure {
-                                status: f.status,
-                                message: String::new(),
-                            });
-                        }
-                    }
+            let result = for_each_file(&files, |file, bar| {
+                let info = open_and(file, |o| ops::codec(o.format()).info(o))?;
+                if json {
+                    infos.push(serde_json::json!({"path": file, "info": info}));
+                    return Ok(());
                 }
-                bar.inc(1);
-            }
-            bar.finish_and_clear();
+                bar.suspend(|| -> io::Result<()> {
+                    writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
+                    for (k, v) in &info.details {
+                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        writeln!(out, "  {k}: {v}")?;
+                    }
+                    Ok(())
+                })?;
+                Ok(())
+            });
             if json {
                 ops::write_json(&mut out, &infos)?;
             }
-            worst.map_or(Ok(()), Err)
+            result
         }
-        Command::Validate { files } => {
-            let bar = progress(&files);
-            let mut worst: Option<Failure> = None;
-            for file in &files {
-                bar.set_message(file.display().to_string());
-                match open_and(file, |o| ops::codec(o.format()).validate(o)) {
-                    Ok(()) => bar.suspend(|| println!("{}: valid", file.display())),
-                    Err(f) => {
-                        bar.suspend(|| eprintln!("{}: {}", file.display(), f.message));
-                        if worst.as_ref().is_none_or(|w| f.status > w.status) {
-                            worst = Some(Failure {
-                                status: f.status,
-                                message: String::new(),
-                            });
-                        }
-                    }
-                }
-                bar.inc(1);
-            }
-            bar.finish_and_clear();
-            worst.map_or(Ok(()), Err)
-        }
+        Command::Validate { files } => for_each_file(&files, |file, bar| {
+            open_and(file, |o| ops::codec(o.format()).validate(o))?;
+            bar.suspend(|| println!("{}: valid", file.display()));
+            Ok(())
+        }),
         Command::Dump { json: _, file } => {
             let mut buf = io::BufWriter::new(out);
             open_and(&file, |o| ops::codec(o.format()).dump_json(o, &mut buf))?;

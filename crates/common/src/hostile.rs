@@ -47,6 +47,24 @@ pub fn bit_flips(data: &[u8], count: usize) -> impl Iterator<Item = Vec<u8>> + '
         })
 }
 
+/// Copies of `data` with one window of `width` bytes set to 0xff, for every width in `widths`
+/// and every offset: `(offset, width, mutant)`.
+///
+/// 0xff over 4 or 8 bytes is the largest value of a u32 or u64 count field, in either byte order,
+/// so the allocation tests cover every count field of a file without knowing its layout.
+pub fn max_value_windows<'a>(
+    data: &'a [u8],
+    widths: &'a [usize],
+) -> impl Iterator<Item = (usize, usize, Vec<u8>)> + 'a {
+    widths.iter().flat_map(move |&width| {
+        (0..(data.len() + 1).saturating_sub(width)).map(move |at| {
+            let mut mutant = data.to_vec();
+            mutant[at..at + width].fill(0xff);
+            (at, width, mutant)
+        })
+    })
+}
+
 /// The allocation rule: decoding `input_len` bytes may allocate at most `factor` times the input
 /// plus a fixed budget of 1 MiB, in total, whatever the counts inside the input claim.
 pub fn allocation_limit(input_len: usize, factor: usize) -> usize {
@@ -62,6 +80,14 @@ mod tests {
         assert_eq!(truncation_points(5), vec![0, 1, 2, 3, 4]);
         let big = truncation_points(1 << 20);
         assert!(big.len() < 5000 && big.contains(&0) && big.contains(&((1 << 20) - 1)));
+    }
+
+    #[test]
+    fn windows_cover_every_offset() {
+        let data = [0u8; 6];
+        let all: Vec<_> = max_value_windows(&data, &[4, 8]).collect();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[2], (2, 4, vec![0, 0, 0xff, 0xff, 0xff, 0xff]));
     }
 
     #[test]

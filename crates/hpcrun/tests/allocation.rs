@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use profcodec_common::corpus::files_below;
-use profcodec_common::hostile::allocation_limit;
+use profcodec_common::hostile::{allocation_limit, max_value_windows};
 use profcodec_hpcrun::*;
 
 #[global_allocator]
@@ -43,22 +43,18 @@ fn hostile_counts_do_not_allocate_beyond_the_input() {
             continue;
         }
         let data = std::fs::read(&path).expect("testdata file");
-        for width in [4usize, 8] {
-            for at in 0..data.len().saturating_sub(width - 1) {
-                let mut mutant = data.clone();
-                mutant[at..at + width].fill(0xff);
-                let before = A.total_allocated();
-                decode(&mutant);
-                let used = A.total_allocated() - before;
-                let limit = allocation_limit(mutant.len(), FACTOR);
-                assert!(
-                    used <= limit,
-                    "{} with 0xff x {width} at {at:#x}: {used} bytes allocated, limit {limit}",
-                    path.display()
-                );
-                worst = worst.max(used as f64 / mutant.len() as f64);
-                tried += 1;
-            }
+        for (at, width, mutant) in max_value_windows(&data, &[4, 8]) {
+            let before = A.total_allocated();
+            decode(&mutant);
+            let used = A.total_allocated() - before;
+            let limit = allocation_limit(mutant.len(), FACTOR);
+            assert!(
+                used <= limit,
+                "{} with 0xff x {width} at {at:#x}: {used} bytes allocated, limit {limit}",
+                path.display()
+            );
+            worst = worst.max(used as f64 / mutant.len() as f64);
+            tried += 1;
         }
     }
     assert!(tried > 10_000);

@@ -112,3 +112,49 @@ fn a_directory_without_meta_db_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("meta.db"));
 }
+
+/// A folder of `=statprofiler` files is a session: every file of every process is read.
+#[test]
+fn a_statprofiler_session_directory_is_read_whole() {
+    let session = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/statprofiler/session"
+    );
+    let out = profcodec()
+        .args(["info", "--json", session])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(info[0]["info"]["details"]["processes"], 3);
+    assert_eq!(info[0]["info"]["details"]["files"], 8);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join("copy");
+    let out = profcodec()
+        .arg("rewrite")
+        .arg(session)
+        .arg(&copy)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = profcodec()
+        .arg("validate")
+        .arg(&copy)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&copy).expect("copy").count(), 8);
+}

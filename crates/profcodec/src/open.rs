@@ -26,8 +26,9 @@ pub enum OpenError {
         /// What was seen.
         source: UnknownFormat,
     },
-    /// A directory that is not an HPCToolkit database (it has no `meta.db`).
-    #[error("{}: a directory is read only as an HPCToolkit database, and it holds no meta.db", .0.display())]
+    /// A directory that is neither an HPCToolkit database (it has no `meta.db`) nor a
+    /// Devel::StatProfiler session (it holds no `=statprofiler` file).
+    #[error("{}: a directory is read as an HPCToolkit database (meta.db) or a Devel::StatProfiler session (=statprofiler files), and it holds neither", .0.display())]
     NotADatabase(PathBuf),
 }
 
@@ -67,8 +68,9 @@ impl Opened {
 
 /// Opens `path`, memory-maps it and detects its format.
 ///
-/// A directory is accepted when it holds `meta.db` (an HPCToolkit database); its files are not
-/// mapped here, since the database reader opens them itself.
+/// A directory is accepted when it holds `meta.db` (an HPCToolkit database) or files starting
+/// with `=statprofiler` (a Devel::StatProfiler session: rotated and forked files of one run);
+/// its files are not mapped here, since the format's reader opens them itself.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     let path = path.as_ref().to_path_buf();
     let io_err = |source| OpenError::Io {
@@ -81,6 +83,13 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
             return Ok(Opened {
                 path,
                 format: Format::HpctoolkitDatabase,
+                data: Data::Empty,
+            });
+        }
+        if holds_statprofiler_files(&path) {
+            return Ok(Opened {
+                path,
+                format: Format::StatProfiler,
                 data: Data::Empty,
             });
         }
@@ -102,6 +111,19 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
         source,
     })?;
     Ok(opened)
+}
+
+/// True when some file directly in `dir` starts with the StatProfiler magic.
+fn holds_statprofiler_files(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let mut head = [0u8; 13];
+        File::open(entry.path())
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok_and(|()| Format::detect(&head) == Ok(Format::StatProfiler))
+    })
 }
 
 /// Maps a file read-only.

@@ -7,6 +7,7 @@ use crate::raw::{
 };
 
 use super::bytes::{Bytes, MetricSet, Strided};
+use super::sparse;
 
 /// The Context-Major Sparse Value Block of one context, as zero-copy slices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,35 +30,18 @@ impl<'a> ContextValues<'a> {
     /// The values of `metric_id`, sorted by profIndex (empty when it has none).
     #[inline]
     pub fn profiles_of(&self, metric_id: u16) -> &'a [ProfValue] {
-        match self
-            .metric_indices
-            .binary_search_by_key(&metric_id, |i| i.metric_id())
-        {
-            Ok(i) => self.values_at(i),
-            Err(_) => &[],
-        }
+        sparse::run_of(self.metric_indices, self.values, metric_id)
     }
 
     #[inline]
     fn values_at(&self, i: usize) -> &'a [ProfValue] {
-        let start = self.metric_indices[i].start_index();
-        let end = self
-            .metric_indices
-            .get(i + 1)
-            .map_or(self.values.len() as u64, |n| n.start_index());
-        if start > end || end > self.values.len() as u64 {
-            return &[];
-        }
-        &self.values[start as usize..end as usize]
+        sparse::run_at(self.metric_indices, self.values, i)
     }
 
     /// The value of `metric_id` for profile `prof_index`, `None` when zero (not stored).
     #[inline]
     pub fn value(&self, prof_index: u32, metric_id: u16) -> Option<f64> {
-        let vals = self.profiles_of(metric_id);
-        vals.binary_search_by_key(&prof_index, |v| v.prof_index())
-            .ok()
-            .map(|i| vals[i].value())
+        sparse::value_in(self.profiles_of(metric_id), prof_index)
     }
 
     /// Every non-empty metric: `(metricId, values)`, ascending by metricId.

@@ -15,6 +15,7 @@ mod cct;
 mod database;
 mod meta;
 mod profile;
+mod sparse;
 mod trace;
 
 pub use cct::{CctDb, ContextValues};

@@ -8,6 +8,7 @@ use crate::raw::{
 };
 
 use super::bytes::{Bytes, MetricSet, Region, Strided};
+use super::sparse;
 
 /// A hierarchical identifier tuple (`[HIT]`): the identifications of one profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,36 +49,19 @@ impl<'a> Profile<'a> {
     /// The values of context `ctx_id`, sorted by metricId (empty when it has none).
     #[inline]
     pub fn metrics_of(&self, ctx_id: u32) -> &'a [Value] {
-        match self
-            .ctx_indices
-            .binary_search_by_key(&ctx_id, |i| i.ctx_id())
-        {
-            Ok(i) => self.values_at(i),
-            Err(_) => &[],
-        }
+        sparse::run_of(self.ctx_indices, self.values, ctx_id)
     }
 
     /// The values of the `i`-th context index; empty when the block is damaged there.
     #[inline]
     fn values_at(&self, i: usize) -> &'a [Value] {
-        let start = self.ctx_indices[i].start_index();
-        let end = self
-            .ctx_indices
-            .get(i + 1)
-            .map_or(self.values.len() as u64, |n| n.start_index());
-        if start > end || end > self.values.len() as u64 {
-            return &[];
-        }
-        &self.values[start as usize..end as usize]
+        sparse::run_at(self.ctx_indices, self.values, i)
     }
 
     /// The value of `metric_id` at `ctx_id`, `None` when it is zero (not stored).
     #[inline]
     pub fn value(&self, ctx_id: u32, metric_id: u16) -> Option<f64> {
-        let vals = self.metrics_of(ctx_id);
-        vals.binary_search_by_key(&metric_id, |v| v.metric_id())
-            .ok()
-            .map(|i| vals[i].value())
+        sparse::value_in(self.metrics_of(ctx_id), metric_id)
     }
 
     /// Every non-empty context: `(ctxId, values)`, ascending by ctxId.

@@ -33,7 +33,7 @@ fn put<T: for<'a> BinWrite<Args<'a> = ()> + binrw::meta::WriteEndian>(
 }
 
 fn pad_to(buf: &mut Vec<u8>, align: usize) {
-    while buf.len() % align != 0 {
+    while !buf.len().is_multiple_of(align) {
         buf.push(0);
     }
 }

@@ -196,10 +196,10 @@ fn compare(path: &str, a: &Value, b: &Value, tol: f64, skip: &[&str]) -> Result<
             if a == b {
                 return Ok(());
             }
-            if let (Some(x), Some(y)) = (as_number(a), as_number(b)) {
-                if x == y || (x - y).abs() <= tol * x.abs().max(y.abs()).max(1e-6) {
-                    return Ok(());
-                }
+            if let (Some(x), Some(y)) = (as_number(a), as_number(b))
+                && (x == y || (x - y).abs() <= tol * x.abs().max(y.abs()).max(1e-6))
+            {
+                return Ok(());
             }
             Err(format!("{path}: perl {a} but ours {b}"))
         }

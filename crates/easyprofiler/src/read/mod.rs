@@ -317,10 +317,10 @@ impl<'a> CaptureView<'a> {
 
     /// In strict mode, the first oddity the C++ reader refuses, as an error.
     pub(crate) fn refuse(&self, oddities: &[Oddity]) -> Result<(), Error> {
-        if self.mode == Mode::Strict {
-            if let Some(o) = oddities.iter().find(|o| o.cpp_refuses()) {
-                return Err(Error::Refused(*o));
-            }
+        if self.mode == Mode::Strict
+            && let Some(o) = oddities.iter().find(|o| o.cpp_refuses())
+        {
+            return Err(Error::Refused(*o));
         }
         Ok(())
     }

@@ -382,28 +382,26 @@ impl<'a> CaptureView<'a> {
                 let mut subtree_start = index;
                 let mut depth = 0;
                 let n = th.roots.len();
-                if let Some(&last) = th.roots.last() {
-                    if begin < th.nodes[last as usize].end {
-                        // Adopt the last root always, earlier ones while begin <= theirs.
-                        let mut k = n - 1;
-                        while k > 0 && begin <= th.nodes[th.roots[k - 1] as usize].begin {
-                            k -= 1;
-                        }
-                        depth = th.depths[k..].iter().copied().max().unwrap_or(0);
-                        if depth == DEPTH_LIMIT && !depth_reported {
-                            depth_reported = true;
-                            tree.oddities.push(Oddity::DepthLimit { offset: r.offset });
-                            if self.mode() == Mode::Strict {
-                                return Err(Error::Refused(Oddity::DepthLimit {
-                                    offset: r.offset,
-                                }));
-                            }
-                        }
-                        depth += 1;
-                        subtree_start = th.nodes[th.roots[k] as usize].subtree_start;
-                        th.roots.truncate(k);
-                        th.depths.truncate(k);
+                if let Some(&last) = th.roots.last()
+                    && begin < th.nodes[last as usize].end
+                {
+                    // Adopt the last root always, earlier ones while begin <= theirs.
+                    let mut k = n - 1;
+                    while k > 0 && begin <= th.nodes[th.roots[k - 1] as usize].begin {
+                        k -= 1;
                     }
+                    depth = th.depths[k..].iter().copied().max().unwrap_or(0);
+                    if depth == DEPTH_LIMIT && !depth_reported {
+                        depth_reported = true;
+                        tree.oddities.push(Oddity::DepthLimit { offset: r.offset });
+                        if self.mode() == Mode::Strict {
+                            return Err(Error::Refused(Oddity::DepthLimit { offset: r.offset }));
+                        }
+                    }
+                    depth += 1;
+                    subtree_start = th.nodes[th.roots[k] as usize].subtree_start;
+                    th.roots.truncate(k);
+                    th.depths.truncate(k);
                 }
                 th.nodes.push(Node {
                     begin,

@@ -191,10 +191,12 @@ impl Profile {
                 if done.contains(&fi.fid) {
                     continue;
                 }
-                if let Some(e) = fi.eval {
-                    if strict && !done.contains(&e.fid) && self.files.contains_key(&e.fid) {
-                        continue;
-                    }
+                if let Some(e) = fi.eval
+                    && strict
+                    && !done.contains(&e.fid)
+                    && self.files.contains_key(&e.fid)
+                {
+                    continue;
                 }
                 let (name, utf8) = if fi.name_utf8 {
                     (fi.name.as_bytes().to_vec(), true)

@@ -30,12 +30,13 @@ pub(super) fn rewrite(
     out: &Path,
     options: &RewriteOptions,
 ) -> Result<RewriteReport, OpError> {
-    if let Some(to) = &options.to {
-        if to != "4.0" && to != "4" {
-            return Err(OpError::Usage(format!(
-                "HPCToolkit databases are written as version 4.0 only, not {to}"
-            )));
-        }
+    if let Some(to) = &options.to
+        && to != "4.0"
+        && to != "4"
+    {
+        return Err(OpError::Usage(format!(
+            "HPCToolkit databases are written as version 4.0 only, not {to}"
+        )));
     }
     if input.path().is_dir() {
         let db = profcodec_hpctoolkit::Database::open(input.path()).map_err(invalid)?;

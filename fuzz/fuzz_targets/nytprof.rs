@@ -1,8 +1,9 @@
 #![no_main]
 //! NYTProf v5 files, plain and compressed: the slice reader, the streaming reader, the model
-//! loader and, when the records read cleanly, the record rewrite (which must read back to the
-//! same records) and the model writer (whose output must load).
-use profcodec_nytprof::{Profile, Reader, parse, write};
+//! loader (evals collapsed as Data.pm does, and raw) and, when the records read cleanly, the
+//! record rewrite (which must read back to the same records) and the model writer (whose output
+//! must load).
+use profcodec_nytprof::{ModelOptions, Profile, Reader, parse, write};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(file) = parse(data) else {
@@ -28,8 +29,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         }
         assert_eq!(m, n, "streaming and slice readers agree");
     }
-    let (profile, err) = Profile::from_bytes_partial(data);
-    let _ = profile.dump_profile_data();
+    let (collapsed, _) = Profile::from_bytes_partial(data);
+    let _ = collapsed.dump_profile_data();
+    let (profile, err) = Profile::from_bytes_partial_with(data, ModelOptions::raw());
     if clean {
         let out = write::rewrite(&file, 1).expect("clean records rewrite");
         let back = parse(&out).expect("rewrite parses");

@@ -1,7 +1,8 @@
 #![no_main]
 //! Structure-aware: an arbitrary owned profile (the `arbitrary` feature) is written, compressed
-//! or not; whatever the writer accepts must load back with as many files.
-use profcodec_nytprof::Profile;
+//! or not; whatever the writer accepts must load back (raw) with as many files, and collapsing
+//! its evals must not fail.
+use profcodec_nytprof::{ModelOptions, Profile};
 
 libfuzzer_sys::fuzz_target!(|input: (Profile, Option<u8>)| {
     let (profile, level) = input;
@@ -22,6 +23,9 @@ libfuzzer_sys::fuzz_target!(|input: (Profile, Option<u8>)| {
     {
         return;
     }
-    let back = Profile::from_bytes(&bytes).expect("the writer's output loads");
+    let mut back =
+        Profile::from_bytes_with(&bytes, ModelOptions::raw()).expect("the writer's output loads");
     assert_eq!(back.files.len(), profile.files.len());
+    back.collapse_evals(2);
+    let _ = back.dump_profile_data();
 });

@@ -2,9 +2,14 @@
 //! [`Profile`], so a profile can be diffed against the real tool's dump line by line.
 //!
 //! Differences by design: file names are printed whole (the Perl dump strips the `@INC`
-//! prefixes of the dumping perl), and string evals are not collapsed (as with
-//! `skip_collapse_evals => 1`).
+//! prefixes of the dumping perl).
+//!
+//! After eval collapsing, Devel::NYTProf 6.12's plain `dump_profile_data` dies on the emptied
+//! FileInfo objects of the merged evals (`Can't call method "inc" on an undefined value`); the
+//! text here is then what it prints with `skip_fileinfo_hook => sub { 0 }`, which skips them:
+//! no line, block or sub times and no subs under a merged-away fid.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::model::{CallInfo, LineTimes, Profile};
@@ -56,8 +61,15 @@ fn call_values(ci: &CallInfo) -> String {
     )
 }
 
-fn line_times(out: &mut String, key: &str, lt: &LineTimes) {
+fn line_times(out: &mut String, key: &str, lt: &LineTimes, gone: &BTreeSet<u32>) {
+    if lt.is_empty() {
+        // An empty per-fid array prints compact (no statement was profiled, as with stmts=0).
+        let _ = writeln!(out, "{key}\t[  ]");
+    }
     for (fid, lines) in lt {
+        if gone.contains(fid) {
+            continue;
+        }
         for (line, t) in lines {
             let _ = writeln!(
                 out,
@@ -73,6 +85,12 @@ impl Profile {
     /// The `dump_profile_data` text (tab separator), one line per datum.
     pub fn dump_profile_data(&self) -> String {
         let mut out = String::new();
+        // Fids merged away by eval collapsing (see the module docs).
+        let gone: BTreeSet<u32> = self
+            .files
+            .values()
+            .flat_map(|f| f.merged_fids.iter().copied())
+            .collect();
         for (k, v) in self.data_attributes() {
             let v = match v {
                 crate::model::AttrValue::Text(t) => t,
@@ -81,7 +99,7 @@ impl Profile {
             let _ = writeln!(out, "attribute\t{k}\t{v}");
         }
         if let Some(b) = &self.block_times {
-            line_times(&mut out, "fid_block_time", b);
+            line_times(&mut out, "fid_block_time", b, &gone);
         }
         for fi in self.files.values() {
             let (ef, el) = fi.eval.map_or((String::new(), String::new()), |e| {
@@ -108,23 +126,25 @@ impl Profile {
                     let _ = writeln!(out, "{p}call\t{line}\t{name}\t{}", call_values(ci));
                 }
             }
-            let mut by_line: std::collections::BTreeMap<u32, (usize, usize)> = Default::default();
+            let mut by_line: std::collections::BTreeMap<u32, (usize, usize, usize)> =
+                Default::default();
             for e in self.evals_of(fi.fid) {
                 let nested = self.nested_evals(e.fid);
                 let entry = by_line.entry(e.eval.map_or(0, |p| p.line)).or_default();
                 entry.0 += 1;
                 entry.1 += nested;
+                entry.2 += e.merged_fids.len();
             }
-            for (line, (count, nested)) in by_line {
+            for (line, (count, nested, merged)) in by_line {
                 let _ = writeln!(
                     out,
-                    "{p}eval\t{line}\t[ count {count} nested {nested} merged 0 ]"
+                    "{p}eval\t{line}\t[ count {count} nested {nested} merged {merged} ]"
                 );
             }
         }
-        line_times(&mut out, "fid_line_time", &self.line_times);
+        line_times(&mut out, "fid_line_time", &self.line_times, &gone);
         if let Some(s) = &self.sub_times {
-            line_times(&mut out, "fid_sub_time", s);
+            line_times(&mut out, "fid_sub_time", s, &gone);
         }
         for (k, v) in &self.options {
             let _ = writeln!(out, "option\t{k}\t{v}");
@@ -137,6 +157,9 @@ impl Profile {
             let _ = writeln!(out, "profile_modes\tfid_sub_time\tsub");
         }
         for (name, si) in &self.subs {
+            if si.fid.is_some_and(|f| gone.contains(&f)) {
+                continue;
+            }
             let l = |v: Option<u32>| v.map_or("undef".to_string(), |v| v.to_string());
             let _ = writeln!(
                 out,
@@ -158,6 +181,11 @@ impl Profile {
                         call_values(ci)
                     );
                 }
+            }
+            let mut donors: Vec<&String> = si.merged_subs.iter().collect();
+            donors.sort();
+            for d in donors {
+                let _ = writeln!(out, "sub_subinfo\t{name}\tmerge_donor\t{d}");
             }
         }
         out

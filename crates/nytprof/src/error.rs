@@ -112,6 +112,19 @@ pub enum Error {
         /// The value.
         value: u64,
     },
+    /// The model's block or sub line times of a fid do not add up to the same ticks and
+    /// statements as its line times, so no stream of `*` records makes all three (writer side).
+    #[error(
+        "{what} of fid {fid}: at byte {offset:#x}: expected the totals of the line times but found other totals"
+    )]
+    BlockTimesMismatch {
+        /// Offset in the output where the statements would go.
+        offset: u64,
+        /// `block times` or `sub times`.
+        what: &'static str,
+        /// The fid.
+        fid: u32,
+    },
     /// Reading the input failed.
     #[error("input: at byte {offset:#x}: expected readable bytes but found an I/O error ({kind})")]
     Io {
@@ -150,6 +163,7 @@ impl Error {
             | Error::ReservedFid { offset }
             | Error::MissingTicksPerSec { offset }
             | Error::ValueOutOfRange { offset, .. }
+            | Error::BlockTimesMismatch { offset, .. }
             | Error::Io { offset, .. }
             | Error::Pynytprof { offset, .. } => offset,
         })

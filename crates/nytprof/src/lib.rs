@@ -11,7 +11,8 @@
 //!   any `io::Read` (both inflate after `z` and ignore the plain-text trailer after the zlib
 //!   stream);
 //! - [`model`]: the aggregated [`Profile`] that `Devel::NYTProf::Data` builds (files, line times
-//!   and counts, subs, callers, attributes, options, pids);
+//!   and counts, subs, callers, attributes, options, pids), with string evals collapsed as
+//!   Data.pm does ([`collapse`]) unless [`ModelOptions::raw`] asks for the file's own view;
 //! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`].
 //!
 //! Fidelity: reading then writing the records of an uncompressed file gives the same bytes;
@@ -31,6 +32,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod collapse;
 mod dump;
 mod error;
 pub mod model;
@@ -41,6 +43,6 @@ pub mod write;
 
 pub use dump::perl_nv;
 pub use error::Error;
-pub use model::Profile;
+pub use model::{ModelOptions, Profile};
 pub use read::{File, Header, Line, Reader, Record, Records, Str, parse};
 pub use write::Writer;

@@ -10,10 +10,9 @@
 //!   xsub and sets its lines to 0 (4350-4354); per place the counts and times add up and the
 //!   recursion depth is the maximum (4310-4340);
 //! - derived attributes (`complete`, `total_*`, `profiler_*`) as in 4997-5040 and Data.pm:104-108;
-//! - subs with calls but no fid get fid 1 (Data.pm:110-117).
-//!
-//! Not done: Data.pm's `collapse_evals_in` (merging sibling string evals with the same source);
-//! compare with `Devel::NYTProf::Data->new({skip_collapse_evals => 1})`.
+//! - subs with calls but no fid get fid 1 (Data.pm:110-117);
+//! - then, unless [`ModelOptions::skip_collapse_evals`] is set, sibling string evals with the
+//!   same source are collapsed as Data.pm's `collapse_evals_in` does (see [`crate::collapse`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,6 +65,10 @@ pub struct FileInfo {
     pub mtime: u32,
     /// Names of the subs defined in this file (`s` records naming this fid).
     pub subs_defined: BTreeSet<String>,
+    /// The sibling evals collapsed into this one, in merge order (Data.pm's `merged_fids`;
+    /// empty unless [`Profile::collapse_evals`] ran).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub merged_fids: Vec<u32>,
 }
 
 /// The calls of one sub from one place (`NYTP_SCi_*`).
@@ -112,6 +115,11 @@ pub struct SubInfo {
     pub rec_depth: u32,
     /// Callers: calling fid, then calling line. Fid 0 with no lines marks an xsub.
     pub callers: BTreeMap<u32, BTreeMap<u32, CallInfo>>,
+    /// Names of the anonymous subs of collapsed evals merged into this one (Data.pm's
+    /// `merged_sub_names`, printed as `merge_donor`; empty unless [`Profile::collapse_evals`]
+    /// ran).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub merged_subs: Vec<String>,
 }
 
 /// One profiled process (`P` and `p`).
@@ -177,12 +185,83 @@ pub struct Profile {
     pub pids: Vec<PidRun>,
     /// Derived totals.
     pub totals: Totals,
+    /// Data.pm's per-file view of the calls (`NYTP_FIDi_SUBS_CALLED`: calling fid, line, called
+    /// sub) when it differs from what [`SubInfo::callers`] says. The loader keeps the two
+    /// views equal, so this is `None` except after [`Profile::collapse_evals`], which (like
+    /// Data.pm) drops some merged anonymous subs' callers from the sub but keeps them in the
+    /// calling file. [`Profile::calls_from`] reads it when present.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub file_calls: Option<FileCalls>,
+}
+
+/// Calls per calling fid, calling line and called sub name.
+pub type FileCalls = BTreeMap<u32, BTreeMap<u32, BTreeMap<String, CallInfo>>>;
+
+/// How [`Profile::from_bytes_with`] and [`Profile::from_reader_with`] build the model.
+///
+/// The default matches `Devel::NYTProf::Data->new`: string evals are collapsed. Lossless
+/// rewriting through the model writer needs the raw model ([`ModelOptions::raw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelOptions {
+    /// Keep every string eval as the file has it, as `skip_collapse_evals => 1` does.
+    pub skip_collapse_evals: bool,
+    /// Above this many distinct sources among the evals of one line, all of them are collapsed
+    /// into one (Data.pm reads `$ENV{NYTPROF_MAX_EVAL_SIBLINGS}`, 200 when unset).
+    pub max_eval_siblings: usize,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions {
+            skip_collapse_evals: false,
+            max_eval_siblings: 200,
+        }
+    }
+}
+
+impl ModelOptions {
+    /// The defaults of `Devel::NYTProf::Data->new`: evals collapsed, 200 sibling sources.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The model as the file has it: no eval collapsed (`skip_collapse_evals => 1`).
+    pub fn raw() -> Self {
+        Self::default().skip_collapse_evals(true)
+    }
+
+    /// Sets [`ModelOptions::skip_collapse_evals`].
+    #[must_use]
+    pub fn skip_collapse_evals(mut self, skip: bool) -> Self {
+        self.skip_collapse_evals = skip;
+        self
+    }
+
+    /// Sets [`ModelOptions::max_eval_siblings`].
+    #[must_use]
+    pub fn max_eval_siblings(mut self, max: usize) -> Self {
+        self.max_eval_siblings = max;
+        self
+    }
+
+    fn apply(&self, p: &mut Profile) {
+        if !self.skip_collapse_evals {
+            p.collapse_evals(self.max_eval_siblings);
+        }
+    }
 }
 
 impl Profile {
-    /// Reads a whole file in memory (compressed or not) into the model.
+    /// Reads a whole file in memory (compressed or not) into the model, with the default
+    /// [`ModelOptions`] (evals collapsed, as `Devel::NYTProf::Data->new` does).
     pub fn from_bytes(data: &[u8]) -> Result<Profile, Error> {
-        match Self::from_bytes_partial(data) {
+        Self::from_bytes_with(data, ModelOptions::default())
+    }
+
+    /// Reads a whole file in memory into the model built as `options` say.
+    pub fn from_bytes_with(data: &[u8], options: ModelOptions) -> Result<Profile, Error> {
+        match Self::from_bytes_partial_with(data, options) {
             (p, None) => Ok(p),
             (_, Some(e)) => Err(e),
         }
@@ -190,6 +269,17 @@ impl Profile {
 
     /// Like [`Profile::from_bytes`], but keeps what was read before an error.
     pub fn from_bytes_partial(data: &[u8]) -> (Profile, Option<Error>) {
+        Self::from_bytes_partial_with(data, ModelOptions::default())
+    }
+
+    /// Like [`Profile::from_bytes_with`], but keeps what was read before an error.
+    pub fn from_bytes_partial_with(data: &[u8], options: ModelOptions) -> (Profile, Option<Error>) {
+        let (mut p, e) = Self::load_slice(data);
+        options.apply(&mut p);
+        (p, e)
+    }
+
+    fn load_slice(data: &[u8]) -> (Profile, Option<Error>) {
         let file = match parse(data) {
             Ok(f) => f,
             Err(e) => return (Profile::default(), Some(e)),
@@ -224,8 +314,23 @@ impl Profile {
         }
     }
 
-    /// Reads from any `io::Read`, streaming (memory near the model's size).
+    /// Reads from any `io::Read`, streaming (memory near the model's size), with the default
+    /// [`ModelOptions`].
     pub fn from_reader(src: impl std::io::Read) -> Result<Profile, Error> {
+        Self::from_reader_with(src, ModelOptions::default())
+    }
+
+    /// Reads from any `io::Read` into the model built as `options` say.
+    pub fn from_reader_with(
+        src: impl std::io::Read,
+        options: ModelOptions,
+    ) -> Result<Profile, Error> {
+        let mut p = Self::load_reader(src)?;
+        options.apply(&mut p);
+        Ok(p)
+    }
+
+    fn load_reader(src: impl std::io::Read) -> Result<Profile, Error> {
         let mut reader = Reader::new(src)?;
         let (major, minor) = reader.version();
         let mut loader = Loader::new(major, minor);
@@ -323,6 +428,14 @@ impl Profile {
     /// The calls made from `fid`: line, called sub, call info (`NYTP_FIDi_SUBS_CALLED`).
     pub fn calls_from(&self, fid: u32) -> BTreeMap<u32, BTreeMap<&str, &CallInfo>> {
         let mut out: BTreeMap<u32, BTreeMap<&str, &CallInfo>> = BTreeMap::new();
+        if let Some(fc) = &self.file_calls {
+            for (line, subs) in fc.get(&fid).into_iter().flatten() {
+                if !subs.is_empty() {
+                    out.insert(*line, subs.iter().map(|(n, c)| (n.as_str(), c)).collect());
+                }
+            }
+            return out;
+        }
         for (name, si) in &self.subs {
             if fid == 0 {
                 continue;
@@ -725,6 +838,7 @@ impl Loader {
                         size,
                         mtime,
                         subs_defined: BTreeSet::new(),
+                        merged_fids: Vec::new(),
                     },
                 );
             }

@@ -259,6 +259,7 @@ pub fn to_profile(py: &PyProfile) -> Profile {
                 size: f.size,
                 mtime: f.mtime,
                 subs_defined: Default::default(),
+                merged_fids: Vec::new(),
             },
         );
     }
@@ -271,6 +272,7 @@ pub fn to_profile(py: &PyProfile) -> Profile {
         size: 0,
         mtime: 0,
         subs_defined: Default::default(),
+        merged_fids: Vec::new(),
     });
     for l in &py.lines {
         let e = p

@@ -1,16 +1,18 @@
 //! Interop with the real Devel::NYTProf 6.12 (Debian's libdevel-nytprof-perl, installed by
 //! `cargo xtask test`): our own Perl programs are profiled with many option sets; for each
 //! profile, our model equals Devel::NYTProf::Data's (through `testdata/nytprof/data_json.pl`),
-//! our record-level rewrite gives the same `dump_profile_data`, `nytprofhtml` accepts it, and
-//! the file our model writer makes loads back into the same model. A Pynytprof-layout file
-//! converted by us loads too.
+//! both raw (`skip_collapse_evals => 1`) and with evals collapsed (Data.pm's default), and our
+//! `dump_profile_data` text equals Data.pm's in both modes; our record-level rewrite gives the
+//! same `dump_profile_data`, `nytprofhtml` accepts it, and the file our model writer makes
+//! (block and sub line times included) loads back into the same model and dump. A
+//! Pynytprof-layout file converted by us loads too.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use profcodec_nytprof::model::AttrValue;
-use profcodec_nytprof::{Profile, parse, pynytprof, write};
+use profcodec_nytprof::{ModelOptions, Profile, parse, pynytprof, write};
 use serde_json::{Map, Value, json};
 
 fn testdata() -> PathBuf {
@@ -43,6 +45,13 @@ const OPTION_SETS: &[(&str, &str)] = &[
     ),
 ];
 
+const EVAL_OPTION_SETS: &[(&str, &str)] = &[
+    ("default", ""),
+    ("compress0", "compress=0"),
+    ("savesrc0", "savesrc=0"),
+    ("blocks", "blocks=1:compress=0"),
+];
+
 fn run(cmd: &mut Command) -> Vec<u8> {
     let out = cmd.output().unwrap();
     assert!(
@@ -53,26 +62,63 @@ fn run(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
-fn perl_json(file: &Path) -> Value {
+/// Data.pm's view as JSON, evals collapsed (its default) or not.
+fn perl_json(file: &Path, collapse: bool) -> Value {
     let out = run(Command::new("perl")
         .arg(testdata().join("data_json.pl"))
-        .arg(file));
+        .arg(file)
+        .args(collapse.then_some("collapse")));
     serde_json::from_slice(&out).unwrap()
 }
 
-/// `dump_profile_data` of `file`; `None` when the real tool itself fails on it (6.12 dies in
-/// `filename_without_inc` after collapsing some `savesrc=0` evals).
-fn perl_dump(file: &Path, skip_collapse_evals: bool) -> Option<Vec<u8>> {
+/// `dump_profile_data({separator => "\t"})` of `file`, evals collapsed (Data.pm's default) or
+/// not. With `skip_fileinfo_hook => sub { 0 }`, which skips only the merged-away evals: 6.12's
+/// plain dump dies on them (`Can't call method "inc" on an undefined value`). `@INC` is emptied
+/// while dumping so that file names are printed whole, as ours are, and the text is printed as
+/// UTF-8 (Perl would print a Latin-1 string's characters as single bytes).
+fn perl_dump(file: &Path, collapse: bool) -> String {
     let script = format!(
-        "Devel::NYTProf::Data->new({{filename => shift, quiet => 1, skip_collapse_evals => {}}})->dump_profile_data({{separator => qq{{\\t}}}})",
-        u8::from(skip_collapse_evals)
+        "my $p = Devel::NYTProf::Data->new({{filename => shift, quiet => 1, skip_collapse_evals => {}}}); local @INC = (); binmode STDOUT, q{{:utf8}}; $p->dump_profile_data({{separator => qq{{\\t}}, skip_fileinfo_hook => sub {{ 0 }}}})",
+        u8::from(!collapse)
     );
-    let out = Command::new("perl")
+    String::from_utf8(run(Command::new("perl")
         .args(["-MDevel::NYTProf::Data", "-e", &script])
-        .arg(file)
-        .output()
-        .unwrap();
-    (out.status.success() && !out.stdout.is_empty()).then_some(out.stdout)
+        .arg(file)))
+    .unwrap()
+}
+
+/// Two dumps line by line: numbers within a relative `tol`; the statement totals (the model
+/// writer makes up its own statement records) skipped when `skip_totals`.
+fn compare_dumps(what: &str, perl: &str, ours: &str, tol: f64, skip_totals: bool) {
+    let keep = |l: &&str| {
+        !(skip_totals
+            && (l.starts_with("attribute\ttotal_stmts_")
+                || l.starts_with("attribute\tprofiler_active\t")))
+    };
+    let (p, o): (Vec<&str>, Vec<&str>) = (
+        perl.lines().filter(keep).collect(),
+        ours.lines().filter(keep).collect(),
+    );
+    for (i, (a, b)) in p.iter().zip(&o).enumerate() {
+        if a == b {
+            continue;
+        }
+        let ta: Vec<&str> = a.split(['\t', ' ']).collect();
+        let tb: Vec<&str> = b.split(['\t', ' ']).collect();
+        let close = ta.len() == tb.len()
+            && ta.iter().zip(&tb).all(|(x, y)| {
+                x == y
+                    || match (x.parse::<f64>(), y.parse::<f64>()) {
+                        (Ok(x), Ok(y)) => (x - y).abs() <= tol * x.abs().max(y.abs()).max(1e-6),
+                        _ => false,
+                    }
+            });
+        assert!(
+            close,
+            "{what}: dump line {i} differs:\n perl {a}\n ours {b}"
+        );
+    }
+    assert_eq!(p.len(), o.len(), "{what}: dump lengths differ");
 }
 
 fn line_json(lt: &profcodec_nytprof::model::LineTimes) -> Value {
@@ -114,12 +160,32 @@ fn our_json(p: &Profile) -> Value {
                 fi.flags,
                 fi.size,
                 fi.mtime,
-                fi.subs_defined
+                fi.subs_defined,
+                fi.merged_fids
             ]),
         );
     }
+    let mut file_calls = Map::new();
+    for fid in p.files.keys() {
+        let mut lines = Map::new();
+        for (line, subs) in p.calls_from(*fid) {
+            let mut m = Map::new();
+            for (name, c) in subs {
+                m.insert(
+                    name.to_owned(),
+                    json!([c.count, c.incl, c.excl, c.reci, c.rec_depth, c.calling_subs]),
+                );
+            }
+            lines.insert(line.to_string(), Value::Object(m));
+        }
+        if !lines.is_empty() {
+            file_calls.insert(fid.to_string(), Value::Object(lines));
+        }
+    }
     let mut subs = Map::new();
     for (name, si) in &p.subs {
+        let mut merged_subs = si.merged_subs.clone();
+        merged_subs.sort();
         let mut callers = Map::new();
         for (fid, lines) in &si.callers {
             let mut l = Map::new();
@@ -142,7 +208,8 @@ fn our_json(p: &Profile) -> Value {
                 si.excl,
                 si.rec_depth,
                 si.reci,
-                callers
+                callers,
+                merged_subs
             ]),
         );
     }
@@ -152,6 +219,9 @@ fn our_json(p: &Profile) -> Value {
         "files": files,
         "subs": subs,
     });
+    if !file_calls.is_empty() {
+        out["file_calls"] = Value::Object(file_calls);
+    }
     if !p.line_times.is_empty() {
         out["line_times"] = line_json(&p.line_times);
     }
@@ -210,27 +280,44 @@ fn compare(path: &str, a: &Value, b: &Value, tol: f64, skip: &[&str]) -> Result<
 fn check_profile(file: &Path, dir: &Path) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     let bytes = std::fs::read(file).unwrap();
-    let ours = Profile::from_bytes(&bytes).unwrap();
-    let perl = perl_json(file);
-    compare(&name, &perl, &our_json(&ours), 1e-12, &[]).unwrap();
+    let raw = Profile::from_bytes_with(&bytes, ModelOptions::raw()).unwrap();
+    let collapsed = Profile::from_bytes(&bytes).unwrap();
+    if name.starts_with("evals_") {
+        // evals.pl has evals to collapse, anonymous subs to merge, and merged subs called from
+        // a file that did not call the surviving one (so the two call views part).
+        assert!(collapsed.files.len() + 300 < raw.files.len(), "{name}");
+        assert!(collapsed.subs.values().any(|s| !s.merged_subs.is_empty()));
+        assert!(collapsed.file_calls.is_some() && raw.file_calls.is_none());
+    }
+    for (ours, collapse) in [(&raw, false), (&collapsed, true)] {
+        let what = format!("{name} (collapse {collapse})");
+        compare(
+            &what,
+            &perl_json(file, collapse),
+            &our_json(ours),
+            1e-12,
+            &[],
+        )
+        .unwrap();
+        let perl = perl_dump(file, collapse);
+        compare_dumps(&what, &perl, &ours.dump_profile_data(), 0.0, false);
+    }
 
     // Record-level rewrite: same dump_profile_data, and nytprofhtml takes it.
     let parsed = parse(&bytes).unwrap();
-    let level = ours
+    let level = raw
         .options
         .get("compress")
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
     let rewritten = dir.join(format!("{name}.rewrite"));
     std::fs::write(&rewritten, write::rewrite(&parsed, level).unwrap()).unwrap();
-    let (original_dump, rewrite_dump) = match perl_dump(file, false) {
-        Some(d) => (d, perl_dump(&rewritten, false)),
-        None => (perl_dump(file, true).unwrap(), perl_dump(&rewritten, true)),
-    };
-    assert!(
-        Some(original_dump) == rewrite_dump,
-        "{name}: dump_profile_data differs"
-    );
+    for collapse in [false, true] {
+        assert!(
+            perl_dump(file, collapse) == perl_dump(&rewritten, collapse),
+            "{name}: dump_profile_data of the rewrite differs (collapse {collapse})"
+        );
+    }
     let html = dir.join(format!("{name}.html"));
     run(Command::new("nytprofhtml")
         .arg("-f")
@@ -239,11 +326,12 @@ fn check_profile(file: &Path, dir: &Path) {
         .arg(&html)
         .current_dir(dir));
 
-    // Model writer: Devel::NYTProf::Data loads it into the same model (times within rounding;
-    // statement totals and block/sub times are not kept by an aggregated model).
+    // Model writer (from the raw model): Devel::NYTProf::Data loads it into the same model and
+    // the same dump, block and sub line times included (times within rounding; the statement
+    // totals count the writer's own statement records), and nytprofhtml takes it.
     let modeled = dir.join(format!("{name}.model"));
     let mut out = Vec::new();
-    ours.write_with(&mut out, (level > 0).then_some(level))
+    raw.write_with(&mut out, (level > 0).then_some(level))
         .unwrap();
     std::fs::write(&modeled, out).unwrap();
     let skip = [
@@ -251,18 +339,28 @@ fn check_profile(file: &Path, dir: &Path) {
         "total_stmts_measured",
         "total_stmts_duration",
         "profiler_active",
-        "block_times",
-        "sub_times",
     ];
-    let back = perl_json(&modeled);
     compare(
         &format!("{name} (model writer)"),
-        &back,
-        &our_json(&ours),
+        &perl_json(&modeled, false),
+        &our_json(&raw),
         1e-9,
         &skip,
     )
     .unwrap();
+    compare_dumps(
+        &format!("{name} (model writer)"),
+        &perl_dump(file, false),
+        &perl_dump(&modeled, false),
+        1e-9,
+        true,
+    );
+    run(Command::new("nytprofhtml")
+        .arg("-f")
+        .arg(&modeled)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.model.html")))
+        .current_dir(dir));
 }
 
 /// A Pynytprof-layout file as the given spec describes it (banner, blank line, chunks).
@@ -335,11 +433,16 @@ fn real_devel_nytprof_agrees() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let interop = testdata().join("interop.pl");
+    let evals = testdata().join("evals.pl");
     let fork = testdata().join("fork.pl");
     let mut jobs: Vec<(String, String, PathBuf)> = OPTION_SETS
         .iter()
         .map(|(n, o)| (format!("interop_{n}.out"), o.to_string(), interop.clone()))
         .collect();
+    // Evals that Data.pm collapses, with and without saved source and in block mode.
+    for (n, o) in EVAL_OPTION_SETS {
+        jobs.push((format!("evals_{n}.out"), o.to_string(), evals.clone()));
+    }
     jobs.push(("fork0.out".into(), "compress=0".into(), fork.clone()));
     jobs.push(("fork6.out".into(), String::new(), fork));
     for (out, opts, prog) in &jobs {
@@ -397,7 +500,7 @@ fn real_devel_nytprof_agrees() {
     let mut out = Vec::new();
     converted.write(&mut out).unwrap();
     std::fs::write(&path, out).unwrap();
-    let back = perl_json(&path);
+    let back = perl_json(&path, false);
     assert_eq!(back["subs"]["main::work"][3], json!(10));
     assert_eq!(back["line_times"]["1"]["2"][1], json!(10));
     run(Command::new("nytprofhtml")

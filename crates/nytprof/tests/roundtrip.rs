@@ -8,7 +8,7 @@ use profcodec_common::Cursor;
 use profcodec_nytprof::model::{FileInfo, LineTime, PidRun, SubInfo};
 use profcodec_nytprof::raw::{encode_u32, put_i32, put_u32, read_i32, read_u32};
 use profcodec_nytprof::read::Line;
-use profcodec_nytprof::{Profile, Record, Str, Writer, parse};
+use profcodec_nytprof::{ModelOptions, Profile, Record, Str, Writer, parse};
 use proptest::prelude::*;
 
 const BOUNDARIES: &[u32] = &[
@@ -278,6 +278,7 @@ proptest! {
                 size: 0,
                 mtime: 0,
                 subs_defined: BTreeSet::new(),
+                merged_fids: Vec::new(),
             });
         }
         for (fid, line, ticks, count) in lines {
@@ -310,7 +311,8 @@ proptest! {
         p.pids.push(PidRun { pid: 42, ppid: 1, start: 1000.5, end: Some(1001.25) });
         let mut out = Vec::new();
         p.write_with(&mut out, compress).unwrap();
-        let back = Profile::from_bytes(&out).unwrap();
+        // The raw model: collapsing would merge the sibling evals made above.
+        let back = Profile::from_bytes_with(&out, ModelOptions::raw()).unwrap();
         prop_assert_eq!(&back.files, &p.files);
         prop_assert_eq!(&back.attributes, &p.attributes);
         prop_assert_eq!(&back.options, &p.options);
@@ -332,5 +334,55 @@ proptest! {
                 prop_assert!((b.time - lt.time).abs() < 1e-12);
             }
         }
+    }
+
+    /// Block mode (`blocks=1`): a profile made of `*` statements (some discounted) over a few
+    /// fids, read into the raw model, written by the model writer and read again keeps its
+    /// line, block and sub line times and counts.
+    #[test]
+    fn block_times_round_trip(
+        statements in proptest::collection::vec(
+            (1u32..4, 0u32..30, 0u32..10, 0u32..6, 0i32..50_000, any::<bool>()),
+            1..60,
+        ),
+        compress in proptest::option::of(0u32..10),
+    ) {
+        let mut w = Writer::new(Vec::new());
+        w.header(5, 0).unwrap();
+        for line in [&b"ticks_per_sec=10000000"[..], b"nv_size=8"] {
+            w.record(&Record::Attribute(Line { text: line })).unwrap();
+        }
+        w.record(&Record::PidStart { pid: 7, ppid: 1, time: 10.0 }).unwrap();
+        for fid in 1..4u32 {
+            let name = format!("/tmp/b{fid}.pl");
+            w.record(&Record::NewFid {
+                fid, eval_fid: 0, eval_line: 0, flags: 0x12, size: 0, mtime: 0,
+                name: Str { bytes: name.as_bytes(), utf8: false },
+            }).unwrap();
+        }
+        for (fid, line, block, sub, ticks, discounted) in &statements {
+            if *discounted {
+                w.record(&Record::Discount).unwrap();
+            }
+            w.record(&Record::TimeBlock {
+                ticks: *ticks, fid: *fid, line: *line, block_line: *block, sub_line: *sub,
+            }).unwrap();
+        }
+        w.record(&Record::PidEnd { pid: 7, time: 11.0 }).unwrap();
+        let original = Profile::from_bytes_with(&w.finish().unwrap(), ModelOptions::raw()).unwrap();
+        prop_assert!(original.block_times.is_some() && original.sub_times.is_some());
+        let mut out = Vec::new();
+        original.write_with(&mut out, compress).unwrap();
+        let back = Profile::from_bytes_with(&out, ModelOptions::raw()).unwrap();
+        let same = |a: &profcodec_nytprof::model::LineTimes, b: &profcodec_nytprof::model::LineTimes| {
+            a.len() == b.len() && a.iter().zip(b).all(|((fa, la), (fb, lb))| {
+                fa == fb && la.len() == lb.len() && la.iter().zip(lb).all(|((x, p), (y, q))| {
+                    x == y && p.count == q.count && (p.time - q.time).abs() < 1e-12
+                })
+            })
+        };
+        prop_assert!(same(&original.line_times, &back.line_times));
+        prop_assert!(same(original.block_times.as_ref().unwrap(), back.block_times.as_ref().unwrap()));
+        prop_assert!(same(original.sub_times.as_ref().unwrap(), back.sub_times.as_ref().unwrap()));
     }
 }

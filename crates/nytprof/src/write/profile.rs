@@ -3,14 +3,23 @@
 //!
 //! The aggregated model has no statement order, so the writer makes one up: per line, one `+`
 //! carrying the line's ticks, then `+ 0` records for the remaining count (or `-` records before it
-//! for a count of 0 or less). Block and sub line times (`blocks=1`) cannot be rebuilt from three
-//! independent sums and are not written.
+//! for a count of 0 or less).
+//!
+//! With block and sub line times (`blocks=1`), every statement is a `*` record that adds its
+//! ticks and count to a line, a block line and a sub line of one fid at once, so the three tables
+//! of a fid must have the same totals (they do in every profile the loader builds, except after
+//! the `(IV)time` count quirk). The writer splits the totals greedily along the three tables in
+//! line order (the north-west corner rule of transport problems): the ticks go in discounted
+//! `*` records (count 0), the counts in `*` records of 0 ticks and count 1, and a discounted
+//! empty `*` touches any entry left with neither. Each step closes at least one entry, so a fid
+//! takes at most as many tick records as its three tables have entries, plus one record per
+//! counted statement (as the profiler wrote).
 
 use std::io::Write;
 
 use super::Writer;
 use crate::error::Error;
-use crate::model::{LineTime, Profile};
+use crate::model::{LineTime, LineTimes, Profile};
 use crate::raw::MAJOR;
 use crate::read::{Line, Record, Str};
 
@@ -100,6 +109,136 @@ impl<W: Write> Out<W> {
         }
         Ok(())
     }
+
+    /// `*` records making the line, block and sub line times of every fid (module docs).
+    fn block_statements(&mut self, p: &Profile, tps: f64) -> Result<(), Error> {
+        let none = LineTimes::new();
+        let tables = [
+            &p.line_times,
+            p.block_times.as_ref().unwrap_or(&none),
+            p.sub_times.as_ref().unwrap_or(&none),
+        ];
+        let fids: std::collections::BTreeSet<u32> =
+            tables.iter().flat_map(|t| t.keys().copied()).collect();
+        for fid in fids {
+            let [l, b, s] = tables.map(|t| t.get(&fid));
+            if b.is_none_or(|b| b.is_empty()) && s.is_none_or(|s| s.is_empty()) {
+                for (line, lt) in l.into_iter().flatten() {
+                    self.statements(fid, *line, lt, tps)?;
+                }
+                continue;
+            }
+            let mut ticks: [Column; 3] = Default::default();
+            let mut counts: [Column; 3] = Default::default();
+            for (t, table) in [l, b, s].into_iter().enumerate() {
+                for (line, lt) in table.into_iter().flatten() {
+                    let tk = (lt.time * tps).round();
+                    // At most 65536 records of i32::MAX ticks per entry (about 162 days at the
+                    // profiler's 10 MHz clock).
+                    if !(0.0..=f64::from(i32::MAX) * 65536.0).contains(&tk) {
+                        return Err(Error::ValueOutOfRange {
+                            offset: 0,
+                            what: "block mode statement ticks",
+                            value: tk.abs().min(u64::MAX as f64) as u64,
+                        });
+                    }
+                    if !(0..=MAX_COUNT).contains(&lt.count) {
+                        return Err(Error::ValueOutOfRange {
+                            offset: 0,
+                            what: "block mode line count",
+                            value: lt.count.unsigned_abs(),
+                        });
+                    }
+                    ticks[t].push((*line, tk as i64));
+                    counts[t].push((*line, lt.count));
+                }
+            }
+            let total = |c: &Column| c.iter().map(|e| i128::from(e.1)).sum::<i128>();
+            for (t, what) in [(1, "block times"), (2, "sub times")] {
+                if ticks[t].is_empty()
+                    || ticks[0].is_empty()
+                    || total(&ticks[t]) != total(&ticks[0])
+                    || total(&counts[t]) != total(&counts[0])
+                {
+                    return Err(Error::BlockTimesMismatch {
+                        offset: 0,
+                        what,
+                        fid,
+                    });
+                }
+            }
+            type Touched = [std::collections::BTreeSet<u32>; 3];
+            let mut touched: Touched = Default::default();
+            let put = |o: &mut Self,
+                       touched: &mut Touched,
+                       lines: [u32; 3],
+                       ticks: i32,
+                       counted: bool| {
+                for t in 0..3 {
+                    touched[t].insert(lines[t]);
+                }
+                if !counted {
+                    o.rec(&Record::Discount)?;
+                }
+                o.rec(&Record::TimeBlock {
+                    ticks,
+                    fid,
+                    line: lines[0],
+                    block_line: lines[1],
+                    sub_line: lines[2],
+                })
+            };
+            for (lines, mut amount) in north_west([&ticks[0], &ticks[1], &ticks[2]]) {
+                while amount > 0 {
+                    let part = amount.min(i64::from(i32::MAX));
+                    put(self, &mut touched, lines, part as i32, false)?;
+                    amount -= part;
+                }
+            }
+            for (lines, amount) in north_west([&counts[0], &counts[1], &counts[2]]) {
+                for _ in 0..amount {
+                    put(self, &mut touched, lines, 0, true)?;
+                }
+            }
+            // Entries with neither ticks nor count still exist in the model: touch them.
+            let untouched: [Vec<u32>; 3] = [0, 1, 2].map(|t| {
+                ticks[t]
+                    .iter()
+                    .map(|e| e.0)
+                    .filter(|line| !touched[t].contains(line))
+                    .collect()
+            });
+            let n = untouched.iter().map(Vec::len).max().unwrap_or(0);
+            for i in 0..n {
+                let lines =
+                    [0, 1, 2].map(|t| untouched[t].get(i).copied().unwrap_or(ticks[t][0].0));
+                put(self, &mut touched, lines, 0, false)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One table's entries of one fid: line and an amount still to place.
+type Column = Vec<(u32, i64)>;
+
+/// The north-west corner walk: splits equal totals of three columns (amounts above 0) into
+/// steps `(line a, line b, line c, amount)`, closing at least one entry per step.
+fn north_west(cols: [&Column; 3]) -> Vec<([u32; 3], i64)> {
+    let mut left: [Column; 3] = cols.map(|c| c.iter().copied().filter(|e| e.1 > 0).collect());
+    let mut at = [0usize; 3];
+    let mut out = Vec::new();
+    while (0..3).all(|t| at[t] < left[t].len()) {
+        let amount = (0..3).map(|t| left[t][at[t]].1).min().unwrap_or(0);
+        out.push(([0, 1, 2].map(|t| left[t][at[t]].0), amount));
+        for t in 0..3 {
+            left[t][at[t]].1 -= amount;
+            if left[t][at[t]].1 == 0 {
+                at[t] += 1;
+            }
+        }
+    }
+    out
 }
 
 impl Profile {
@@ -224,9 +363,13 @@ impl Profile {
             }
         }
         let tps = f64::from(self.ticks_per_sec());
-        for (fid, lines) in &self.line_times {
-            for (line, lt) in lines {
-                o.statements(*fid, *line, lt, tps)?;
+        if self.block_times.is_some() || self.sub_times.is_some() {
+            o.block_statements(self, tps)?;
+        } else {
+            for (fid, lines) in &self.line_times {
+                for (line, lt) in lines {
+                    o.statements(*fid, *line, lt, tps)?;
+                }
             }
         }
         for (fid, lines) in &self.source {

@@ -199,6 +199,24 @@ fn writers_refuse_broken_models() {
         ],
     }]);
     invalid(write_traces(&traces, Cursor::new(Vec::new())));
+    // A stored time range that leaves elements out (found by the hpctoolkit_model fuzz target).
+    let mut traces = Traces::from_traces(vec![Trace {
+        prof_index: 1,
+        elements: vec![TraceElement {
+            timestamp: 5,
+            ctx_id: 1,
+        }],
+    }]);
+    traces.min_timestamp = 6;
+    invalid(write_traces(&traces, Cursor::new(Vec::new())));
+    // ctxId 0 (the global context) or a ctxId used twice in the tree (found by the fuzz target).
+    for id in [0, 2] {
+        let mut db = Synthetic::new(SyntheticConfig::default()).to_model();
+        db.meta.contexts[0].ctx_id = id;
+        db.meta.contexts[1].ctx_id = 2;
+        let err = write_meta(&db.meta, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "ctxId {id}");
+    }
     // A context whose parent comes after it.
     let mut db = Synthetic::new(SyntheticConfig::default()).to_model();
     db.meta.contexts[0].parent = Parent::Context(profcodec_hpctoolkit::model::ContextHandle(5));

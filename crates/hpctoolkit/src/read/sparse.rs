@@ -4,13 +4,19 @@
 //! an index of `(key, startIndex)` pairs sorted by key, over runs of `(subkey, value)` pairs
 //! sorted by subkey (profile.db: ctxId then metricId; cct.db: metricId then profIndex). One set of
 //! lookups serves both, through the two small traits below.
+//!
+//! Keys are found by a safeguarded interpolation search ([`find`]): hpcprof numbers contexts
+//! densely and the index stores a sorted subset of them, so the key's value predicts its position
+//! and a lookup touches a handful of cache lines instead of the ~20 of a binary search over a
+//! multi-megabyte index (each a cache and TLB miss on a large database). After log2(n) interpolation
+//! steps the search bisects, so hostile layouts still cost O(log n) probes.
 
 use crate::raw::{CtxIndex, MetricIndex, ProfValue, Value};
 
 /// An index entry: a key and the start of its run of values.
 pub(crate) trait IndexEntry {
     /// The key the index is sorted by.
-    type Key: Ord + Copy;
+    type Key: Ord + Copy + Into<u64>;
     fn key(&self) -> Self::Key;
     fn start_index(&self) -> u64;
 }
@@ -18,7 +24,7 @@ pub(crate) trait IndexEntry {
 /// A value entry: a subkey and its value.
 pub(crate) trait ValueEntry {
     /// The subkey a run is sorted by.
-    type Key: Ord + Copy;
+    type Key: Ord + Copy + Into<u64>;
     fn key(&self) -> Self::Key;
     fn value(&self) -> f64;
 }
@@ -88,19 +94,124 @@ pub(crate) fn run_at<'a, I: IndexEntry, V>(index: &[I], values: &'a [V], i: usiz
     &values[start as usize..end as usize]
 }
 
+/// Below this many candidates a linear scan beats further probes: they span a few adjacent
+/// cache lines, whose loads the CPU issues together.
+const SCAN: usize = 8;
+
+/// The position of `key` in `items`, sorted by `key_of` (strictly ascending, as `validate`
+/// checks; on unsorted input the answer may be `None` or another position holding `key`, never a
+/// panic or a loop: every probe shrinks the candidate range).
+#[inline]
+pub(crate) fn find<T>(items: &[T], key: u64, key_of: impl Fn(&T) -> u64) -> Option<usize> {
+    let (first, last) = (items.first()?, items.last()?);
+    let (mut a, mut b) = (key_of(first), key_of(last));
+    if key <= a || key >= b {
+        return if key == a {
+            Some(0)
+        } else if key == b {
+            Some(items.len() - 1)
+        } else {
+            None
+        };
+    }
+    // Candidates are items[lo..hi]; a is the key at lo - 1 and b the key at hi, a < key < b.
+    // Interpolation steps first (about log log n of them on hpcprof's dense ctxIds), bisection
+    // once log2(n) of them have not found the key: O(log n) probes whatever the layout.
+    let (mut lo, mut hi) = (1usize, items.len() - 1);
+    let mut interpolations = usize::BITS - items.len().leading_zeros();
+    while hi - lo > SCAN {
+        let len = hi - lo;
+        let g = if interpolations == 0 || a >= b || key <= a || key >= b {
+            lo + len / 2
+        } else {
+            interpolations -= 1;
+            // Position among the len + 1 gaps between a and b, by value (no overflow: u128).
+            let step = u128::from(key - a) * (len as u128 + 1) / u128::from(b - a);
+            (lo - 1).saturating_add(step as usize).clamp(lo, hi - 1)
+        };
+        let k = key_of(&items[g]);
+        if k == key {
+            return Some(g);
+        }
+        if k < key {
+            (lo, a) = (g + 1, k);
+        } else {
+            (hi, b) = (g, k);
+        }
+    }
+    items[lo..hi]
+        .iter()
+        .position(|x| key_of(x) == key)
+        .map(|i| lo + i)
+}
+
 /// The run of `key` (empty when the index has no such key).
 #[inline]
 pub(crate) fn run_of<'a, I: IndexEntry, V>(index: &[I], values: &'a [V], key: I::Key) -> &'a [V] {
-    match index.binary_search_by_key(&key, IndexEntry::key) {
-        Ok(i) => run_at(index, values, i),
-        Err(_) => &[],
+    match find(index, key.into(), |e| e.key().into()) {
+        Some(i) => run_at(index, values, i),
+        None => &[],
     }
 }
 
 /// The value of `key` in a run, `None` when it is not stored (a zero).
 #[inline]
 pub(crate) fn value_in<V: ValueEntry>(run: &[V], key: V::Key) -> Option<f64> {
-    run.binary_search_by_key(&key, ValueEntry::key)
-        .ok()
-        .map(|i| run[i].value())
+    find(run, key.into(), |v| v.key().into()).map(|i| run[i].value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find;
+
+    /// Every key of `items` (sorted, distinct) is found at its position, and keys between and
+    /// around them are not.
+    fn check(items: &[u64]) {
+        for (i, &k) in items.iter().enumerate() {
+            assert_eq!(find(items, k, |&x| x), Some(i), "key {k} at {i}");
+        }
+        let absent = items
+            .iter()
+            .flat_map(|&k| [k.wrapping_sub(1), k + 1])
+            .chain([0, u64::MAX]);
+        for k in absent {
+            if !items.contains(&k) {
+                assert_eq!(find(items, k, |&x| x), None, "key {k} absent");
+            }
+        }
+    }
+
+    #[test]
+    fn finds_in_dense_sparse_and_skewed_layouts() {
+        check(&[]);
+        check(&[5]);
+        check(&(1..100).collect::<Vec<_>>());
+        check(&(0..5000).map(|i| i * 3 + (i % 3)).collect::<Vec<_>>());
+        // Skewed: interpolation guesses badly, the bisection fallback still finds everything.
+        let mut skewed: Vec<u64> = (0..3000).collect();
+        skewed.extend((0..40).map(|i| u64::MAX / 2 + i * (u64::MAX / 100)));
+        check(&skewed);
+        check(&(0..2000).map(|i: u64| i * i * i).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn unsorted_input_neither_panics_nor_loops() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let items: Vec<u64> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 1000
+            })
+            .collect();
+        for key in 0..1100 {
+            if let Some(i) = find(&items, key, |&x| x) {
+                assert_eq!(items[i], key);
+            }
+        }
+        let equal = vec![7u64; 100];
+        assert_eq!(find(&equal, 7, |&x| x), Some(0));
+        assert_eq!(find(&equal, 8, |&x| x), None);
+    }
 }

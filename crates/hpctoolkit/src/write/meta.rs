@@ -369,5 +369,24 @@ fn check_handles(meta: &Meta) -> io::Result<()> {
             ));
         }
     }
+    check_ctx_ids(meta)
+}
+
+/// ctxIds above 0 (0 is the global context) and unique across entry points and contexts, as
+/// readers require (FORMATS.md, Context Tree section).
+fn check_ctx_ids(meta: &Meta) -> io::Result<()> {
+    let mut ids: Vec<u32> = meta
+        .entry_points
+        .iter()
+        .map(|e| e.ctx_id)
+        .chain(meta.contexts.iter().map(|c| c.ctx_id))
+        .collect();
+    ids.sort_unstable();
+    if ids.first() == Some(&0) {
+        return Err(invalid("a ctxId of 0 (the global context) in the tree"));
+    }
+    if ids.windows(2).any(|w| w[0] == w[1]) {
+        return Err(invalid("a ctxId used twice in the context tree"));
+    }
     Ok(())
 }

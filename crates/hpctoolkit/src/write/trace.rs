@@ -126,17 +126,25 @@ impl<W: Write + Seek> TraceDbWriter<W> {
 
     /// Writes the headers and the footer. Without [`TraceDbWriter::set_time_range`], the range
     /// is that of the elements (0 and 0 when there are none).
+    /// A range given by `set_time_range` must hold every element (readers check it, FORMATS.md,
+    /// trace.db `minTimestamp`/`maxTimestamp`).
     pub fn finish(mut self) -> io::Result<W> {
-        let (min, max) = self.range.unwrap_or_else(|| {
-            let min = self.lines.iter().filter_map(|l| l.first).min();
-            let max = self
-                .lines
-                .iter()
-                .filter(|l| l.first.is_some())
-                .map(|l| l.last)
-                .max();
-            (min.unwrap_or(0), max.unwrap_or(0))
-        });
+        let first = self.lines.iter().filter_map(|l| l.first).min();
+        let last = self
+            .lines
+            .iter()
+            .filter(|l| l.first.is_some())
+            .map(|l| l.last)
+            .max();
+        let (min, max) = match (self.range, first, last) {
+            (Some((min, max)), Some(first), Some(last)) if min > first || max < last => {
+                return Err(invalid(
+                    "minTimestamp..=maxTimestamp does not hold every trace element",
+                ));
+            }
+            (Some(range), _, _) => range,
+            (None, first, last) => (first.unwrap_or(0), last.unwrap_or(0)),
+        };
         self.out.write_at(self.end, FOOTER)?;
         let mut head = Buf::default();
         head.u64(HEADER_SIZE + SECTION_HEADER_SIZE);

@@ -4,16 +4,21 @@
 //!   string, sort order and cross-file reference), as bytes per second;
 //! - `lookup`: a point lookup (profile, ctx, metric) from the database, including the {PI} read,
 //!   over 4096 pseudo-random stored keys (DRAM-latency bound on large databases), over 64 of them
-//!   (cache-resident), and on profiles opened beforehand;
+//!   (cache-resident), and on profiles opened beforehand; besides criterion's figures (medians of
+//!   batch means), the bench times 65,536 single random lookups and prints their p50/p90/p99,
+//!   and prints the machine's memory latency (a dependent random walk over 256 MiB), the floor
+//!   under any lookup whose lines are not cached;
 //! - `trace`: a pass over every trace element (timestamps and ctxIds folded) against a `memcpy` of
 //!   the same bytes, measured in the same bench.
 //!
-//! Inputs: the largest corpus database (hatchet-gamess, when the corpus is around) and a synthetic
-//! database from the writer's generator (`profcodec_benches::hpctoolkit`), generated once into
-//! `target/bench-data/hpctoolkit-read/` (or `$PROFCODEC_BENCH_DIR/hpctoolkit-read`) and reused.
+//! Inputs: the largest corpus database (hatchet-gamess, when the corpus is around) and two synthetic
+//! databases from the writer's generator (`profcodec_benches::hpctoolkit`: 16 thread profiles,
+//! and the same with one), generated once into `target/bench-data/hpctoolkit-read/` (or
+//! `$PROFCODEC_BENCH_DIR/hpctoolkit-read`) and reused.
 
 use std::hint::black_box;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_benches::hpctoolkit::{SyntheticConfig, generate};
@@ -37,11 +42,18 @@ fn bench_dir() -> PathBuf {
     base.join("hpctoolkit-read")
 }
 
-fn synthetic() -> PathBuf {
-    let dir = bench_dir().join("synthetic");
+/// The same shape with a single thread profile (1.29 million values; about 17 MB of profile.db
+/// in play): the smallest database the lookup target of issue 3 allows.
+const SYNTHETIC_ONE: SyntheticConfig = SyntheticConfig {
+    profiles: 1,
+    ..SYNTHETIC
+};
+
+fn synthetic(name: &str, config: SyntheticConfig) -> PathBuf {
+    let dir = bench_dir().join(name);
     if !dir.join("trace.db").is_file() {
         std::fs::create_dir_all(&dir).expect("bench data folder");
-        let sizes = generate(&dir, SYNTHETIC).expect("generate the synthetic database");
+        let sizes = generate(&dir, config).expect("generate the synthetic database");
         eprintln!("generated {}: {sizes:?}", dir.display());
     }
     dir
@@ -58,12 +70,57 @@ fn databases() -> Vec<(String, Database)> {
             Database::open(dir).expect("corpus database"),
         ));
     }
-    let dir = synthetic();
-    out.push((
-        "synthetic".to_owned(),
-        Database::open(dir).expect("synthetic database"),
-    ));
+    for (name, config) in [("synthetic", SYNTHETIC), ("synthetic-1p", SYNTHETIC_ONE)] {
+        let dir = synthetic(name, config);
+        out.push((
+            name.to_owned(),
+            Database::open(dir).expect("synthetic database"),
+        ));
+    }
     out
+}
+
+/// Nanoseconds per access of a dependent random walk over 256 MiB (a single cycle through every
+/// slot, so neither caches nor prefetchers help): what one uncached line costs on this machine.
+fn memory_latency_ns() -> f64 {
+    let n = 32usize << 20;
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let mut next = vec![0u32; n];
+    for w in 0..n {
+        next[order[w] as usize] = order[(w + 1) % n];
+    }
+    let mut at = 0u32;
+    let steps = 2_000_000;
+    let t = Instant::now();
+    for _ in 0..steps {
+        at = next[at as usize];
+    }
+    let ns = t.elapsed().as_nanos() as f64 / f64::from(steps);
+    black_box(at);
+    ns
+}
+
+/// p50, p90 and p99 of single lookups, each timed on its own (`Instant` costs about 20 ns of it).
+fn single_lookup_percentiles(db: &Database, keys: &[(u32, u32, u16)]) -> [u64; 3] {
+    let mut ns: Vec<u64> = Vec::with_capacity(keys.len());
+    for &(p, ctx, m) in keys {
+        let t = Instant::now();
+        black_box(
+            db.value(black_box(p), black_box(ctx), black_box(m))
+                .expect("lookup"),
+        );
+        ns.push(t.elapsed().as_nanos() as u64);
+    }
+    ns.sort_unstable();
+    let at = |q: usize| ns[(ns.len() * q / 100).min(ns.len() - 1)];
+    [at(50), at(90), at(99)]
 }
 
 fn total_bytes(db: &Database) -> u64 {
@@ -99,6 +156,10 @@ fn lookup_keys(db: &Database, n: usize) -> Vec<(u32, u32, u16)> {
 }
 
 fn benches(c: &mut Criterion) {
+    eprintln!(
+        "memory latency (dependent random walk over 256 MiB): {:.0} ns",
+        memory_latency_ns()
+    );
     let dbs = databases();
     for (name, db) in &dbs {
         let bytes = total_bytes(db);
@@ -137,12 +198,18 @@ fn benches(c: &mut Criterion) {
         });
         g.finish();
 
-        let keys = lookup_keys(db, 4096);
+        let keys = lookup_keys(db, 1 << 16);
+        let [p50, p90, p99] = single_lookup_percentiles(db, &keys);
+        eprintln!(
+            "{name}: {} single random lookups: p50 {p50} ns, p90 {p90} ns, p99 {p99} ns",
+            keys.len()
+        );
+        let keys = &keys[..4096];
         let mut g = c.benchmark_group("hpctoolkit-read/lookup");
         g.throughput(Throughput::Elements(1));
         // 4096 keys spread over the database, then 64 of them only, so that the touched cache
         // lines stay resident (the cost of the code rather than of DRAM latency).
-        for (label, keys) in [("database", &keys[..]), ("database-hot64", &keys[..64])] {
+        for (label, keys) in [("database", keys), ("database-hot64", &keys[..64])] {
             let mut k = 0usize;
             g.bench_function(BenchmarkId::new(label, name), |b| {
                 b.iter(|| {

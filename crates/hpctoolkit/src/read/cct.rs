@@ -272,6 +272,10 @@ impl<'a> CctDb<'a> {
             prev_start = start;
         }
         let limit = n_profiles.map_or(u64::MAX, u64::from);
+        // The branch-free filter first, the exact check (which names the fault) when it fails.
+        if sparse::runs_sorted(c.metric_indices, c.values, |p| u64::from(p) < limit) {
+            return Ok(());
+        }
         for i in 0..c.metric_indices.len() {
             let start = c.metric_indices[i].start_index() as usize;
             let mut prev = -1i64;

@@ -1062,16 +1062,36 @@ impl<'a> MetaDb<'a> {
                 entry_point: matches!(node.node, ContextNode::EntryPoint(_)),
             });
         }
-        entries.sort_unstable_by_key(|e| e.ctx_id);
-        for w in entries.windows(2) {
-            if w[0].ctx_id == w[1].ctx_id {
-                return Err(self.bytes.invalid(
-                    "ctxId",
-                    w[1].offset + 0x10,
-                    "ctxIds unique in the context tree",
-                    w[1].ctx_id.into(),
-                ));
+        let duplicate = |e: &IndexEntry| {
+            self.bytes.invalid(
+                "ctxId",
+                e.offset + 0x10,
+                "ctxIds unique in the context tree",
+                e.ctx_id.into(),
+            )
+        };
+        // hpcprof numbers contexts densely, so the index is usually built by placing each entry
+        // at its ctxId (O(n), 4 bytes per possible id); sparse or hostile ids take the sort.
+        let max_id = entries.iter().map(|e| e.ctx_id).max().unwrap_or(0);
+        if (max_id as usize) < entries.len().saturating_mul(4).saturating_add(64) {
+            let mut slot = vec![u32::MAX; max_id as usize + 1];
+            for (i, e) in entries.iter().enumerate() {
+                let s = &mut slot[e.ctx_id as usize];
+                if *s != u32::MAX {
+                    return Err(duplicate(e));
+                }
+                *s = i as u32;
             }
+            let entries = slot
+                .iter()
+                .filter(|&&i| i != u32::MAX)
+                .map(|&i| entries[i as usize])
+                .collect();
+            return Ok(ContextIndex { entries });
+        }
+        entries.sort_unstable_by_key(|e| e.ctx_id);
+        if let Some(w) = entries.windows(2).find(|w| w[0].ctx_id == w[1].ctx_id) {
+            return Err(duplicate(&w[1]));
         }
         Ok(ContextIndex { entries })
     }

@@ -367,8 +367,15 @@ impl<'a> ProfileDb<'a> {
             }
             prev = Some((ctx, start));
         }
-        // Values sorted by metricId within each context's run (and known to meta.db): a
-        // branch-light scan per run; the exact error is located only when a run is bad.
+        // Values sorted by metricId within each context's run (and known to meta.db): the
+        // branch-free filter first, the exact check (which names the fault) only when it fails.
+        let fast = match known {
+            Some(set) => sparse::runs_sorted(p.ctx_indices, p.values, |m| set.contains(m)),
+            None => sparse::runs_sorted(p.ctx_indices, p.values, |_| true),
+        };
+        if fast {
+            return Ok(());
+        }
         for i in 0..p.ctx_indices.len() {
             let run = p.values_at(i);
             let mut bad = false;

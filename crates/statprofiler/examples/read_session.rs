@@ -38,6 +38,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         }
                     }
                 }
+                "samples" => {
+                    let mut t = TraceReader::new(Reader::from_slice(data)?);
+                    while let Some(trace) = t.next_trace()? {
+                        samples += 1;
+                        frames += trace.frame_count() as u64;
+                    }
+                }
                 "events" => {
                     let mut r = Reader::from_slice(data)?;
                     while let Some(e) = r.next_event()? {

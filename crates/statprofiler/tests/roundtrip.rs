@@ -7,7 +7,7 @@ use profcodec_statprofiler::raw::{MAX_VARINT_LEN, decode_varint, encode_varint};
 use profcodec_statprofiler::text::{self, TextSample};
 use profcodec_statprofiler::{
     Container, Frame, Genealogy, Header, OwnedFrame, OwnedRecord, PerlString, PerlVersion,
-    ProcessId, Profile, Reader, Record,
+    ProcessId, Profile, Reader, Record, TraceReader,
 };
 
 fn perl_string() -> impl Strategy<Value = PerlString> {
@@ -251,4 +251,121 @@ fn text_reads_the_notes_example_shape() {
     let err = text::parse_text(b"x;add\n").unwrap_err();
     assert_eq!(err.offset(), Some(0));
     assert!(text::parse_text(b"1;5,a,b,c;add").is_err());
+}
+
+/// A string for the trace test: mostly short (the hot path), sometimes 128 bytes or more (the
+/// record-by-record path), sometimes `BEGIN`.
+fn trace_string() -> impl Strategy<Value = PerlString> {
+    prop_oneof![
+        6 => prop::collection::vec(any::<u8>(), 0..12).prop_map(PerlString::new),
+        1 => Just(PerlString::new("BEGIN")),
+        1 => prop::collection::vec(any::<u8>(), 120..300).prop_map(PerlString::new),
+    ]
+}
+
+/// A line: mostly 1 or 2 varint bytes, sometimes more, sometimes negative.
+fn trace_line() -> impl Strategy<Value = i32> {
+    prop_oneof![4 => 0i32..16384, 1 => any::<i32>()]
+}
+
+fn trace_frame() -> impl Strategy<Value = OwnedFrame> {
+    prop_oneof![
+        4 => (trace_string(), trace_string(), trace_string(), trace_line(), trace_line())
+            .prop_map(|(package, name, file, line, first_line)| Frame::Sub {
+                package, name, file, line, first_line,
+            }),
+        1 => (trace_string(), trace_string()).prop_map(|(package, name)| Frame::Xsub { package, name }),
+        1 => (trace_string(), trace_line()).prop_map(|(file, line)| Frame::Eval { file, line }),
+        2 => (trace_string(), trace_line()).prop_map(|(file, line)| Frame::Main { file, line }),
+    ]
+}
+
+/// One sample (with now and then an eval source among its frames, or a sample end with a
+/// payload), or a section start and end around nothing, or metadata.
+fn trace_group() -> impl Strategy<Value = Vec<OwnedRecord>> {
+    prop_oneof![
+        8 => (
+            prop_oneof![4 => 0u32..16384, 1 => any::<u32>()],
+            trace_string(),
+            prop::collection::vec(trace_frame(), 0..12),
+            prop::option::weighted(0.1, (0usize..12, trace_string())),
+            prop_oneof![8 => Just(vec![]), 1 => prop::collection::vec(any::<u8>(), 1..3)],
+        )
+            .prop_map(|(weight, op_name, frames, eval, skipped)| {
+                let mut r = vec![Record::SampleStart { weight, op_name }];
+                r.extend(frames.into_iter().map(Record::Frame));
+                if let Some((at, source)) = eval {
+                    r.insert(1 + at.min(r.len() - 1), Record::EvalSource { source, seq: 1 });
+                }
+                r.push(Record::SampleEnd { skipped });
+                r
+            }),
+        1 => trace_string().prop_map(|name| vec![
+            Record::SectionStart { name: name.clone() },
+            Record::SectionEnd { name },
+        ]),
+        1 => (trace_string(), trace_string()).prop_map(|(key, value)| vec![Record::Metadata { key, value }]),
+    ]
+}
+
+/// The traces the real reader returns for well-formed records (traces.rs module docs): one per
+/// sample, an eval or main frame after a `BEGIN` frame dropped, one empty trace per section
+/// record.
+fn expected_traces(records: &[OwnedRecord]) -> Vec<(u32, PerlString, Vec<OwnedFrame>)> {
+    let mut out = Vec::new();
+    let mut open: Option<(u32, PerlString, Vec<OwnedFrame>)> = None;
+    let mut last_was_begin = false;
+    for r in records {
+        match r {
+            Record::SampleStart { weight, op_name } => {
+                open = Some((*weight, op_name.clone(), vec![]));
+                last_was_begin = false;
+            }
+            Record::Frame(f) => {
+                let frames = &mut open.as_mut().unwrap().2;
+                match f {
+                    Frame::Sub { name, .. } | Frame::Xsub { name, .. } => {
+                        last_was_begin = name.bytes == b"BEGIN";
+                        frames.push(f.clone());
+                    }
+                    Frame::Eval { .. } | Frame::Main { .. } => {
+                        if !last_was_begin {
+                            frames.push(f.clone());
+                        }
+                        last_was_begin = false;
+                    }
+                }
+            }
+            Record::SampleEnd { .. } => out.push(open.take().unwrap()),
+            Record::SectionStart { .. } | Record::SectionEnd { .. } => {
+                out.push((0, PerlString::default(), vec![]));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Samples complete in one packet take the hot path, the others (spanning packets, long
+    /// strings, long varints, eval sources among the frames) are read record by record: the
+    /// traces are the same.
+    #[test]
+    fn traces_follow_the_records(
+        groups in prop::collection::vec(trace_group(), 0..400),
+        container in prop_oneof![Just(Container::Snappy), Just(Container::Plain)],
+    ) {
+        let records: Vec<OwnedRecord> = groups.into_iter().flatten().collect();
+        let expected = expected_traces(&records);
+        let bytes = Profile { container, records, ..Profile::default() }.to_bytes();
+        let mut traces = TraceReader::new(Reader::from_slice(&bytes).unwrap());
+        let mut got = Vec::new();
+        while let Some(t) = traces.next_trace().unwrap() {
+            prop_assert_eq!(t.frames().len(), t.frame_count());
+            got.push((t.weight, t.op_name.to_owned(), t.frames().map(|f| f.to_owned()).collect::<Vec<_>>()));
+        }
+        prop_assert_eq!(got, expected);
+    }
 }

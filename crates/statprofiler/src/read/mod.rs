@@ -1,6 +1,7 @@
 //! Reading: the container ([`packets`]), the logical stream ([`Reader`]) and the real reader's
 //! view of it ([`TraceReader`]).
 
+mod hot;
 pub mod packets;
 mod parse;
 mod reader;

@@ -5,6 +5,7 @@ use std::io::Read;
 use crate::error::{Error, StreamPos};
 use crate::model::{Container, Event, Genealogy, Header, PerlStr};
 use crate::raw::PROLOGUE_LEN;
+use crate::read::hot::{HotSample, hot_record, hot_sample};
 use crate::read::packets::{ReadSource, SliceSource, StreamSource};
 use crate::read::parse::{HeaderRecord, Span, SpanRecord, Stop, body_record, header_record};
 
@@ -227,10 +228,15 @@ impl<S: StreamSource> Reader<S> {
     }
 
     /// The next record as spans, or `None` at the end of the file.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_span(&mut self) -> Result<Option<SpanRecord>, Error> {
         if self.failed {
             return Ok(None);
+        }
+        if let Some((rec, end)) = hot_record(&self.window, self.pos, self.base) {
+            self.record_start = self.base + self.pos as u64;
+            self.pos = end;
+            return Ok(Some(rec));
         }
         loop {
             match body_record(&self.window, self.pos, self.base) {
@@ -258,6 +264,23 @@ impl<S: StreamSource> Reader<S> {
                 }
             }
         }
+    }
+
+    /// A whole sample read on the hot path ([`hot_sample`]), or `None` (nothing consumed; the
+    /// caller clears `frames` and reads the records one by one).
+    #[inline(always)]
+    pub(crate) fn hot_sample(
+        &mut self,
+        frames: &mut Vec<crate::model::Frame<Span>>,
+        drop_after_begin: bool,
+    ) -> Option<HotSample> {
+        if self.failed {
+            return None;
+        }
+        let sample = hot_sample(&self.window, self.pos, self.base, frames, drop_after_begin)?;
+        self.record_start = self.base + sample.end_record as u64;
+        self.pos = sample.end;
+        Some(sample)
     }
 
     /// The bytes of a span (which must lie in the window).

@@ -44,16 +44,11 @@ pub struct Trace<'r> {
 impl<'r> Trace<'r> {
     /// The frames, innermost first.
     pub fn frames(&self) -> impl ExactSizeIterator<Item = Frame<PerlStr<'r>>> + 'r {
-        let (window, base) = (self.window, self.base);
-        self.frames.iter().map(move |f| {
-            f.map(|span| {
-                let at = (span.start - base) as usize;
-                PerlStr {
-                    flags: span.flags,
-                    bytes: &window[at..at + span.len as usize],
-                }
-            })
-        })
+        Frames {
+            frames: self.frames.iter(),
+            window: self.window,
+            base: self.base,
+        }
     }
 
     /// The number of frames.
@@ -61,6 +56,68 @@ impl<'r> Trace<'r> {
         self.frames.len()
     }
 }
+
+/// The iterator of [`Trace::frames`].
+struct Frames<'r> {
+    frames: std::slice::Iter<'r, Frame<Span>>,
+    window: &'r [u8],
+    base: u64,
+}
+
+impl<'r> Iterator for Frames<'r> {
+    type Item = Frame<PerlStr<'r>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (window, base) = (self.window, self.base);
+        // The spans lie in the window (the trace reader pins the sample's bytes); `get` keeps
+        // this free of a panic path all the same.
+        let str = |span: &Span| PerlStr {
+            flags: span.flags,
+            bytes: usize::try_from(span.start - base)
+                .ok()
+                .and_then(|at| window.get(at..at + span.len as usize))
+                .unwrap_or_default(),
+        };
+        // By hand rather than `Frame::map`, which the compiler does not inline here.
+        Some(match *self.frames.next()? {
+            Frame::Sub {
+                ref package,
+                ref name,
+                ref file,
+                line,
+                first_line,
+            } => Frame::Sub {
+                package: str(package),
+                name: str(name),
+                file: str(file),
+                line,
+                first_line,
+            },
+            Frame::Xsub {
+                ref package,
+                ref name,
+            } => Frame::Xsub {
+                package: str(package),
+                name: str(name),
+            },
+            Frame::Eval { ref file, line } => Frame::Eval {
+                file: str(file),
+                line,
+            },
+            Frame::Main { ref file, line } => Frame::Main {
+                file: str(file),
+                line,
+            },
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.frames.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Frames<'_> {}
 
 /// The reader's presentation of a sub or eval frame's file: an eval STRING file `(eval N)` becomes
 /// `qeval:<id hex>/(eval N)` (`make_fullfile`, T:410-423). Main frames keep their file.
@@ -209,6 +266,14 @@ impl<S: StreamSource> TraceReader<S> {
         self.reader.set_pin(None);
         self.frames.clear();
         self.new_metadata.clear();
+        // Nearly every trace is a sample complete in the window: read in one go.
+        if let Some(hot) = self
+            .reader
+            .hot_sample(&mut self.frames, self.drop_after_begin)
+        {
+            return Ok(Some(self.trace(hot.weight, Some(hot.op_name))));
+        }
+        self.frames.clear();
         let mut sample: Option<(u32, Span)> = None;
         let mut last_was_begin = false;
         loop {

@@ -88,15 +88,86 @@ trait Src {
         })
     }
 
-    /// A frame record, `Some(None)` for a sample end record without payload.
+    /// The record of a sample after its start: a frame pushed to `frames` as the real reader
+    /// keeps it (see [`hot_sample`]), or the end. `None` for anything else.
     #[inline(always)]
-    fn frame_or_end(&mut self, base: u64) -> Option<Option<Frame<Span>>> {
+    fn sample_record(
+        &mut self,
+        base: u64,
+        frames: &mut Vec<Frame<Span>>,
+        keep: &mut Keep<'_>,
+    ) -> Option<Step> {
         let t = self.u8()?;
         let len = self.varint()?;
-        if t == tag::SAMPLE_END {
-            return (len == 0).then_some(None);
+        match t {
+            tag::SUB_FRAME => {
+                let package = self.span(base)?;
+                let name = self.span(base)?;
+                let file = self.span(base)?;
+                let line = self.varint()? as i32;
+                let first_line = self.varint()? as i32;
+                keep.sub(name);
+                frames.push(Frame::Sub {
+                    package,
+                    name,
+                    file,
+                    line,
+                    first_line,
+                });
+            }
+            tag::MAIN_FRAME | tag::EVAL_FRAME => {
+                let file = self.span(base)?;
+                let line = self.varint()? as i32;
+                if keep.file_frame() {
+                    frames.push(if t == tag::MAIN_FRAME {
+                        Frame::Main { file, line }
+                    } else {
+                        Frame::Eval { file, line }
+                    });
+                }
+            }
+            tag::XSUB_FRAME => {
+                let package = self.span(base)?;
+                let name = self.span(base)?;
+                keep.sub(name);
+                frames.push(Frame::Xsub { package, name });
+            }
+            tag::SAMPLE_END if len == 0 => return Some(Step::End),
+            _ => return None,
         }
-        Some(Some(self.frame(t, base)?))
+        Some(Step::Frame)
+    }
+}
+
+/// What [`Src::sample_record`] read.
+enum Step {
+    Frame,
+    End,
+}
+
+/// The real reader's rule for the frame after a `BEGIN` frame (traces.rs module docs).
+struct Keep<'b> {
+    window: &'b [u8],
+    base: u64,
+    drop_after_begin: bool,
+    last_was_begin: bool,
+}
+
+impl Keep<'_> {
+    /// A sub or xsub frame named `name`.
+    #[inline(always)]
+    fn sub(&mut self, name: Span) {
+        self.last_was_begin = name.len == 5
+            && self
+                .window
+                .get((name.start - self.base) as usize..)
+                .is_some_and(|b| b.starts_with(b"BEGIN"));
+    }
+
+    /// Whether an eval or main frame is kept.
+    #[inline(always)]
+    fn file_frame(&mut self) -> bool {
+        !(self.drop_after_begin && std::mem::take(&mut self.last_was_begin))
     }
 }
 
@@ -215,45 +286,35 @@ pub(crate) fn hot_sample(
     let weight = h.varint()?;
     let op_name = h.span(base)?;
     let mut i = h.i;
-    let mut last_was_begin = false;
+    let mut keep = Keep {
+        window,
+        base,
+        drop_after_begin,
+        last_was_begin: false,
+    };
     loop {
         let record = i;
-        let frame = match window.get(i..i + WIDE).and_then(|w| w.try_into().ok()) {
+        let step = match window.get(i..i + WIDE).and_then(|w| w.try_into().ok()) {
             Some(r) => {
                 let mut w = Wide { r, at: i, j: 0 };
-                let frame = w.frame_or_end(base)?;
+                let step = w.sample_record(base, frames, &mut keep)?;
                 i = w.pos();
-                frame
+                step
             }
             None => {
                 let mut n = Narrow { b: window, i };
-                let frame = n.frame_or_end(base)?;
+                let step = n.sample_record(base, frames, &mut keep)?;
                 i = n.i;
-                frame
+                step
             }
         };
-        let Some(frame) = frame else {
+        if let Step::End = step {
             return Some(HotSample {
                 weight,
                 op_name,
                 end_record: record,
                 end: i,
             });
-        };
-        match frame {
-            Frame::Sub { name, .. } | Frame::Xsub { name, .. } => {
-                last_was_begin = name.len == 5
-                    && window
-                        .get((name.start - base) as usize..)
-                        .is_some_and(|b| b.starts_with(b"BEGIN"));
-                frames.push(frame);
-            }
-            Frame::Eval { .. } | Frame::Main { .. } => {
-                if !(drop_after_begin && last_was_begin) {
-                    frames.push(frame);
-                }
-                last_was_begin = false;
-            }
         }
     }
 }

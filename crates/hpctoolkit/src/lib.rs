@@ -14,7 +14,8 @@
 //!
 //! Versions: major 4 only (others are [`Error::UnsupportedVersion`]); any minor version, read
 //! with the stored structure sizes as strides; enumeration values this crate does not know are
-//! kept as `Other(raw)`.
+//! kept as stored: the enumerations ([`raw::enums`]) are open newtypes with named constants, one
+//! representation for the reader, the model and the writers.
 //!
 //! The specification followed is FORMATS.md (database v4.0) corrected by
 //! `shared/specs/as-implemented/hpctoolkit-db-v4.md`; where they disagree, the real tool wins

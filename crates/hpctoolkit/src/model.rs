@@ -60,86 +60,8 @@ handle!(
     ProfileHandle
 );
 
-macro_rules! open_enum {
-    ($(#[$doc:meta])* $name:ident($repr:ty) { $($(#[$vdoc:meta])* $konst:ident = $val:expr,)* }) => {
-        $(#[$doc])*
-        ///
-        /// Unknown values (from newer minor versions) are kept as they are, never rejected
-        /// (FORMATS.md, Reader compatibility).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-        pub struct $name(pub $repr);
-
-        impl $name {
-            $($(#[$vdoc])* pub const $konst: $name = $name($val);)*
-        }
-    };
-}
-
-open_enum!(
-    /// The type of a propagation scope (meta.db, {PS} `type`).
-    ScopeType(u8) {
-        /// Custom scope, not defined in meta.db (e.g. `lex_aware`).
-        CUSTOM = 0,
-        /// No propagation (`point`).
-        POINT = 1,
-        /// Propagation from every descendant (`execution`).
-        EXECUTION = 2,
-        /// Propagation along contexts whose `propagation` bit is set (e.g. `function`).
-        TRANSITIVE = 3,
-    }
-);
-
-open_enum!(
-    /// How summary statistics combine per-profile values (meta.db, {SS} `combine`).
-    Combine(u8) {
-        /// Sum of the inputs.
-        SUM = 0,
-        /// Minimum of the inputs.
-        MIN = 1,
-        /// Maximum of the inputs.
-        MAX = 2,
-    }
-);
-
-open_enum!(
-    /// The kind of an entry point (meta.db, {Entry} `entryPoint`).
-    EntryPointKind(u16) {
-        /// No recognised outside caller.
-        UNKNOWN = 0,
-        /// Setup code of the main thread.
-        MAIN_THREAD = 1,
-        /// Setup code of application threads.
-        APPLICATION_THREAD = 2,
-    }
-);
-
-open_enum!(
-    /// The relation of a context to its parent (meta.db, {Ctx} `relation`).
-    Relation(u8) {
-        /// Enclosing lexical context, no call.
-        LEXICAL = 0,
-        /// A normal call.
-        CALL = 1,
-        /// An inlined call.
-        INLINED_CALL = 2,
-    }
-);
-
-open_enum!(
-    /// What a context represents (meta.db, {Ctx} `lexicalType`).
-    LexicalType(u8) {
-        /// A function-like construct.
-        FUNCTION = 0,
-        /// A loop.
-        LOOP = 1,
-        /// A source line.
-        LINE = 2,
-        /// A single instruction.
-        INSTRUCTION = 3,
-    }
-);
+// The enumerations are shared with the reader (one representation, `raw::enums`).
+pub use crate::raw::enums::{Combine, EntryPointKind, LexicalType, Relation, ScopeType};
 
 /// A whole database: meta.db, profile.db, and optionally cct.db and trace.db.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -38,9 +38,7 @@ mod golden {
 
     use std::collections::BTreeMap;
 
-    use profcodec_hpctoolkit::read::{
-        Combine, ContextNode, EntryPointKind, LexicalType, Relation, ScopeIndex, ScopeType,
-    };
+    use profcodec_hpctoolkit::read::{ContextNode, ScopeIndex, ScopeType};
     use profcodec_hpctoolkit::{Database, MetaDb};
     use serde_yaml_ng::Value;
 
@@ -101,13 +99,7 @@ mod golden {
     }
 
     fn scope_type(t: ScopeType) -> &'static str {
-        match t {
-            ScopeType::Custom => "custom",
-            ScopeType::Point => "point",
-            ScopeType::Execution => "execution",
-            ScopeType::Transitive => "transitive",
-            ScopeType::Other(_) => "other",
-        }
+        t.name().unwrap_or("other")
     }
 
     fn check_scope(meta: &MetaDb<'_>, idx: ScopeIndex, y: &Value) {
@@ -203,20 +195,9 @@ mod golden {
                 "flags of ctx {}",
                 c.ctx_id
             );
-            let relation = match c.relation {
-                Relation::Lexical => "lexical",
-                Relation::Call => "call",
-                Relation::InlinedCall => "inlined_call",
-                Relation::Other(_) => "other",
-            };
+            let relation = c.relation.name().unwrap_or("other");
             assert_eq!(relation, s(get(y, "relation")));
-            let lexical = match c.lexical_type {
-                LexicalType::Function => "function",
-                LexicalType::Loop => "loop",
-                LexicalType::Line => "line",
-                LexicalType::Instruction => "instruction",
-                LexicalType::Other(_) => "other",
-            };
+            let lexical = c.lexical_type.name().unwrap_or("other");
             assert_eq!(lexical, s(get(y, "lexical_type")));
             assert_eq!(u64::from(c.propagation), u(get(y, "propagation")));
             check_function(meta, c.function, get(y, "function"));
@@ -271,12 +252,7 @@ mod golden {
             for (su, ys) in sums.iter().zip(ys) {
                 check_scope(meta, su.scope, get(ys, "scope"));
                 assert_eq!(su.formula, s(get(ys, "formula")));
-                let combine = match su.combine {
-                    Combine::Sum => "sum",
-                    Combine::Min => "min",
-                    Combine::Max => "max",
-                    Combine::Other(_) => "other",
-                };
+                let combine = su.combine.name().unwrap_or("other");
                 assert_eq!(combine, s(get(ys, "combine")));
                 assert_eq!(u64::from(su.stat_metric_id), u(get(ys, "stat_metric_id")));
             }
@@ -304,12 +280,7 @@ mod golden {
         for (e, ye) in meta.entry_points().zip(eps) {
             let e = e.expect("entry point");
             assert_eq!(u64::from(e.ctx_id), u(get(ye, "ctx_id")));
-            let kind = match e.kind {
-                EntryPointKind::UnknownEntry => "unknown_entry",
-                EntryPointKind::MainThread => "main_thread",
-                EntryPointKind::ApplicationThread => "application_thread",
-                EntryPointKind::Other(_) => "other",
-            };
+            let kind = e.kind.name().unwrap_or("other");
             assert_eq!(kind, s(get(ye, "entry_point")));
             assert_eq!(e.pretty_name, s(get(ye, "pretty_name")));
             contexts += 1 + check_children(meta, e.children, get(ye, "children"));

@@ -14,6 +14,7 @@
 //! Gaps inside structures are `pad_before`/`pad_after` (read as skipped, written as zeros).
 
 pub mod cct;
+pub mod enums;
 pub mod meta;
 pub mod profile;
 pub mod trace;
@@ -21,6 +22,7 @@ pub mod trace;
 use binrw::binrw;
 
 pub use cct::{ContextInfosHeader, ContextValueBlock, MetricIndex, ProfValue};
+pub use enums::{Combine, EntryPointKind, LexicalType, Relation, ScopeType};
 pub use meta::{
     ContextSpec, ContextTreeHeader, EntryPointSpec, FilesHeader, FunctionSpec, FunctionsHeader,
     GeneralHeader, IdNamesHeader, LoadModuleSpec, MetricDescription, MetricsHeader, ModulesHeader,

@@ -3,111 +3,13 @@
 use crate::Error;
 use crate::raw::meta::{CONTEXT_HAS_FUNCTION, CONTEXT_HAS_POINT, CONTEXT_HAS_SRCLOC};
 use crate::raw::{
-    ContextSpec, ContextTreeHeader, EntryPointSpec, FileKind, FilesHeader, FunctionSpec,
-    FunctionsHeader, GeneralHeader, IdNamesHeader, LoadModuleSpec, MetaDbHeader, MetricDescription,
-    MetricsHeader, ModulesHeader, PropagationScopeInstanceSpec, PropagationScopeSpec,
-    SourceFileSpec, SummaryStatisticSpec,
+    Combine, ContextSpec, ContextTreeHeader, EntryPointKind, EntryPointSpec, FileKind, FilesHeader,
+    FunctionSpec, FunctionsHeader, GeneralHeader, IdNamesHeader, LexicalType, LoadModuleSpec,
+    MetaDbHeader, MetricDescription, MetricsHeader, ModulesHeader, PropagationScopeInstanceSpec,
+    PropagationScopeSpec, Relation, ScopeType, SourceFileSpec, SummaryStatisticSpec,
 };
 
 use super::bytes::{Bytes, Region, Strided};
-
-macro_rules! raw_enum {
-    ($(#[$m:meta])* $name:ident: $repr:ty { $($(#[$vm:meta])* $variant:ident = $value:expr,)* }) => {
-        $(#[$m])*
-        ///
-        /// Values this crate does not know are kept in `Other` (FORMATS.md, Reader compatibility:
-        /// enumerations may gain values in minor versions).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-        pub enum $name {
-            $($(#[$vm])* $variant,)*
-            /// A value this crate does not know, kept as stored.
-            Other($repr),
-        }
-
-        impl $name {
-            /// The variant for a stored value.
-            pub const fn from_raw(value: $repr) -> Self {
-                match value {
-                    $($value => $name::$variant,)*
-                    other => $name::Other(other),
-                }
-            }
-
-            /// The stored value.
-            pub const fn to_raw(self) -> $repr {
-                match self {
-                    $($name::$variant => $value,)*
-                    $name::Other(other) => other,
-                }
-            }
-        }
-    };
-}
-
-raw_enum! {
-    /// {PS} `type`: how a propagation scope propagates.
-    ScopeType: u8 {
-        /// 0: custom, not defined in meta.db.
-        Custom = 0,
-        /// 1: "point", no propagation.
-        Point = 1,
-        /// 2: "execution", sum over all descendants.
-        Execution = 2,
-        /// 3: transitive along the `propagationIndex` bit of each context.
-        Transitive = 3,
-    }
-}
-
-raw_enum! {
-    /// {SS} `combine`: how per-profile values are combined into a statistic.
-    Combine: u8 {
-        /// 0: sum.
-        Sum = 0,
-        /// 1: minimum.
-        Min = 1,
-        /// 2: maximum.
-        Max = 2,
-    }
-}
-
-raw_enum! {
-    /// {Entry} `entryPoint`.
-    EntryPointKind: u16 {
-        /// 0: "unknown entry".
-        UnknownEntry = 0,
-        /// 1: "main thread".
-        MainThread = 1,
-        /// 2: "application thread".
-        ApplicationThread = 2,
-    }
-}
-
-raw_enum! {
-    /// {Ctx} `relation` to the parent.
-    Relation: u8 {
-        /// 0: enclosing lexical context.
-        Lexical = 0,
-        /// 1: a normal call from the parent.
-        Call = 1,
-        /// 2: an inlined call from the parent.
-        InlinedCall = 2,
-    }
-}
-
-raw_enum! {
-    /// {Ctx} `lexicalType`.
-    LexicalType: u8 {
-        /// 0: function-like construct.
-        Function = 0,
-        /// 1: loop.
-        Loop = 1,
-        /// 2: source line.
-        Line = 2,
-        /// 3: single instruction.
-        Instruction = 3,
-    }
-}
 
 macro_rules! index_type {
     ($($(#[$m:meta])* $name:ident($t:ty);)*) => {$(
@@ -643,7 +545,7 @@ impl<'a> MetaDb<'a> {
                 "PS.pScopeName",
                 at,
             )?,
-            kind: ScopeType::from_raw(s.kind),
+            kind: ScopeType(s.kind),
             propagation_index: s.propagation_index,
         })
     }
@@ -754,7 +656,7 @@ impl<'a> MetaDb<'a> {
                 "SS.pFormula",
                 at + 8,
             )?,
-            combine: Combine::from_raw(s.combine),
+            combine: Combine(s.combine),
             stat_metric_id: s.stat_metric_id,
         })
     }
@@ -902,7 +804,7 @@ impl<'a> MetaDb<'a> {
         Ok(EntryPoint {
             offset: at,
             ctx_id: e.ctx_id,
-            kind: EntryPointKind::from_raw(e.entry_point),
+            kind: EntryPointKind(e.entry_point),
             pretty_name: self.bytes.cstr(
                 self.layout.strings_region,
                 e.p_pretty_name,
@@ -996,8 +898,8 @@ impl<'a> MetaDb<'a> {
             offset: at,
             ctx_id: c.ctx_id,
             flags: c.flags,
-            relation: Relation::from_raw(c.relation),
-            lexical_type: LexicalType::from_raw(c.lexical_type),
+            relation: Relation(c.relation),
+            lexical_type: LexicalType(c.lexical_type),
             propagation: c.propagation,
             function: None,
             file: None,

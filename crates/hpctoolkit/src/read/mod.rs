@@ -21,10 +21,11 @@ mod trace;
 pub use cct::{CctDb, ContextValues};
 pub use database::{Database, MetricRef, MetricRole};
 pub use meta::{
-    Combine, Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, EntryPointKind,
-    FileIndex, Function, FunctionIndex, LexicalType, LoadModule, MetaDb, Metric, ModuleIndex,
-    PropagationScope, PropagationScopeInstance, Relation, ScopeIndex, ScopeType, SourceFile,
-    SummaryStatistic, TreeNode, Walk,
+    Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, FileIndex, Function,
+    FunctionIndex, LoadModule, MetaDb, Metric, ModuleIndex, PropagationScope,
+    PropagationScopeInstance, ScopeIndex, SourceFile, SummaryStatistic, TreeNode, Walk,
 };
+// The enumerations of meta.db: one representation shared with the model and the writers.
+pub use crate::raw::enums::{Combine, EntryPointKind, LexicalType, Relation, ScopeType};
 pub use profile::{IdTuple, Profile, ProfileDb};
 pub use trace::{Trace, TraceDb};

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 
 use crate::Error;
 use crate::model::{
-    CodePoint, Combine, Context, ContextHandle, ContextMajor, ContextStart, ContextValues,
-    Database, EntryPoint, EntryPointHandle, EntryPointKind, FileHandle, Function, FunctionHandle,
-    Identifier, LexicalType, LoadModule, Meta, Metric, MetricStart, MetricValue, ModuleHandle,
-    Parent, Profile, ProfileValue, ProfileValues, PropagationScope, Relation, ScopeHandle,
-    ScopeInstance, ScopeType, SourceFile, SourceLocation, Summary, Trace, TraceElement, Traces,
+    CodePoint, Context, ContextHandle, ContextMajor, ContextStart, ContextValues, Database,
+    EntryPoint, EntryPointHandle, FileHandle, Function, FunctionHandle, Identifier, LoadModule,
+    Meta, Metric, MetricStart, MetricValue, ModuleHandle, Parent, Profile, ProfileValue,
+    ProfileValues, PropagationScope, ScopeHandle, ScopeInstance, SourceFile, SourceLocation,
+    Summary, Trace, TraceElement, Traces,
 };
 use crate::read::{self, CctDb, ContextNode, MetaDb, ProfileDb, TraceDb};
 
@@ -43,7 +43,7 @@ impl Meta {
             let s = s?;
             out.scopes.push(PropagationScope {
                 name: s.name.to_owned(),
-                scope_type: ScopeType(s.kind.to_raw()),
+                scope_type: s.kind,
                 propagation_index: s.propagation_index,
             });
         }
@@ -65,7 +65,7 @@ impl Meta {
                 metric.summaries.push(Summary {
                     scope: ScopeHandle(u32::from(s.scope.0)),
                     formula: s.formula.to_owned(),
-                    combine: Combine(s.combine.to_raw()),
+                    combine: s.combine,
                     stat_metric_id: s.stat_metric_id,
                 });
             }
@@ -110,7 +110,7 @@ impl Meta {
                     let h = EntryPointHandle(out.entry_points.len() as u32);
                     out.entry_points.push(EntryPoint {
                         ctx_id: e.ctx_id,
-                        kind: EntryPointKind(e.kind.to_raw()),
+                        kind: e.kind,
                         pretty_name: e.pretty_name.to_owned(),
                     });
                     parents.insert(e.ctx_id, Parent::EntryPoint(h));
@@ -122,8 +122,8 @@ impl Meta {
                     out.contexts.push(Context {
                         parent,
                         ctx_id: c.ctx_id,
-                        relation: Relation(c.relation.to_raw()),
-                        lexical_type: LexicalType(c.lexical_type.to_raw()),
+                        relation: c.relation,
+                        lexical_type: c.lexical_type,
                         propagation: c.propagation,
                         function: c.function.map(|f| FunctionHandle(f.0)),
                         source: c.file.zip(c.line).map(|(f, line)| SourceLocation {

@@ -225,55 +225,23 @@ fn name_or_raw(name: Option<&str>, raw: u64) -> Value {
 }
 
 fn scope_type(t: ScopeType) -> Value {
-    let name = match t {
-        ScopeType::Custom => Some("custom"),
-        ScopeType::Point => Some("point"),
-        ScopeType::Execution => Some("execution"),
-        ScopeType::Transitive => Some("transitive"),
-        _ => None,
-    };
-    name_or_raw(name, t.to_raw().into())
+    name_or_raw(t.name(), t.0.into())
 }
 
 fn combine(c: Combine) -> Value {
-    let name = match c {
-        Combine::Sum => Some("sum"),
-        Combine::Min => Some("min"),
-        Combine::Max => Some("max"),
-        _ => None,
-    };
-    name_or_raw(name, c.to_raw().into())
+    name_or_raw(c.name(), c.0.into())
 }
 
 fn entry_kind(k: EntryPointKind) -> Value {
-    let name = match k {
-        EntryPointKind::UnknownEntry => Some("unknown_entry"),
-        EntryPointKind::MainThread => Some("main_thread"),
-        EntryPointKind::ApplicationThread => Some("application_thread"),
-        _ => None,
-    };
-    name_or_raw(name, k.to_raw().into())
+    name_or_raw(k.name(), k.0.into())
 }
 
 fn relation(r: Relation) -> Value {
-    let name = match r {
-        Relation::Lexical => Some("lexical"),
-        Relation::Call => Some("call"),
-        Relation::InlinedCall => Some("inlined_call"),
-        _ => None,
-    };
-    name_or_raw(name, r.to_raw().into())
+    name_or_raw(r.name(), r.0.into())
 }
 
 fn lexical_type(t: LexicalType) -> Value {
-    let name = match t {
-        LexicalType::Function => Some("function"),
-        LexicalType::Loop => Some("loop"),
-        LexicalType::Line => Some("line"),
-        LexicalType::Instruction => Some("instruction"),
-        _ => None,
-    };
-    name_or_raw(name, t.to_raw().into())
+    name_or_raw(t.name(), t.0.into())
 }
 
 fn dump_meta(m: &MetaDb<'_>) -> Result<Value, Error> {

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use profcodec_statprofiler::read::packets::Packets;
+use profcodec_statprofiler::read::packets::{PacketDecoder, Packets};
 use profcodec_statprofiler::session::open_session;
 use profcodec_statprofiler::{Reader, TraceReader};
 
@@ -53,10 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 }
                 _ => {
-                    let mut out = Vec::with_capacity(1 << 16);
+                    let mut decoder = PacketDecoder::new();
                     for p in Packets::new(data)? {
-                        out.clear();
-                        bytes += p?.decompress(&mut out)? as u64;
+                        bytes += decoder.decompress(&p?)?.len() as u64;
                     }
                 }
             }

@@ -79,25 +79,79 @@ impl Packet<'_> {
         decoder: &mut snap::raw::Decoder,
         out: &mut Vec<u8>,
     ) -> Result<usize, Error> {
+        let old = out.len();
+        let n = self.decompress_at(decoder, out, old)?;
+        out.truncate(old + n);
+        Ok(n)
+    }
+
+    /// Decompresses the block into `buf` from index `at`, growing `buf` (with zeros) only when
+    /// it is too short; returns the number of bytes written. `buf`'s bytes after them are left
+    /// as they were, so a buffer reused for every packet is not cleared for each.
+    pub fn decompress_at(
+        &self,
+        decoder: &mut snap::raw::Decoder,
+        buf: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<usize, Error> {
         let len = self.decompressed_len()?;
         if len == 0 {
             return Ok(0);
         }
-        let old = out.len();
-        out.resize(old + len, 0);
-        match decoder.decompress(self.block, &mut out[old..]) {
-            Ok(n) => {
-                out.truncate(old + n);
-                Ok(n)
-            }
-            Err(e) => {
-                out.truncate(old);
-                Err(Error::Snappy {
-                    offset: self.offset,
-                    reason: snappy_reason(&e),
-                })
-            }
+        if buf.len() < at + len {
+            buf.resize(at + len, 0);
         }
+        decoder
+            .decompress(self.block, &mut buf[at..at + len])
+            .map_err(|e| Error::Snappy {
+                offset: self.offset,
+                reason: snappy_reason(&e),
+            })
+    }
+}
+
+/// A Snappy decoder and one buffer, reused for every packet: what the reader does, without the
+/// logical stream around it.
+///
+/// ```
+/// use profcodec_statprofiler::read::packets::{PacketDecoder, Packets};
+/// use profcodec_statprofiler::{Container, Header, PerlStr, Writer};
+/// let mut w = Writer::new(Vec::new(), &Header::default(), Container::Snappy).unwrap();
+/// w.start_sample(1, &PerlStr::bytes(b"add")).unwrap();
+/// w.end_sample().unwrap();
+/// let file = w.finish().unwrap();
+/// let mut decoder = PacketDecoder::new();
+/// let mut total = 0;
+/// for packet in Packets::new(&file).unwrap() {
+///     total += decoder.decompress(&packet.unwrap()).unwrap().len();
+/// }
+/// assert!(total > 0);
+/// ```
+#[derive(Debug)]
+pub struct PacketDecoder {
+    decoder: snap::raw::Decoder,
+    buf: Vec<u8>,
+}
+
+impl Default for PacketDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PacketDecoder {
+    /// A decoder with an empty buffer.
+    pub fn new() -> Self {
+        PacketDecoder {
+            decoder: snap::raw::Decoder::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// The decompressed bytes of `packet`, valid until the next call.
+    pub fn decompress(&mut self, packet: &Packet<'_>) -> Result<&[u8], Error> {
+        let n = packet.decompress_at(&mut self.decoder, &mut self.buf, 0)?;
+        Ok(&self.buf[..n])
     }
 }
 
@@ -139,13 +193,16 @@ impl<'a> Iterator for Packets<'a> {
     }
 }
 
-/// Where the logical stream comes from: appends the next piece of it to a buffer.
+/// Where the logical stream comes from: writes the next piece of it into a buffer.
 ///
 /// Implemented for files in memory ([`SliceSource`]) and for any `io::Read` ([`ReadSource`]).
 pub trait StreamSource {
-    /// Appends the next piece of the logical stream to `out`. Returns the file offset of the
-    /// piece (for a packet: of its length field), or `None` at the end of the file.
-    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error>;
+    /// Writes the next piece of the logical stream into `buf` from index `at`, growing `buf`
+    /// when it is too short. Returns the file offset of the piece (for a packet: of its length
+    /// field) and its length, or `None` at the end of the file. The bytes of `buf` after the
+    /// piece are left as they were: the caller keeps its own end mark, so one buffer serves
+    /// every packet without being cleared for each.
+    fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, Error>;
     /// How the stream is stored.
     fn container(&self) -> Container;
 }
@@ -171,14 +228,14 @@ impl<'a> SliceSource<'a> {
 }
 
 impl StreamSource for SliceSource<'_> {
-    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error> {
+    fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, Error> {
         match self.container {
             Container::Snappy => match self.packets.next() {
                 None => Ok(None),
                 Some(packet) => {
                     let packet = packet?;
-                    packet.decompress_into(&mut self.decoder, out)?;
-                    Ok(Some(packet.offset))
+                    let n = packet.decompress_at(&mut self.decoder, buf, at)?;
+                    Ok(Some((packet.offset, n)))
                 }
             },
             Container::Plain => {
@@ -188,8 +245,12 @@ impl StreamSource for SliceSource<'_> {
                 }
                 let offset = c.offset();
                 let n = c.remaining().min(1 << 16);
-                out.extend_from_slice(c.bytes(n, "stream")?);
-                Ok(Some(offset))
+                let piece = c.bytes(n, "stream")?;
+                if buf.len() < at + n {
+                    buf.resize(at + n, 0);
+                }
+                buf[at..at + n].copy_from_slice(piece);
+                Ok(Some((offset, n)))
             }
         }
     }
@@ -249,7 +310,7 @@ impl<R: Read> ReadSource<R> {
 }
 
 impl<R: Read> StreamSource for ReadSource<R> {
-    fn fill(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, Error> {
+    fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, Error> {
         let offset = self.offset;
         match self.container {
             Container::Snappy => {
@@ -286,24 +347,26 @@ impl<R: Read> StreamSource for ReadSource<R> {
                     .into());
                 }
                 self.offset += 2 + n as u64;
-                Packet {
+                let n = Packet {
                     offset,
                     block: &self.block,
                 }
-                .decompress_into(&mut self.decoder, out)?;
-                Ok(Some(offset))
+                .decompress_at(&mut self.decoder, buf, at)?;
+                Ok(Some((offset, n)))
             }
             Container::Plain => {
-                let old = out.len();
-                if let Some(b) = self.pending.take() {
-                    out.push(b);
+                const PIECE: usize = 1 << 16;
+                if buf.len() < at + PIECE + 1 {
+                    buf.resize(at + PIECE + 1, 0);
                 }
-                let start = out.len();
-                out.resize(start + (1 << 16), 0);
-                let got = read_full(&mut self.input, &mut out[start..], offset)?;
-                out.truncate(start + got);
-                self.offset += (out.len() - old) as u64;
-                Ok((out.len() > old).then_some(offset))
+                let mut n = 0;
+                if let Some(b) = self.pending.take() {
+                    buf[at] = b;
+                    n = 1;
+                }
+                n += read_full(&mut self.input, &mut buf[at + n..at + n + PIECE], offset)?;
+                self.offset += n as u64;
+                Ok((n > 0).then_some((offset, n)))
             }
         }
     }

@@ -36,7 +36,10 @@ pub struct Reader<S> {
     container: Container,
     exhausted: bool,
     failed: bool,
-    window: Vec<u8>,
+    /// The window is `buf[..filled]`; the bytes after it are scratch, kept so that the next
+    /// packet is decompressed without clearing room for it first.
+    buf: Vec<u8>,
+    filled: usize,
     /// Stream offset of `window[0]`.
     base: u64,
     /// Window index of the next record.
@@ -72,7 +75,8 @@ impl<S: StreamSource> Reader<S> {
             source,
             exhausted: false,
             failed: false,
-            window: Vec::with_capacity(1 << 16),
+            buf: Vec::new(),
+            filled: 0,
             base: 0,
             pos: 0,
             pin: None,
@@ -120,7 +124,7 @@ impl<S: StreamSource> Reader<S> {
             Stop::Short { what, at, needed } => {
                 let abs = base + at as u64;
                 let pos = self.position_of(abs);
-                let end = self.base + self.window.len() as u64;
+                let end = self.base + self.filled as u64;
                 let available = end.saturating_sub(abs);
                 Error::StreamTruncated {
                     what,
@@ -144,7 +148,8 @@ impl<S: StreamSource> Reader<S> {
         });
         let drop = (keep - self.base) as usize;
         if drop > 0 {
-            self.window.drain(..drop);
+            self.buf.copy_within(drop..self.filled, 0);
+            self.filled -= drop;
             self.base += drop as u64;
             self.pos -= drop;
             let base = self.base;
@@ -157,13 +162,16 @@ impl<S: StreamSource> Reader<S> {
             self.packets.drain(..first);
         }
         let at = (abs - self.base) as usize;
-        while ((self.window.len() - at) as u64) < needed {
+        while ((self.filled - at) as u64) < needed {
             if self.exhausted {
                 return Ok(false);
             }
-            let stream = self.base + self.window.len() as u64;
-            match self.source.fill(&mut self.window) {
-                Ok(Some(file)) => self.packets.push((stream, file)),
+            let stream = self.base + self.filled as u64;
+            match self.source.fill(&mut self.buf, self.filled) {
+                Ok(Some((file, n))) => {
+                    self.filled += n;
+                    self.packets.push((stream, file));
+                }
                 Ok(None) => self.exhausted = true,
                 Err(e) => {
                     self.exhausted = true;
@@ -177,7 +185,7 @@ impl<S: StreamSource> Reader<S> {
 
     fn read_header(&mut self) -> Result<(), Error> {
         loop {
-            let rec = match header_record(&self.window, self.pos, self.base) {
+            let rec = match header_record(self.window_bytes(), self.pos, self.base) {
                 Ok((rec, end)) => {
                     self.record_start = self.base + self.pos as u64;
                     self.pos = end;
@@ -233,13 +241,13 @@ impl<S: StreamSource> Reader<S> {
         if self.failed {
             return Ok(None);
         }
-        if let Some((rec, end)) = hot_record(&self.window, self.pos, self.base) {
+        if let Some((rec, end)) = hot_record(self.window_bytes(), self.pos, self.base) {
             self.record_start = self.base + self.pos as u64;
             self.pos = end;
             return Ok(Some(rec));
         }
         loop {
-            match body_record(&self.window, self.pos, self.base) {
+            match body_record(self.window_bytes(), self.pos, self.base) {
                 Ok((rec, end)) => {
                     self.record_start = self.base + self.pos as u64;
                     self.pos = end;
@@ -277,7 +285,13 @@ impl<S: StreamSource> Reader<S> {
         if self.failed {
             return None;
         }
-        let sample = hot_sample(&self.window, self.pos, self.base, frames, drop_after_begin)?;
+        let sample = hot_sample(
+            self.window_bytes(),
+            self.pos,
+            self.base,
+            frames,
+            drop_after_begin,
+        )?;
         self.record_start = self.base + sample.end_record as u64;
         self.pos = sample.end;
         Some(sample)
@@ -289,13 +303,19 @@ impl<S: StreamSource> Reader<S> {
         let at = (span.start - self.base) as usize;
         PerlStr {
             flags: span.flags,
-            bytes: &self.window[at..at + span.len as usize],
+            bytes: &self.window_bytes()[at..at + span.len as usize],
         }
     }
 
     /// The window and the stream offset of its first byte.
     pub(crate) fn window(&self) -> (&[u8], u64) {
-        (&self.window, self.base)
+        (self.window_bytes(), self.base)
+    }
+
+    /// The decompressed bytes not yet dropped.
+    #[inline(always)]
+    fn window_bytes(&self) -> &[u8] {
+        &self.buf[..self.filled]
     }
 
     /// Keeps every byte from stream offset `pin` in the window until unpinned.

@@ -552,29 +552,35 @@ pub enum AttrValue {
     Number(f64),
 }
 
-/// Perl's numeric value of a string (leading decimal number, 0 otherwise).
+/// Perl's numeric value of a string: the longest leading decimal number (sign, digits, point,
+/// exponent with its own sign, as in `4.81531e+06`, which is how the profiler writes a large
+/// `cumulative_overhead_ticks`), 0 otherwise.
 pub(crate) fn perl_num(s: &str) -> f64 {
-    let t = s.trim_start();
-    let end = t
-        .char_indices()
-        .take_while(|(i, c)| {
-            c.is_ascii_digit()
-                || *c == '.'
-                || ((*c == '-' || *c == '+') && *i == 0)
-                || *c == 'e'
-                || *c == 'E'
-        })
-        .map(|(i, c)| i + c.len_utf8())
-        .last()
-        .unwrap_or(0);
-    let mut cut = end;
-    while cut > 0 {
-        if let Ok(v) = t[..cut].parse::<f64>() {
-            return v;
-        }
-        cut -= 1;
+    let t = s.trim_start().as_bytes();
+    let digits = |from: usize| from + t[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut end = usize::from(matches!(t.first(), Some(b'+' | b'-')));
+    let int_end = digits(end);
+    let mut mantissa = int_end > end;
+    end = int_end;
+    if t.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        mantissa |= frac_end > end + 1;
+        end = frac_end;
     }
-    0.0
+    if !mantissa {
+        return 0.0;
+    }
+    if matches!(t.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(t.get(end + 1), Some(b'+' | b'-')));
+        let exp_end = digits(end + 1 + sign);
+        if exp_end > end + 1 + sign {
+            end = exp_end;
+        }
+    }
+    std::str::from_utf8(&t[..end])
+        .ok()
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or(0.0)
 }
 
 /// A small multiply-rotate hasher (in the manner of rustc's FxHasher) for the loader's
@@ -966,5 +972,27 @@ impl Loader {
             }
         }
         self.profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::perl_num;
+
+    #[test]
+    fn numbers_as_perl_reads_them() {
+        for (text, value) in [
+            ("4.81531e+06", 4_815_310.0),
+            ("10000000", 1e7),
+            (" -2.5e-3x", -0.0025),
+            ("1e", 1.0),
+            ("1.", 1.0),
+            (".5", 0.5),
+            ("-", 0.0),
+            ("abc", 0.0),
+            ("3e+", 3.0),
+        ] {
+            assert_eq!(perl_num(text), value, "{text}");
+        }
     }
 }

@@ -12,6 +12,7 @@ fn inputs() -> Vec<PathBuf> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nytprof");
     let mut files = vec![
         testdata.join("hello.nytprof.out"),
+        testdata.join("evals_small.nytprof.out"),
         testdata.join("pynytprof.out"),
     ];
     if let Some(dir) =
@@ -43,7 +44,9 @@ fn decode_all(data: &[u8], deep: bool) -> (usize, Option<Error>) {
         }
     }
     if deep {
-        let (_, e) = Profile::from_bytes_partial(data);
+        // Evals collapsed (the default), then the dump, which reads the collapsed views.
+        let (p, e) = Profile::from_bytes_partial(data);
+        let _ = p.dump_profile_data();
         if let Some(e) = e {
             let _ = e.to_string();
         }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use profcodec_nytprof::{Error, Profile, Record, parse, pynytprof};
+use profcodec_nytprof::{Error, ModelOptions, Profile, Record, parse, pynytprof};
 use serde_json::{Map, Value, json};
 
 use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, write_json};
@@ -55,7 +55,10 @@ impl Codec for Nytprof {
             }
             records += 1;
         }
-        let profile = Profile::from_bytes(bytes).map_err(invalid)?;
+        // The file's own file table; Devel::NYTProf::Data would show the evals collapsed.
+        let profile = Profile::from_bytes_with(bytes, ModelOptions::raw()).map_err(invalid)?;
+        let mut collapsed = profile.clone();
+        collapsed.collapse_evals(ModelOptions::default().max_eval_siblings);
         for key in ["application", "perl_version", "xs_version", "ticks_per_sec"] {
             if let Some(v) = profile.attributes.get(key) {
                 details.insert(key.into(), json!(v));
@@ -67,6 +70,16 @@ impl Codec for Nytprof {
         details.insert(
             "evals".into(),
             json!(profile.files.values().filter(|f| f.eval.is_some()).count()),
+        );
+        details.insert(
+            "evals_after_collapse".into(),
+            json!(
+                collapsed
+                    .files
+                    .values()
+                    .filter(|f| f.eval.is_some())
+                    .count()
+            ),
         );
         details.insert("subs".into(), json!(profile.subs.len()));
         details.insert("sub_calls".into(), json!(profile.totals.sub_calls));
@@ -102,6 +115,7 @@ impl Codec for Nytprof {
             let py = pynytprof::parse(bytes).map_err(invalid)?;
             return write_json(out, &json!({ "layout": "pynytprof", "profile": py }));
         }
+        // Evals collapsed, as Devel::NYTProf::Data->new shows them by default.
         let profile = Profile::from_bytes(bytes).map_err(invalid)?;
         write_json(
             out,
@@ -142,7 +156,9 @@ impl Codec for Nytprof {
             data
         } else {
             let file = parse(bytes).map_err(invalid)?;
-            let profile_options = Profile::from_bytes(bytes).map_err(invalid)?.options;
+            let profile_options = Profile::from_bytes_with(bytes, ModelOptions::raw())
+                .map_err(invalid)?
+                .options;
             profcodec_nytprof::write::rewrite(&file, level_of(&profile_options)).map_err(invalid)?
         };
         std::fs::write(out, data)?;

@@ -15,8 +15,8 @@ use profcodec_statprofiler::{Frame, Reader, TraceReader};
 fn session() -> Vec<Vec<u8>> {
     let spec = SessionSpec::default();
     let dir = std::env::temp_dir().join(format!(
-        "profcodec-statprofiler-bench-{}-{}",
-        spec.seed, spec.samples
+        "profcodec-statprofiler-bench-{}-{}-{}",
+        spec.seed, spec.samples, spec.min_depth
     ));
     let done = dir.join("done");
     if !done.exists() {

@@ -40,6 +40,28 @@ fn merge_caller(dst: &mut CallInfo, src: &CallInfo) {
     dst.calling_subs.extend(src.calling_subs.iter().cloned());
 }
 
+/// Merges every line of `src` into `dst` ([`merge_caller`] per line).
+fn merge_lines(dst: &mut BTreeMap<u32, CallInfo>, src: &BTreeMap<u32, CallInfo>) {
+    for (line, ci) in src {
+        merge_caller(dst.entry(*line).or_default(), ci);
+    }
+}
+
+/// Both views start equal: the calling files' view is the subs' callers turned around.
+fn calls_by_file(subs: &BTreeMap<String, SubInfo>) -> CallsByFile {
+    let mut fv = CallsByFile::new();
+    for (name, si) in subs {
+        for (fid, lines) in &si.callers {
+            if *fid != 0 && !lines.is_empty() {
+                fv.entry(*fid)
+                    .or_default()
+                    .insert(name.clone(), lines.clone());
+            }
+        }
+    }
+    fv
+}
+
 /// FileInfo.pm `src_digest`: `lines,length,checksum` of the saved source joined with newlines,
 /// or the empty string when there is none (or it is `0`, which Perl takes as false).
 fn src_digest(source: Option<&BTreeMap<u32, String>>) -> String {
@@ -130,19 +152,7 @@ struct Collapser<'p> {
 impl Collapser<'_> {
     fn calls(&mut self) -> &mut CallsByFile {
         let subs = &self.p.subs;
-        self.calls.get_or_insert_with(|| {
-            let mut fv = CallsByFile::new();
-            for (name, si) in subs {
-                for (fid, lines) in &si.callers {
-                    if *fid != 0 && !lines.is_empty() {
-                        fv.entry(*fid)
-                            .or_default()
-                            .insert(name.clone(), lines.clone());
-                    }
-                }
-            }
-            fv
-        })
+        self.calls.get_or_insert_with(|| calls_by_file(subs))
     }
 
     fn has_evals(&self, fid: u32) -> bool {
@@ -227,20 +237,14 @@ impl Collapser<'_> {
             if let Some(moved) = self.calls().remove(&donor) {
                 let dst = self.calls().entry(survivor).or_default();
                 for (name, lines) in &moved {
-                    let d = dst.entry(name.clone()).or_default();
-                    for (line, ci) in lines {
-                        merge_caller(d.entry(*line).or_default(), ci);
-                    }
+                    merge_lines(dst.entry(name.clone()).or_default(), lines);
                 }
                 for name in moved.keys() {
                     let Some(si) = self.p.subs.get_mut(name) else {
                         continue;
                     };
                     if let Some(cb) = si.callers.remove(&donor) {
-                        let d = si.callers.entry(survivor).or_default();
-                        for (line, ci) in &cb {
-                            merge_caller(d.entry(*line).or_default(), ci);
-                        }
+                        merge_lines(si.callers.entry(survivor).or_default(), &cb);
                     }
                 }
             }
@@ -309,10 +313,7 @@ impl Collapser<'_> {
                     if let Some(by_name) = self.calls().get_mut(&fid)
                         && let Some(lines) = by_name.remove(gone)
                     {
-                        let d = by_name.entry(keep.clone()).or_default();
-                        for (line, ci) in &lines {
-                            merge_caller(d.entry(*line).or_default(), ci);
-                        }
+                        merge_lines(by_name.entry(keep.clone()).or_default(), &lines);
                     }
                 }
                 if let Some(keep_si) = self.p.subs.get_mut(keep) {
@@ -344,9 +345,7 @@ fn merge_in(dst: &mut SubInfo, src: &SubInfo) {
     dst.reci += src.reci;
     for (fid, lines) in &src.callers {
         if let Some(d) = dst.callers.get_mut(fid) {
-            for (line, ci) in lines {
-                merge_caller(d.entry(*line).or_default(), ci);
-            }
+            merge_lines(d, lines);
         }
     }
 }
@@ -408,18 +407,8 @@ impl Profile {
         let Some(calls) = c.calls.take() else {
             return;
         };
-        // Keep the calling files' view only where it differs from the subs' callers.
-        let mut derived = CallsByFile::new();
-        for (name, si) in &self.subs {
-            for (fid, lines) in &si.callers {
-                if *fid != 0 && !lines.is_empty() {
-                    derived
-                        .entry(*fid)
-                        .or_default()
-                        .insert(name.clone(), lines.clone());
-                }
-            }
-        }
+        // Keep the calling files' view only when it differs from the subs' callers.
+        let derived = calls_by_file(&self.subs);
         let mut pruned = calls;
         pruned.retain(|_, by_name| {
             by_name.retain(|_, lines| !lines.is_empty());

@@ -451,7 +451,9 @@ impl Profile {
 
     /// Merges `other` (for example a forked child's `nytprof.out.<pid>`) into `self`: files are
     /// matched by name and eval parent (new ones get new fids), line times and calls add up,
-    /// processes are appended.
+    /// processes are appended. Merge raw models ([`ModelOptions::raw`]) and collapse the result
+    /// ([`Profile::collapse_evals`]): the merged fids and [`Profile::file_calls`] of collapsed
+    /// models are not reconciled.
     pub fn merge(&mut self, other: &Profile) {
         let mut map: BTreeMap<u32, u32> = BTreeMap::new();
         map.insert(0, 0);

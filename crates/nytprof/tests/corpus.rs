@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use profcodec_nytprof::{Profile, Reader, Record, parse, write};
+use profcodec_nytprof::{ModelOptions, Profile, Reader, Record, parse, write};
 
 fn corpus_files() -> Vec<PathBuf> {
     let Some(dir) = profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
@@ -132,11 +132,18 @@ fn check_against_dump(path: &std::path::Path, profile: &Profile) {
 fn model_matches_dump_profile_data() {
     for path in corpus_files() {
         let bytes = std::fs::read(&path).unwrap();
+        // The dumps were made by `Devel::NYTProf::Data->new` with its defaults, so with evals
+        // collapsed: so is the default model.
         let profile = Profile::from_bytes(&bytes).unwrap();
         check_against_dump(&path, &profile);
-        // The streaming loader builds the same model.
+        // The streaming loader builds the same model, collapsed or raw.
         let streamed = Profile::from_reader(&bytes[..]).unwrap();
         assert_eq!(profile, streamed);
+        let raw = Profile::from_bytes_with(&bytes, ModelOptions::raw()).unwrap();
+        let raw_streamed = Profile::from_reader_with(&bytes[..], ModelOptions::raw()).unwrap();
+        assert_eq!(raw, raw_streamed);
+        // The corpus programs run each eval once: nothing to collapse.
+        assert_eq!(raw, profile, "{}", path.display());
     }
 }
 
@@ -144,11 +151,11 @@ fn model_matches_dump_profile_data() {
 fn model_writer_round_trips_the_corpus() {
     for path in corpus_files() {
         let bytes = std::fs::read(&path).unwrap();
-        let profile = Profile::from_bytes(&bytes).unwrap();
+        let profile = Profile::from_bytes_with(&bytes, ModelOptions::raw()).unwrap();
         for level in [None, Some(6)] {
             let mut out = Vec::new();
             profile.write_with(&mut out, level).unwrap();
-            let back = Profile::from_bytes(&out).unwrap();
+            let back = Profile::from_bytes_with(&out, ModelOptions::raw()).unwrap();
             assert_eq!(back.files, profile.files);
             assert_eq!(back.subs.len(), profile.subs.len());
             assert_eq!(back.attributes, profile.attributes);

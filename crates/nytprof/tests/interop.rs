@@ -133,6 +133,11 @@ fn line_json(lt: &profcodec_nytprof::model::LineTimes) -> Value {
     Value::Object(m)
 }
 
+/// One call place as `data_json.pl` prints it.
+fn call_json(c: &profcodec_nytprof::model::CallInfo) -> Value {
+    json!([c.count, c.incl, c.excl, c.reci, c.rec_depth, c.calling_subs])
+}
+
 /// Our model in the shape `data_json.pl` prints.
 fn our_json(p: &Profile) -> Value {
     let attrs: Map<String, Value> = p
@@ -171,10 +176,7 @@ fn our_json(p: &Profile) -> Value {
         for (line, subs) in p.calls_from(*fid) {
             let mut m = Map::new();
             for (name, c) in subs {
-                m.insert(
-                    name.to_owned(),
-                    json!([c.count, c.incl, c.excl, c.reci, c.rec_depth, c.calling_subs]),
-                );
+                m.insert(name.to_owned(), call_json(c));
             }
             lines.insert(line.to_string(), Value::Object(m));
         }
@@ -190,10 +192,7 @@ fn our_json(p: &Profile) -> Value {
         for (fid, lines) in &si.callers {
             let mut l = Map::new();
             for (line, c) in lines {
-                l.insert(
-                    line.to_string(),
-                    json!([c.count, c.incl, c.excl, c.reci, c.rec_depth, c.calling_subs]),
-                );
+                l.insert(line.to_string(), call_json(c));
             }
             callers.insert(fid.to_string(), Value::Object(l));
         }

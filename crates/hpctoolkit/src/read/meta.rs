@@ -886,13 +886,19 @@ impl<'a> MetaDb<'a> {
                     (words - 1) * 8
                 }
             };
-            let width = if four { 4 } else { 8 };
-            if pos + width > flex_len {
-                return Err(too_small(()));
-            }
-            let mut v = [0u8; 8];
-            v[..width as usize].copy_from_slice(&flex[pos as usize..(pos + width) as usize]);
-            Ok((u64::from_le_bytes(v), flex_at + pos))
+            // Fixed-width reads (a runtime-width copy costs a memcpy call per field).
+            let p = pos as usize;
+            let value = if four {
+                flex.get(p..p + 4)
+                    .and_then(|b| b.try_into().ok())
+                    .map(|b| u64::from(u32::from_le_bytes(b)))
+            } else {
+                flex.get(p..p + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_le_bytes)
+            };
+            let value = value.ok_or_else(|| too_small(()))?;
+            Ok((value, flex_at + pos))
         };
         let mut ctx = Context {
             offset: at,
@@ -954,8 +960,11 @@ impl<'a> MetaDb<'a> {
 
     /// Builds the ctxId index of the context tree (checks that ctxIds are unique).
     pub fn context_index(&self) -> Result<ContextIndex, Error> {
-        let mut entries = Vec::new();
-        for node in self.walk() {
+        let walk = self.walk();
+        // The walk's budget bounds the node count by the section's size (24 bytes per 32-byte
+        // context at most: less than the input, whatever the file says).
+        let mut entries = Vec::with_capacity(walk.budget as usize);
+        for node in walk {
             let node = node?;
             entries.push(IndexEntry {
                 ctx_id: node.node.ctx_id(),
@@ -972,30 +981,35 @@ impl<'a> MetaDb<'a> {
                 e.ctx_id.into(),
             )
         };
-        // hpcprof numbers contexts densely, so the index is usually built by placing each entry
-        // at its ctxId (O(n), 4 bytes per possible id); sparse or hostile ids take the sort.
+        // hpcprof numbers contexts densely, so the index is usually a table from ctxId to the
+        // entry (O(n), 4 bytes per possible id); sparse or hostile ids take a sorted permutation.
         let max_id = entries.iter().map(|e| e.ctx_id).max().unwrap_or(0);
         if (max_id as usize) < entries.len().saturating_mul(4).saturating_add(64) {
-            let mut slot = vec![u32::MAX; max_id as usize + 1];
+            let mut by_id = vec![u32::MAX; max_id as usize + 1];
             for (i, e) in entries.iter().enumerate() {
-                let s = &mut slot[e.ctx_id as usize];
+                let s = &mut by_id[e.ctx_id as usize];
                 if *s != u32::MAX {
                     return Err(duplicate(e));
                 }
                 *s = i as u32;
             }
-            let entries = slot
-                .iter()
-                .filter(|&&i| i != u32::MAX)
-                .map(|&i| entries[i as usize])
-                .collect();
-            return Ok(ContextIndex { entries });
+            return Ok(ContextIndex {
+                entries,
+                by_id,
+                dense: true,
+            });
         }
-        entries.sort_unstable_by_key(|e| e.ctx_id);
-        if let Some(w) = entries.windows(2).find(|w| w[0].ctx_id == w[1].ctx_id) {
-            return Err(duplicate(&w[1]));
+        let mut by_id: Vec<u32> = (0..entries.len() as u32).collect();
+        by_id.sort_unstable_by_key(|&i| entries[i as usize].ctx_id);
+        let id = |i: &u32| entries[*i as usize].ctx_id;
+        if let Some(w) = by_id.windows(2).find(|w| id(&w[0]) == id(&w[1])) {
+            return Err(duplicate(&entries[w[1] as usize]));
         }
-        Ok(ContextIndex { entries })
+        Ok(ContextIndex {
+            entries,
+            by_id,
+            dense: false,
+        })
     }
 
     /// The entry point or context with `ctx_id`, through an index from [`MetaDb::context_index`].
@@ -1060,7 +1074,7 @@ impl<'a> MetaDb<'a> {
 
     /// The tree checks left after [`MetaDb::context_index`] succeeded: no ctxId 0.
     pub(crate) fn check_index(&self, index: &ContextIndex) -> Result<(), Error> {
-        match index.entries.first() {
+        match index.sorted().next() {
             Some(first) if first.ctx_id == 0 => Err(self.bytes.invalid(
                 "ctxId",
                 first.offset + 0x10,
@@ -1224,18 +1238,38 @@ struct IndexEntry {
     entry_point: bool,
 }
 
-/// The ctxId index of a context tree ([`MetaDb::context_index`]): 24 bytes per context.
+/// The ctxId index of a context tree ([`MetaDb::context_index`]): 24 bytes per context, plus
+/// 4 bytes per possible ctxId (dense numbering, O(1) lookups) or per context (sparse numbering,
+/// binary search).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextIndex {
+    /// Entry points and contexts in tree order.
     entries: Vec<IndexEntry>,
+    /// `dense`: position in `entries` by ctxId (`u32::MAX` for none); otherwise the positions
+    /// sorted by ctxId.
+    by_id: Vec<u32>,
+    dense: bool,
 }
 
 impl ContextIndex {
     fn find(&self, ctx_id: u32) -> Option<&IndexEntry> {
-        self.entries
-            .binary_search_by_key(&ctx_id, |e| e.ctx_id)
-            .ok()
-            .map(|i| &self.entries[i])
+        let i = if self.dense {
+            *self.by_id.get(ctx_id as usize)?
+        } else {
+            let k = self
+                .by_id
+                .binary_search_by_key(&ctx_id, |&i| self.entries[i as usize].ctx_id)
+                .ok()?;
+            self.by_id[k]
+        };
+        self.entries.get(i as usize)
+    }
+
+    /// The entries in ctxId order.
+    fn sorted(&self) -> impl Iterator<Item = &IndexEntry> + '_ {
+        self.by_id
+            .iter()
+            .filter_map(|&i| self.entries.get(i as usize))
     }
 
     /// Number of entry points and contexts.
@@ -1265,7 +1299,7 @@ impl ContextIndex {
 
     /// Every ctxId, ascending.
     pub fn ctx_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.entries.iter().map(|e| e.ctx_id)
+        self.sorted().map(|e| e.ctx_id)
     }
 }
 

@@ -87,18 +87,9 @@ fn perl_dump(file: &Path, collapse: bool) -> String {
     .unwrap()
 }
 
-/// Two dumps line by line: numbers within a relative `tol`; the statement totals (the model
-/// writer makes up its own statement records) skipped when `skip_totals`.
-fn compare_dumps(what: &str, perl: &str, ours: &str, tol: f64, skip_totals: bool) {
-    let keep = |l: &&str| {
-        !(skip_totals
-            && (l.starts_with("attribute\ttotal_stmts_")
-                || l.starts_with("attribute\tprofiler_active\t")))
-    };
-    let (p, o): (Vec<&str>, Vec<&str>) = (
-        perl.lines().filter(keep).collect(),
-        ours.lines().filter(keep).collect(),
-    );
+/// Two dumps line by line, numbers within a relative `tol`.
+fn compare_dumps(what: &str, perl: &str, ours: &str, tol: f64) {
+    let (p, o): (Vec<&str>, Vec<&str>) = (perl.lines().collect(), ours.lines().collect());
     for (i, (a, b)) in p.iter().zip(&o).enumerate() {
         if a == b {
             continue;
@@ -242,22 +233,22 @@ fn as_number(v: &Value) -> Option<f64> {
 }
 
 /// Structural equality with a relative tolerance on numbers (`tol` 0 means exact).
-fn compare(path: &str, a: &Value, b: &Value, tol: f64, skip: &[&str]) -> Result<(), String> {
+fn compare(path: &str, a: &Value, b: &Value, tol: f64) -> Result<(), String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let kx: Vec<&String> = x.keys().filter(|k| !skip.contains(&k.as_str())).collect();
-            let ky: Vec<&String> = y.keys().filter(|k| !skip.contains(&k.as_str())).collect();
+            let kx: Vec<&String> = x.keys().collect();
+            let ky: Vec<&String> = y.keys().collect();
             if kx != ky {
                 return Err(format!("{path}: keys differ:\n perl {kx:?}\n ours {ky:?}"));
             }
             for k in kx {
-                compare(&format!("{path}/{k}"), &x[k], &y[k], tol, skip)?;
+                compare(&format!("{path}/{k}"), &x[k], &y[k], tol)?;
             }
             Ok(())
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                compare(&format!("{path}[{i}]"), p, q, tol, skip)?;
+                compare(&format!("{path}[{i}]"), p, q, tol)?;
             }
             Ok(())
         }
@@ -290,16 +281,9 @@ fn check_profile(file: &Path, dir: &Path) {
     }
     for (ours, collapse) in [(&raw, false), (&collapsed, true)] {
         let what = format!("{name} (collapse {collapse})");
-        compare(
-            &what,
-            &perl_json(file, collapse),
-            &our_json(ours),
-            1e-12,
-            &[],
-        )
-        .unwrap();
+        compare(&what, &perl_json(file, collapse), &our_json(ours), 1e-12).unwrap();
         let perl = perl_dump(file, collapse);
-        compare_dumps(&what, &perl, &ours.dump_profile_data(), 0.0, false);
+        compare_dumps(&what, &perl, &ours.dump_profile_data(), 0.0);
     }
 
     // Record-level rewrite: same dump_profile_data, and nytprofhtml takes it.
@@ -326,25 +310,18 @@ fn check_profile(file: &Path, dir: &Path) {
         .current_dir(dir));
 
     // Model writer (from the raw model): Devel::NYTProf::Data loads it into the same model and
-    // the same dump, block and sub line times included (times within rounding; the statement
-    // totals count the writer's own statement records), and nytprofhtml takes it.
+    // the same dump, block and sub line times and statement totals included (times within
+    // rounding), and nytprofhtml takes it.
     let modeled = dir.join(format!("{name}.model"));
     let mut out = Vec::new();
     raw.write_with(&mut out, (level > 0).then_some(level))
         .unwrap();
     std::fs::write(&modeled, out).unwrap();
-    let skip = [
-        "total_stmts_discounted",
-        "total_stmts_measured",
-        "total_stmts_duration",
-        "profiler_active",
-    ];
     compare(
         &format!("{name} (model writer)"),
         &perl_json(&modeled, false),
         &our_json(&raw),
         1e-9,
-        &skip,
     )
     .unwrap();
     compare_dumps(
@@ -352,7 +329,6 @@ fn check_profile(file: &Path, dir: &Path) {
         &perl_dump(file, false),
         &perl_dump(&modeled, false),
         1e-9,
-        true,
     );
     run(Command::new("nytprofhtml")
         .arg("-f")

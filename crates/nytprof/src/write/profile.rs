@@ -19,7 +19,7 @@ use std::io::Write;
 
 use super::Writer;
 use crate::error::Error;
-use crate::model::{LineTime, LineTimes, Profile};
+use crate::model::{LineTime, LineTimes, Profile, Totals};
 use crate::raw::MAJOR;
 use crate::read::{Line, Record, Str};
 
@@ -36,16 +36,79 @@ fn encode_text(s: &str) -> (Vec<u8>, bool) {
     }
 }
 
+/// The output, counting what the loader will count.
 struct Out<W: Write> {
     w: Writer<W>,
+    /// Statement records written, and `-` records (each consumed by the next statement).
+    statements: u64,
+    discounts: u64,
+    last_place: Option<Place>,
 }
+
+/// A statement's place: fid, line, and block and sub lines for a `*`.
+type Place = (u32, u32, Option<(u32, u32)>);
 
 impl<W: Write> Out<W> {
     fn rec(&mut self, r: &Record<'_>) -> Result<(), Error> {
+        match *r {
+            Record::Discount => self.discounts += 1,
+            Record::TimeLine { fid, line, .. } => {
+                self.statements += 1;
+                self.last_place = Some((fid, line, None));
+            }
+            Record::TimeBlock {
+                fid,
+                line,
+                block_line,
+                sub_line,
+                ..
+            } => {
+                self.statements += 1;
+                self.last_place = Some((fid, line, Some((block_line, sub_line))));
+            }
+            _ => {}
+        }
         self.w.record(r).map_err(|e| Error::Io {
             offset: 0,
             kind: e.kind(),
         })
+    }
+
+    /// Brings `total_stmts_measured` and `total_stmts_discounted` to the model's figures when
+    /// both fall short by the same number (the profiler's statements are counted as the
+    /// writer's lines are): that many discounted statements of 0 ticks at the last place
+    /// written, which change no line's time or count.
+    fn pad_statement_totals(&mut self, t: &Totals) -> Result<(), Error> {
+        let Some((fid, line, block)) = self.last_place else {
+            return Ok(());
+        };
+        let (Some(k), Some(kd)) = (
+            t.stmts_measured.checked_sub(self.statements),
+            t.stmts_discounted.checked_sub(self.discounts),
+        ) else {
+            return Ok(());
+        };
+        if k != kd || k > self.statements.saturating_add(1 << 16) {
+            return Ok(());
+        }
+        for _ in 0..k {
+            self.rec(&Record::Discount)?;
+            self.rec(&match block {
+                None => Record::TimeLine {
+                    ticks: 0,
+                    fid,
+                    line,
+                },
+                Some((block_line, sub_line)) => Record::TimeBlock {
+                    ticks: 0,
+                    fid,
+                    line,
+                    block_line,
+                    sub_line,
+                },
+            })?;
+        }
+        Ok(())
     }
 
     fn line(&mut self, tag: u8, text: &str) -> Result<(), Error> {
@@ -292,6 +355,9 @@ impl Profile {
         self.check_writable()?;
         let mut o = Out {
             w: Writer::new(out).compression_level(level.unwrap_or(6)),
+            statements: 0,
+            discounts: 0,
+            last_place: None,
         };
         let major = if self.major == 0 { MAJOR } else { self.major };
         o.w.header(major, self.minor).map_err(|e| Error::Io {
@@ -372,6 +438,7 @@ impl Profile {
                 }
             }
         }
+        o.pad_statement_totals(&self.totals)?;
         for (fid, lines) in &self.source {
             for (line, text) in lines {
                 let (bytes, utf8) = encode_text(text);

@@ -717,7 +717,9 @@ impl LineTable {
     }
 }
 
-/// Builds a [`Profile`] from records, as NYTProf.xs's loader callbacks do.
+/// Builds a [`Profile`] from records, as NYTProf.xs's loader callbacks do. The result is the
+/// raw model ([`ModelOptions::raw`]); [`Profile::collapse_evals`] turns it into Data.pm's default
+/// view.
 #[derive(Debug)]
 pub struct Loader {
     profile: Profile,

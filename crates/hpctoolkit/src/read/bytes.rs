@@ -8,6 +8,16 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::Error;
 use crate::raw::{FOOTER_SIZE, FileHeader, FileKind, MAGIC, MAJOR_VERSION, RawStruct, Section};
 
+/// The little-endian u64 at `b[i..i + 8]`: the hot-path decoding of fixed structures whose
+/// bytes the caller has already sliced to their known size (binrw's `io::Read` machinery costs
+/// several times more per structure).
+#[inline]
+pub(crate) fn le_u64(b: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(w)
+}
+
 /// A half-open byte range of the file where something must lie.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Region {

@@ -3,10 +3,10 @@
 use crate::Error;
 use crate::raw::{
     CCT_HEADER_SPAN, CctDbHeader, ContextInfosHeader, ContextValueBlock, FileKind, MetricIndex,
-    ProfValue,
+    ProfValue, RawStruct,
 };
 
-use super::bytes::{Bytes, MetricSet, Strided};
+use super::bytes::{Bytes, MetricSet, Strided, le_u64};
 use super::sparse;
 
 /// The Context-Major Sparse Value Block of one context, as zero-copy slices.
@@ -169,7 +169,20 @@ impl<'a> CctDb<'a> {
                 found: ctx_id.into(),
             });
         }
-        self.bytes.read(a.at(ctx_id.into()))
+        // Hot path (every context of a validation pass): decoded straight from its bytes, the
+        // same result as `ContextValueBlock`'s binrw read.
+        let at = a.at(ctx_id.into());
+        let b = self.bytes.slice(
+            at,
+            ContextValueBlock::SIZE as u64,
+            <ContextValueBlock as RawStruct>::NAME,
+        )?;
+        Ok(ContextValueBlock {
+            n_values: le_u64(b, 0),
+            p_values: le_u64(b, 8),
+            n_metrics: le_u64(b, 0x10) as u16,
+            p_metric_indices: le_u64(b, 0x18),
+        })
     }
 
     /// The values of context `ctx_id` (0 is the global context).

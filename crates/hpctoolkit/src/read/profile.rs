@@ -7,7 +7,7 @@ use crate::raw::{
     ProfileInfosHeader, ProfileValueBlock, Value,
 };
 
-use super::bytes::{Bytes, MetricSet, Region, Strided};
+use super::bytes::{Bytes, MetricSet, Region, Strided, le_u64};
 use super::sparse;
 
 /// A hierarchical identifier tuple (`[HIT]`): the identifications of one profile.
@@ -192,11 +192,7 @@ impl<'a> ProfileDb<'a> {
         let vb = self
             .bytes
             .slice(at, ProfileValueBlock::SIZE as u64, "PSVB")?;
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&vb[i..i + 8]);
-            u64::from_le_bytes(w)
-        };
+        let word = |i: usize| le_u64(vb, i);
         let (n_values, p_values) = (word(0), word(8));
         let (n_ctxs, p_ctx_indices) = (word(0x10) & 0xffff_ffff, word(0x18));
         let payload = self.bytes.payload();

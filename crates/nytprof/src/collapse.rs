@@ -151,8 +151,26 @@ struct Collapser<'p> {
 
 impl Collapser<'_> {
     fn calls(&mut self) -> &mut CallsByFile {
-        let subs = &self.p.subs;
-        self.calls.get_or_insert_with(|| calls_by_file(subs))
+        let (subs, known) = (&self.p.subs, &self.p.file_calls);
+        self.calls.get_or_insert_with(|| match known {
+            // A model collapsed before keeps its calling files' view.
+            Some(fc) => {
+                let mut fv = CallsByFile::new();
+                for (fid, lines) in fc {
+                    for (line, by_name) in lines {
+                        for (name, ci) in by_name {
+                            fv.entry(*fid)
+                                .or_default()
+                                .entry(name.clone())
+                                .or_default()
+                                .insert(*line, ci.clone());
+                        }
+                    }
+                }
+                fv
+            }
+            None => calls_by_file(subs),
+        })
     }
 
     fn has_evals(&self, fid: u32) -> bool {
@@ -414,6 +432,7 @@ impl Profile {
             by_name.retain(|_, lines| !lines.is_empty());
             !by_name.is_empty()
         });
+        self.file_calls = None;
         if pruned != derived {
             let mut fc = FileCalls::new();
             for (fid, by_name) in pruned {

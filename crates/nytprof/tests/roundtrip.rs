@@ -385,4 +385,62 @@ proptest! {
         prop_assert!(same(original.block_times.as_ref().unwrap(), back.block_times.as_ref().unwrap()));
         prop_assert!(same(original.sub_times.as_ref().unwrap(), back.sub_times.as_ref().unwrap()));
     }
+
+    /// Eval collapsing over arbitrary eval trees, sources, subs and callers never panics, and
+    /// running it again changes nothing.
+    #[test]
+    fn collapse_is_total_and_idempotent(
+        parents in proptest::collection::vec((0u32..12, 0u32..3), 1..24),
+        sources in proptest::collection::vec((0u32..24, 0u32..3, "[ab0]{0,3}"), 0..30),
+        subs in proptest::collection::vec((0u32..24, any::<bool>(), proptest::collection::vec((0u32..25, 0u32..3, 1u64..4), 0..3)), 0..20),
+        lines in proptest::collection::vec((0u32..25, 0u32..3, 1i64..5), 0..20),
+        max in 1usize..4,
+    ) {
+        let mut p = Profile::default();
+        p.files.insert(1, FileInfo {
+            fid: 1, name: "main".into(), name_utf8: false, eval: None, flags: 0, size: 0,
+            mtime: 0, subs_defined: BTreeSet::new(), merged_fids: Vec::new(),
+        });
+        for (i, (parent, line)) in parents.iter().enumerate() {
+            let fid = i as u32 + 2;
+            let parent = 1 + parent % fid.saturating_sub(1).max(1);
+            p.files.insert(fid, FileInfo {
+                fid, name: format!("(eval {fid})[main:{line}]"), name_utf8: false,
+                eval: Some(profcodec_nytprof::model::EvalParent { fid: parent, line: *line }),
+                flags: 0, size: 0, mtime: 0, subs_defined: BTreeSet::new(), merged_fids: Vec::new(),
+            });
+        }
+        let nfiles = p.files.len() as u32;
+        for (fid, line, text) in sources {
+            p.source.entry(1 + fid % nfiles).or_default().insert(line, text);
+        }
+        for (fid, line, count) in lines {
+            let e = p.line_times.entry(1 + fid % nfiles).or_default().entry(line).or_default();
+            e.count += count;
+            e.time += 0.25;
+        }
+        for (i, (fid, anon, callers)) in subs.into_iter().enumerate() {
+            let fid = 1 + fid % nfiles;
+            let name = if anon {
+                format!("main::__ANON__[(eval {fid})[main:1]:{}]", i % 2)
+            } else {
+                format!("main::s{i}")
+            };
+            let mut si = SubInfo { name: name.clone(), fid: Some(fid), first_line: Some(1), last_line: Some(2), ..SubInfo::default() };
+            for (cfid, cline, count) in callers {
+                let ci = si.callers.entry(1 + cfid % nfiles).or_default().entry(cline).or_default();
+                ci.count += count;
+                ci.incl += 0.5;
+                ci.calling_subs.insert("main::RUNTIME".into());
+                si.calls += count;
+            }
+            p.files.get_mut(&fid).unwrap().subs_defined.insert(name.clone());
+            p.subs.insert(name, si);
+        }
+        p.collapse_evals(max);
+        let _ = p.dump_profile_data();
+        let once = p.clone();
+        p.collapse_evals(max);
+        prop_assert_eq!(p, once);
+    }
 }

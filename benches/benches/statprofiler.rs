@@ -1,15 +1,17 @@
 //! Criterion benches of profcodec-statprofiler on a synthetic session written by its own writer
 //! (`profcodec_benches::statprofiler`, >= 35 MB on disk, >= 1.5 M samples, >= 14 M frames):
-//! every sample and frame read as the real reader returns them, every record, and the Snappy
-//! decompression alone (the floor under both).
+//! every sample and frame read as the real reader returns them (on one thread, and with the
+//! Snappy decompression on a second one), every record, and the Snappy decompression alone (the
+//! floor under the single-threaded reads).
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_benches::statprofiler::{SessionSpec, write_session};
-use profcodec_statprofiler::read::packets::{PacketDecoder, Packets};
-use profcodec_statprofiler::{Frame, Reader, TraceReader};
+use profcodec_statprofiler::read::packets::{PacketDecoder, Packets, StreamSource};
+use profcodec_statprofiler::read::with_threaded_reader;
+use profcodec_statprofiler::{Error, Frame, Reader, TraceReader};
 
 /// The session's files, generated once into the temp folder (kept between runs).
 fn session() -> Vec<Vec<u8>> {
@@ -47,36 +49,54 @@ fn session() -> Vec<Vec<u8>> {
 
 /// Reads every trace and frame, touching every string, as a flame-graph builder would.
 fn read_traces(files: &[Vec<u8>]) -> (u64, u64, u64) {
-    let (mut samples, mut frames, mut bytes) = (0u64, 0u64, 0u64);
+    let mut total = (0u64, 0u64, 0u64);
     for file in files {
-        let mut t = TraceReader::new(Reader::from_slice(file).expect("header"));
-        while let Some(trace) = t.next_trace().expect("trace") {
-            samples += u64::from(trace.weight > 0);
-            bytes += trace.op_name.bytes.len() as u64;
-            for f in trace.frames() {
-                frames += 1;
-                bytes += match f {
-                    Frame::Sub {
-                        package,
-                        name,
-                        file,
-                        line,
-                        ..
-                    } => {
-                        (package.bytes.len() + name.bytes.len() + file.bytes.len()) as u64
-                            + line as u64
-                    }
-                    Frame::Xsub { package, name } => {
-                        (package.bytes.len() + name.bytes.len()) as u64
-                    }
-                    Frame::Eval { file, line } | Frame::Main { file, line } => {
-                        file.bytes.len() as u64 + line as u64
-                    }
-                };
-            }
+        visit(
+            &mut TraceReader::new(Reader::from_slice(file).expect("header")),
+            &mut total,
+        )
+        .expect("trace");
+    }
+    total
+}
+
+/// [`read_traces`] with each file's packets decompressed ahead on a second thread.
+fn read_traces_threaded(files: &[Vec<u8>]) -> (u64, u64, u64) {
+    let mut total = (0u64, 0u64, 0u64);
+    for file in files {
+        with_threaded_reader(file, |r| visit(&mut TraceReader::new(r), &mut total)).expect("trace");
+    }
+    total
+}
+
+/// Every trace and frame of one file: samples, frames and a sum over every field.
+fn visit<S: StreamSource>(
+    t: &mut TraceReader<S>,
+    (samples, frames, bytes): &mut (u64, u64, u64),
+) -> Result<(), Error> {
+    while let Some(trace) = t.next_trace()? {
+        *samples += u64::from(trace.weight > 0);
+        *bytes += trace.op_name.bytes.len() as u64;
+        for f in trace.frames() {
+            *frames += 1;
+            *bytes += match f {
+                Frame::Sub {
+                    package,
+                    name,
+                    file,
+                    line,
+                    ..
+                } => {
+                    (package.bytes.len() + name.bytes.len() + file.bytes.len()) as u64 + line as u64
+                }
+                Frame::Xsub { package, name } => (package.bytes.len() + name.bytes.len()) as u64,
+                Frame::Eval { file, line } | Frame::Main { file, line } => {
+                    file.bytes.len() as u64 + line as u64
+                }
+            };
         }
     }
-    (samples, frames, bytes)
+    Ok(())
 }
 
 fn read_events(files: &[Vec<u8>]) -> u64 {
@@ -121,6 +141,9 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(disk));
     g.bench_function("traces_every_frame", |b| {
         b.iter(|| black_box(read_traces(&files)))
+    });
+    g.bench_function("traces_every_frame_threaded", |b| {
+        b.iter(|| black_box(read_traces_threaded(&files)))
     });
     g.bench_function("events", |b| b.iter(|| black_box(read_events(&files))));
     g.bench_function("snappy_decompress_only", |b| {

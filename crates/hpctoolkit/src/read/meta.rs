@@ -861,10 +861,10 @@ impl<'a> MetaDb<'a> {
         let flex_at = at + ContextSpec::SIZE as u64;
         let flex = self.bytes.slice(flex_at, flex_len, "Ctx.flex")?;
         // FORMATS.md, {Ctx} flex: sub-fields are packed in order; a u64 takes the next whole
-        // word, a u32 takes the free half of a word a previous u32 started, else a new word.
-        let mut words = 0u64;
-        let mut half: Option<u64> = None;
-        let too_small = |_| {
+        // word, a u32 takes the free half of a word a previous u32 started, else a new word. For
+        // the fields this crate knows that is: pFunction; pFile, line (a u32 starting a word
+        // whose other half stays free); pModule, offset. `field(w, four)` reads word `w`.
+        let too_small = || {
             self.bytes.invalid(
                 "Ctx.nFlexWords",
                 at + 0x17,
@@ -872,22 +872,8 @@ impl<'a> MetaDb<'a> {
                 c.n_flex_words.into(),
             )
         };
-        let mut take = |four: bool| -> Result<(u64, u64), Error> {
-            let pos = match (four, half.take()) {
-                (true, Some(h)) => h,
-                (true, None) => {
-                    words += 1;
-                    half = Some((words - 1) * 8 + 4);
-                    (words - 1) * 8
-                }
-                (false, h) => {
-                    half = h;
-                    words += 1;
-                    (words - 1) * 8
-                }
-            };
-            // Fixed-width reads (a runtime-width copy costs a memcpy call per field).
-            let p = pos as usize;
+        let field = |w: usize, four: bool| -> Result<(u64, u64), Error> {
+            let p = w * 8;
             let value = if four {
                 flex.get(p..p + 4)
                     .and_then(|b| b.try_into().ok())
@@ -897,8 +883,7 @@ impl<'a> MetaDb<'a> {
                     .and_then(|b| b.try_into().ok())
                     .map(u64::from_le_bytes)
             };
-            let value = value.ok_or_else(|| too_small(()))?;
-            Ok((value, flex_at + pos))
+            Ok((value.ok_or_else(too_small)?, flex_at + p as u64))
         };
         let mut ctx = Context {
             offset: at,
@@ -915,19 +900,22 @@ impl<'a> MetaDb<'a> {
             flex,
             children: self.children_of(c.p_children, c.sz_children, at)?,
         };
+        let mut w = 0;
         if c.flags & CONTEXT_HAS_FUNCTION != 0 {
-            let (p, pat) = take(false)?;
+            let (p, pat) = field(w, false)?;
             ctx.function = Some(self.function_of(p, "Ctx.flex.pFunction", pat)?);
+            w += 1;
         }
         if c.flags & CONTEXT_HAS_SRCLOC != 0 {
-            let (p, pat) = take(false)?;
+            let (p, pat) = field(w, false)?;
             ctx.file = Some(self.file_of(p, "Ctx.flex.pFile", pat)?);
-            ctx.line = Some(take(true)?.0 as u32);
+            ctx.line = Some(field(w + 1, true)?.0 as u32);
+            w += 2;
         }
         if c.flags & CONTEXT_HAS_POINT != 0 {
-            let (p, pat) = take(false)?;
+            let (p, pat) = field(w, false)?;
             ctx.module = Some(self.module_of(p, "Ctx.flex.pModule", pat)?);
-            ctx.module_offset = Some(take(false)?.0);
+            ctx.module_offset = Some(field(w + 1, false)?.0);
         }
         Ok(ctx)
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use profcodec_statprofiler::read::packets::{PacketDecoder, Packets};
 use profcodec_statprofiler::session::open_session;
-use profcodec_statprofiler::{Frame, Reader, TraceReader};
+use profcodec_statprofiler::{Reader, TraceReader};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -33,28 +33,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     while let Some(trace) = t.next_trace()? {
                         samples += 1;
                         bytes += trace.op_name.bytes.len() as u64;
-                        // Every field of every frame, as the bench reads them.
                         for f in trace.frames() {
                             frames += 1;
-                            bytes += match f {
-                                Frame::Sub {
-                                    package,
-                                    name,
-                                    file,
-                                    line,
-                                    first_line,
-                                } => {
-                                    (package.bytes.len() + name.bytes.len() + file.bytes.len())
-                                        as u64
-                                        + (line ^ first_line) as u64
-                                }
-                                Frame::Xsub { package, name } => {
-                                    (package.bytes.len() + name.bytes.len()) as u64
-                                }
-                                Frame::Eval { file, line } | Frame::Main { file, line } => {
-                                    file.bytes.len() as u64 + line as u64
-                                }
-                            };
+                            bytes += f.file().map_or(0, |s| s.bytes.len() as u64);
                         }
                     }
                 }

@@ -210,7 +210,7 @@ impl<'a> ProfileDb<'a> {
     }
 
     /// The value of `metric_id` at `ctx_id` in profile `prof_index` (`Ok(None)` when zero, that
-    /// is, not stored): the point lookup, two binary searches.
+    /// is, not stored): the point lookup, two interpolation searches ([`Profile::value`]).
     #[inline]
     pub fn value(
         &self,

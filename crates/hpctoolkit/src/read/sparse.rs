@@ -272,6 +272,34 @@ mod tests {
         check(&(0..2000).map(|i: u64| i * i * i).collect::<Vec<_>>());
     }
 
+    proptest::proptest! {
+        /// Any strictly ascending keys (dense runs, gaps, clusters far apart): `find` agrees
+        /// with a binary search for present and absent keys.
+        #[test]
+        fn find_agrees_with_binary_search(
+            steps in proptest::collection::vec(
+                proptest::prop_oneof![1u64..3, 1u64..1000, 1u64..(1 << 40)],
+                0..600,
+            ),
+            probes in proptest::collection::vec(proptest::num::u64::ANY, 0..40),
+        ) {
+            let mut items: Vec<u64> = steps
+                .iter()
+                .scan(0u64, |acc, s| {
+                    *acc = acc.saturating_add(*s);
+                    Some(*acc)
+                })
+                .collect();
+            items.dedup();
+            for (i, &k) in items.iter().enumerate() {
+                proptest::prop_assert_eq!(find(&items, k, |&x| x), Some(i));
+            }
+            for k in probes {
+                proptest::prop_assert_eq!(find(&items, k, |&x| x), items.binary_search(&k).ok());
+            }
+        }
+    }
+
     #[test]
     fn unsorted_input_neither_panics_nor_loops() {
         let mut x = 0x2545_f491_4f6c_dd1du64;

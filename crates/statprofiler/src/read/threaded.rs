@@ -16,6 +16,9 @@ use crate::read::packets::{SliceSource, StreamSource};
 /// hand-over costs little per byte, and small enough to stay in the cache).
 const BATCH: usize = 1 << 17;
 
+/// Pieces in a batch, at most: empty packets add pieces and no bytes.
+const PIECES: usize = 1 << 12;
+
 /// Batches on their way to the reader, at most: bounds the memory to a few hundred KiB.
 const BATCHES_AHEAD: usize = 4;
 
@@ -81,7 +84,7 @@ fn produce(
         batch.pieces.clear();
         let mut len = 0;
         let mut end = None;
-        while len < BATCH {
+        while len < BATCH && batch.pieces.len() < PIECES {
             match source.fill(&mut batch.bytes, len) {
                 Ok(Some((offset, n))) => {
                     batch.pieces.push((offset, n));

@@ -22,7 +22,8 @@ fn prepare(_ws: &Workspace) -> Result<TestEnv> {
 fn run(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     match cmd {
         // cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE]: a synthetic session
-        // `TEMPLATE.<id>.<ordinal>` (default 1.6 M samples, rotated at 10 MiB), as the bench uses.
+        // `TEMPLATE.<id>.<ordinal>` (default 1.55 M samples of at least 4 frames, rotated at
+        // 10 MiB), as the bench uses.
         "gen" => {
             let template = PathBuf::from(
                 args.first()

@@ -60,6 +60,35 @@ fn read_traces(files: &[Vec<u8>]) -> (u64, u64, u64) {
     total
 }
 
+/// [`read_traces`] with the session's files shared out between the machine's cores: each file
+/// starts with its own prologue and header (statprofiler.md, "Rotation"), so a user reading a
+/// session can hand whole files to threads, one `TraceReader` each.
+fn read_traces_file_parallel(files: &[Vec<u8>]) -> (u64, u64, u64) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut total = (0u64, 0u64, 0u64);
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(file) = files.get(i) else {
+                            return total;
+                        };
+                        let reader = Reader::from_slice(file).expect("header");
+                        visit(&mut TraceReader::new(reader), &mut total).expect("trace");
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().fold((0, 0, 0), |acc, w| {
+            let t = w.join().expect("worker");
+            (acc.0 + t.0, acc.1 + t.1, acc.2 + t.2)
+        })
+    })
+}
+
 /// [`read_traces`] with each file's packets decompressed ahead on a second thread.
 fn read_traces_threaded(files: &[Vec<u8>]) -> (u64, u64, u64) {
     let mut total = (0u64, 0u64, 0u64);
@@ -129,7 +158,13 @@ fn decompress_only(files: &[Vec<u8>]) -> u64 {
 fn benches(c: &mut Criterion) {
     let files = session();
     let disk: u64 = files.iter().map(|f| f.len() as u64).sum();
-    let (samples, frames, _) = read_traces(&files);
+    let totals = read_traces(&files);
+    assert_eq!(
+        read_traces_file_parallel(&files),
+        totals,
+        "same traces in parallel"
+    );
+    let (samples, frames, _) = totals;
     let logical = decompress_only(&files);
     eprintln!(
         "statprofiler session: {} files, {disk} bytes on disk, {logical} bytes of logical stream, \
@@ -144,6 +179,9 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("traces_every_frame_threaded", |b| {
         b.iter(|| black_box(read_traces_threaded(&files)))
+    });
+    g.bench_function("traces_every_frame_files_in_parallel", |b| {
+        b.iter(|| black_box(read_traces_file_parallel(&files)))
     });
     g.bench_function("events", |b| b.iter(|| black_box(read_events(&files))));
     g.bench_function("snappy_decompress_only", |b| {

@@ -207,3 +207,26 @@ fn fuzz_regressions_decode() {
         }
     }
 }
+
+#[test]
+fn writer_refuses_attributes_the_reader_would_not_see() {
+    // Found by the `nytprof_model` fuzz target (fuzz/regressions/nytprof_model/): the writer cuts
+    // a text line at a newline, so a `ticks_per_sec` of "\n9" reached the reader empty, and a
+    // key holding `=` replaces another key. The writer's check looks at what the reader will see.
+    let mut p = Profile::default();
+    p.attributes.insert("ticks_per_sec".into(), "\n9".into());
+    assert!(matches!(
+        p.check_writable(),
+        Err(Error::MissingTicksPerSec { .. })
+    ));
+    p.attributes.insert("ticks_per_sec".into(), "100".into());
+    p.check_writable().unwrap();
+    let mut out = Vec::new();
+    p.write(&mut out).unwrap();
+    assert_eq!(Profile::from_bytes(&out).unwrap().ticks_per_sec(), 100);
+    p.attributes.insert("ticks_per_sec=0".into(), String::new());
+    assert!(matches!(
+        p.check_writable(),
+        Err(Error::MissingTicksPerSec { .. })
+    ));
+}

@@ -15,13 +15,14 @@
 //! takes at most as many tick records as its three tables have entries, plus one record per
 //! counted statement (as the profiler wrote).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use super::Writer;
 use crate::error::Error;
-use crate::model::{LineTime, LineTimes, Profile, Totals};
+use crate::model::{LineTime, LineTimes, Profile, Totals, perl_num};
 use crate::raw::MAJOR;
-use crate::read::{Line, Record, Str};
+use crate::read::{Line, Record, Str, decode_text};
 
 /// The largest per-line count the writer expands into records.
 const MAX_COUNT: i64 = 1 << 24;
@@ -34,6 +35,16 @@ fn encode_text(s: &str) -> (Vec<u8>, bool) {
     } else {
         (s.as_bytes().to_vec(), true)
     }
+}
+
+/// The bytes of an attribute, option or comment line: the text as [`encode_text`] gives it, cut
+/// at its first newline (a text line cannot hold one).
+fn text_line(text: &str) -> Vec<u8> {
+    let (mut bytes, _) = encode_text(text);
+    if let Some(cut) = bytes.iter().position(|&b| b == b'\n') {
+        bytes.truncate(cut);
+    }
+    bytes
 }
 
 /// The output, counting what the loader will count.
@@ -112,15 +123,8 @@ impl<W: Write> Out<W> {
     }
 
     fn line(&mut self, tag: u8, text: &str) -> Result<(), Error> {
-        let (bytes, _) = encode_text(text);
-        // A text line cannot hold a newline; it is cut there.
-        let cut = bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .unwrap_or(bytes.len());
-        let l = Line {
-            text: &bytes[..cut],
-        };
+        let bytes = text_line(text);
+        let l = Line { text: &bytes };
         self.rec(&match tag {
             b':' => Record::Attribute(l),
             b'!' => Record::Option(l),
@@ -319,12 +323,22 @@ impl Profile {
                 minor: self.minor,
             });
         }
-        self.check_ticks_per_sec(0)?;
+        // The checks look at the attributes as the reader will load them from the lines written
+        // below, not at the model's map: a key holding `=` or a text holding a newline changes
+        // what the reader sees (the `nytprof_model` fuzz target wrote a `ticks_per_sec` value
+        // that started with a newline, so the reader found it empty).
+        let written = self.attributes_as_written();
+        let tps = written
+            .get(&b"ticks_per_sec"[..])
+            .map_or(0.0, |v| perl_num(&decode_text(v, false)));
+        if tps == 0.0 || tps.is_nan() {
+            return Err(Error::MissingTicksPerSec { offset: 0 });
+        }
         if self.files.contains_key(&0) || self.files.iter().any(|(k, f)| *k != f.fid) {
             return Err(Error::ReservedFid { offset: 0 });
         }
-        if let Some(v) = self.attributes.get("nv_size") {
-            let n = crate::read::atoi(v.as_bytes());
+        if let Some(v) = written.get(&b"nv_size"[..]) {
+            let n = crate::read::atoi(v);
             if n != 8 {
                 return Err(Error::UnsupportedNvSize {
                     offset: 0,
@@ -346,6 +360,19 @@ impl Profile {
             }
         }
         Ok(())
+    }
+
+    /// The attributes as the reader loads them from the lines [`Profile::write`] makes: each
+    /// line split at its first `=`, a later line replacing an earlier one of the same key.
+    fn attributes_as_written(&self) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for (k, v) in &self.attributes {
+            let bytes = text_line(&format!("{k}={v}"));
+            if let Some((key, value)) = (Line { text: &bytes }).key_value() {
+                out.insert(key.to_vec(), value.to_vec());
+            }
+        }
+        out
     }
 
     /// Writes the profile, deflating after the options when `level` is given (0-9).

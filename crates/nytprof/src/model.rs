@@ -351,14 +351,10 @@ impl Profile {
     /// The real loader divides by `ticks_per_sec` (Data.pm:112) and dies when it is missing or
     /// 0; `offset` is where the input ended.
     pub fn check_ticks_per_sec(&self, offset: u64) -> Result<(), Error> {
-        let tps = self
-            .attributes
-            .get("ticks_per_sec")
-            .map_or(0.0, |v| perl_num(v));
-        if tps == 0.0 || tps.is_nan() {
-            return Err(Error::MissingTicksPerSec { offset });
-        }
-        Ok(())
+        check_ticks_per_sec_value(
+            self.attributes.get("ticks_per_sec").map(String::as_str),
+            offset,
+        )
     }
 
     /// True when every started process also ended (the `complete` attribute).
@@ -552,6 +548,16 @@ pub enum AttrValue {
     Text(String),
     /// A value the loader computed.
     Number(f64),
+}
+
+/// The `ticks_per_sec` check of [`Profile::check_ticks_per_sec`] on an attribute value: Data.pm
+/// divides by it as a Perl number and dies when it is missing, 0 or not a number.
+pub(crate) fn check_ticks_per_sec_value(value: Option<&str>, offset: u64) -> Result<(), Error> {
+    let tps = value.map_or(0.0, perl_num);
+    if tps == 0.0 || tps.is_nan() {
+        return Err(Error::MissingTicksPerSec { offset });
+    }
+    Ok(())
 }
 
 /// Perl's numeric value of a string: the longest leading decimal number (sign, digits, point,
@@ -776,22 +782,18 @@ impl Loader {
         let p = &mut self.profile;
         match *r {
             Record::Attribute(l) => {
-                if let Some((k, v)) = l.key_value() {
-                    if k == b"ticks_per_sec" {
-                        self.ticks_per_sec = atoi(v) as i32 as u32;
-                    }
-                    p.attributes.insert(
-                        crate::read::decode_text(k, false),
-                        crate::read::decode_text(v, false),
-                    );
+                if let Some((k, v)) = l.key_value()
+                    && k == b"ticks_per_sec"
+                {
+                    self.ticks_per_sec = atoi(v) as i32 as u32;
+                }
+                if let Some((k, v)) = l.model_key_value() {
+                    p.attributes.insert(k, v);
                 }
             }
             Record::Option(l) => {
-                if let Some((k, v)) = l.key_value() {
-                    p.options.insert(
-                        crate::read::decode_text(k, false),
-                        crate::read::decode_text(v, false),
-                    );
+                if let Some((k, v)) = l.model_key_value() {
+                    p.options.insert(k, v);
                 }
             }
             Record::Comment(l) => p.comments.push(crate::read::decode_text(l.text, false)),

@@ -57,6 +57,13 @@ impl<'a> Line<'a> {
         let eq = self.text.iter().position(|&b| b == b'=')?;
         Some((&self.text[..eq], &self.text[eq + 1..]))
     }
+
+    /// [`Line::key_value`] as the model keeps it: both halves as byte strings
+    /// ([`decode_text`] without the UTF-8 flag), as Devel::NYTProf::Data stores them.
+    pub(crate) fn model_key_value(&self) -> Option<(String, String)> {
+        let (k, v) = self.key_value()?;
+        Some((decode_text(k, false), decode_text(v, false)))
+    }
 }
 
 /// One record of the stream.

@@ -20,9 +20,9 @@ use std::io::Write;
 
 use super::Writer;
 use crate::error::Error;
-use crate::model::{LineTime, LineTimes, Profile, Totals, perl_num};
+use crate::model::{LineTime, LineTimes, Profile, Totals, check_ticks_per_sec_value};
 use crate::raw::MAJOR;
-use crate::read::{Line, Record, Str, decode_text};
+use crate::read::{Line, Record, Str};
 
 /// The largest per-line count the writer expands into records.
 const MAX_COUNT: i64 = 1 << 24;
@@ -328,17 +328,12 @@ impl Profile {
         // what the reader sees (the `nytprof_model` fuzz target wrote a `ticks_per_sec` value
         // that started with a newline, so the reader found it empty).
         let written = self.attributes_as_written();
-        let tps = written
-            .get(&b"ticks_per_sec"[..])
-            .map_or(0.0, |v| perl_num(&decode_text(v, false)));
-        if tps == 0.0 || tps.is_nan() {
-            return Err(Error::MissingTicksPerSec { offset: 0 });
-        }
+        check_ticks_per_sec_value(written.get("ticks_per_sec").map(String::as_str), 0)?;
         if self.files.contains_key(&0) || self.files.iter().any(|(k, f)| *k != f.fid) {
             return Err(Error::ReservedFid { offset: 0 });
         }
-        if let Some(v) = written.get(&b"nv_size"[..]) {
-            let n = crate::read::atoi(v);
+        if let Some(v) = written.get("nv_size") {
+            let n = crate::read::atoi(v.as_bytes());
             if n != 8 {
                 return Err(Error::UnsupportedNvSize {
                     offset: 0,
@@ -362,14 +357,15 @@ impl Profile {
         Ok(())
     }
 
-    /// The attributes as the reader loads them from the lines [`Profile::write`] makes: each
-    /// line split at its first `=`, a later line replacing an earlier one of the same key.
-    fn attributes_as_written(&self) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    /// The attributes as the loader keeps them from the lines [`Profile::write`] makes: each
+    /// line split at its first `=` ([`Line::model_key_value`], as the loader does), a later line
+    /// replacing an earlier one of the same key.
+    fn attributes_as_written(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for (k, v) in &self.attributes {
             let bytes = text_line(&format!("{k}={v}"));
-            if let Some((key, value)) = (Line { text: &bytes }).key_value() {
-                out.insert(key.to_vec(), value.to_vec());
+            if let Some((key, value)) = (Line { text: &bytes }).model_key_value() {
+                out.insert(key, value);
             }
         }
         out

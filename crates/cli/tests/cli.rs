@@ -1,9 +1,21 @@
 //! End-to-end tests of the `profcodec` binary.
 
-use std::process::Command;
+use std::ffi::OsStr;
+use std::process::{Command, Output};
 
 fn profcodec() -> Command {
     Command::new(env!("CARGO_BIN_EXE_profcodec"))
+}
+
+/// Runs `profcodec` with `args` and asserts it succeeded, showing its stderr when not.
+fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
+    let out = profcodec().args(args).output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 #[test]
@@ -120,41 +132,14 @@ fn a_statprofiler_session_directory_is_read_whole() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../testdata/statprofiler/session"
     );
-    let out = profcodec()
-        .args(["info", "--json", session])
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(["info", "--json", session]);
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(info[0]["info"]["details"]["processes"], 3);
     assert_eq!(info[0]["info"]["details"]["files"], 8);
 
     let dir = tempfile::tempdir().expect("tempdir");
     let copy = dir.path().join("copy");
-    let out = profcodec()
-        .arg("rewrite")
-        .arg(session)
-        .arg(&copy)
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = profcodec()
-        .arg("validate")
-        .arg(&copy)
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok([OsStr::new("rewrite"), OsStr::new(session), copy.as_os_str()]);
+    run_ok([OsStr::new("validate"), copy.as_os_str()]);
     assert_eq!(std::fs::read_dir(&copy).expect("copy").count(), 8);
 }

@@ -1,14 +1,17 @@
-//! The `profcodec` command line: a thin layer over `profcodec::ops`.
+//! The `profcodec` command line: argument parsing and output over the per-format glue in `ops`.
 //!
 //! Exit status: 0 success, 1 an input is invalid, 2 usage error or unsupported format/operation.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use profcodec::ops::{self, OpError, RewriteOptions};
+mod ops;
+
+use ops::dump::{Dump, DumpLayout, DumpOptions};
+use ops::{OpError, RewriteOptions};
 
 /// Read, check, dump and rewrite profiler files (HPCToolkit, hpcrun, NYTProf, EasyProfiler,
 /// StatProfiler).
@@ -32,27 +35,45 @@ enum Command {
     },
     /// Decode everything; exit 1 with the error and byte offset when a file is invalid.
     Validate {
+        /// Accept trailing bytes after the end of a stream (reported, but not a failure).
+        #[arg(long)]
+        allow_trailing: bool,
         /// Files (or HPCToolkit database directories).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Print the full content of a file.
+    /// Print the full content of a file as a stream of flat JSON records (schemas in the CLI
+    /// README).
     Dump {
-        /// Print JSON (the only dump format; the schema is in each format crate's README).
-        #[arg(long, required = true)]
+        /// Output layout: one JSON document, or newline-delimited JSON (one record a line).
+        #[arg(long, value_enum, default_value = "json")]
+        format: DumpLayout,
+        /// Indent the JSON (the default on a terminal).
+        #[arg(long)]
+        pretty: bool,
+        /// On damage, print what was decoded before it and end the document with an `error`
+        /// record (the exit status is still 1).
+        #[arg(long)]
+        partial: bool,
+        /// Accepted for compatibility: JSON is the default.
+        #[arg(long, hide = true)]
         json: bool,
         /// The file (or HPCToolkit database directory).
         file: PathBuf,
     },
-    /// Decode a file and encode it again.
+    /// Decode a file and encode it again, atomically: the output appears only when complete.
     Rewrite {
         /// Target format or version (for example `04.00` for hpcrun, `nytprof` for the Pynytprof
         /// layout); by default the input's own.
         #[arg(long)]
         to: Option<String>,
+        /// Replace an existing output (a file, or a folder that is not empty) whole; nothing of
+        /// the old content is kept or merged.
+        #[arg(long)]
+        force: bool,
         /// Input file or directory.
         input: PathBuf,
-        /// Output file or directory.
+        /// Output file or directory; its parent folder must exist.
         output: PathBuf,
     },
 }
@@ -106,11 +127,14 @@ fn open_and<T>(
     op: impl FnOnce(&profcodec::Opened) -> Result<T, OpError>,
 ) -> Result<T, Failure> {
     let opened = profcodec::open(file)?;
-    op(&opened).map_err(|e| {
-        let mut f = Failure::from(e);
-        f.message = format!("{}: {}: {}", file.display(), opened.format(), f.message);
-        f
-    })
+    op(&opened).map_err(|e| failure_of(file, &opened, e))
+}
+
+/// `e` as a failure whose message names the file and the format it was taken for.
+fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) -> Failure {
+    let mut f = Failure::from(e);
+    f.message = format!("{}: {}: {}", file.display(), opened.format(), f.message);
+    f
 }
 
 /// Inputs at least this large (or more than one input) get a progress bar on a terminal.
@@ -186,25 +210,71 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             result
         }
-        Command::Validate { files } => for_each_file(&files, |file, bar| {
-            open_and(file, |o| ops::codec(o.format()).validate(o))?;
+        Command::Validate {
+            allow_trailing,
+            files,
+        } => for_each_file(&files, |file, bar| {
+            let validated = open_and(file, |o| ops::codec(o.format()).validate(o))?;
+            let mut failed = false;
+            for finding in &validated.findings {
+                failed |= !allow_trailing;
+                bar.suspend(|| eprintln!("{}: {finding}", file.display()));
+            }
+            if failed {
+                return Err(Failure {
+                    status: 1,
+                    message: format!(
+                        "{}: not valid: data after the end of the stream (--allow-trailing \
+                         accepts it)",
+                        file.display()
+                    ),
+                });
+            }
             bar.suspend(|| println!("{}: valid", file.display()));
             Ok(())
         }),
-        Command::Dump { json: _, file } => {
+        Command::Dump {
+            format,
+            pretty,
+            partial,
+            json: _,
+            file,
+        } => {
+            let pretty = pretty || (format == DumpLayout::Json && out.is_terminal());
             let mut buf = io::BufWriter::new(out);
-            open_and(&file, |o| ops::codec(o.format()).dump_json(o, &mut buf))?;
+            let options = DumpOptions {
+                layout: format,
+                pretty,
+            };
+            let mut dump = Dump::new(&mut buf, options);
+            let opened = profcodec::open(&file)?;
+            if let Err(e) = ops::codec(opened.format()).dump(&opened, &mut dump) {
+                if partial {
+                    dump.finish_with_error(&e)?;
+                }
+                buf.flush()?;
+                return Err(failure_of(&file, &opened, e));
+            }
+            dump.finish()?;
             buf.flush()?;
             Ok(())
         }
-        Command::Rewrite { to, input, output } => {
+        Command::Rewrite {
+            to,
+            force,
+            input,
+            output,
+        } => {
             let mut options = RewriteOptions::default();
             options.to = to;
             let report = open_and(&input, |o| {
-                ops::codec(o.format()).rewrite(o, &output, &options)
+                ops::rewrite_atomically(ops::codec(o.format()), o, &output, &options, force)
             })?;
             for dropped in &report.dropped {
                 eprintln!("{}: dropped: {dropped}", input.display());
+            }
+            for copied in &report.copied {
+                eprintln!("{}: copied unchanged: {copied}", output.display());
             }
             Ok(())
         }

@@ -2,10 +2,16 @@
 
 /// The input ended before a field could be read.
 ///
+/// Displays in words first ("file ends early: 11 bytes missing in ..."), then the field, offset and
+/// sizes, the wording every format crate uses for a cut-short file.
+///
 /// `Copy` and allocation-free (in the manner of gimli's error type) so that hot decoding loops can
 /// return it cheaply; each format crate wraps it in its own error enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{what}: at byte {offset:#x}: expected {needed} bytes but found {available}")]
+#[error(
+    "file ends early: {} bytes missing in {what}: at byte {offset:#x}: expected {needed} bytes but found {available}",
+    needed.saturating_sub(*available)
+)]
 pub struct Truncated {
     /// Absolute byte offset (in the whole file or stream) where the field starts.
     pub offset: u64,
@@ -191,7 +197,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "b: at byte 0x101: expected 4 bytes but found 2"
+            "file ends early: 2 bytes missing in b: at byte 0x101: expected 4 bytes but found 2"
         );
     }
 

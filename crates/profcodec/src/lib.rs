@@ -3,7 +3,7 @@
 //! This crate is thin: each format lives in its own crate, re-exported here under a module of its
 //! name and enabled by a cargo feature of the same name (all on by default). What lives here is
 //! what a tool handling "any profile" needs: [`Format::detect`] from a file's first bytes,
-//! [`open`] (memory-mapped, with detection), and the [`ops`] glue behind the `profcodec` CLI.
+//! and [`open`] (memory-mapped, with detection).
 //!
 //! ```
 //! use profcodec::Format;
@@ -20,7 +20,6 @@ pub struct ReadmeDoctests;
 
 mod detect;
 mod open;
-pub mod ops;
 
 pub use detect::{Format, UnknownFormat};
 pub use open::{OpenError, Opened, open};

@@ -2,14 +2,14 @@
 //!
 //! The JSON dump schema is documented in `crates/easyprofiler/README.md`.
 
-use std::io::Write;
 use std::path::Path;
 
 use profcodec_easyprofiler as ep;
 use serde_json::{Map, Value, json};
 
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, write_json};
-use crate::Opened;
+use super::dump::Dump;
+use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use profcodec::Opened;
 
 /// The EasyProfiler codec.
 pub(super) struct EasyProfiler;
@@ -128,70 +128,83 @@ impl Codec for EasyProfiler {
         })
     }
 
-    fn validate(&self, input: &Opened) -> Result<(), OpError> {
-        let view = view(input)?;
-        view.validate().map_err(invalid)?;
-        view.to_model().map(drop).map_err(invalid)
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        // Findings (trailing data) are not reported yet by this format.
+        let checked = || -> Result<(), OpError> {
+            let view = view(input)?;
+            view.validate().map_err(invalid)?;
+            view.to_model().map(drop).map_err(invalid)
+        };
+        checked().map(|()| Validated::default())
     }
 
-    fn dump_json(&self, input: &Opened, out: &mut dyn Write) -> Result<(), OpError> {
-        let view = view(input)?;
-        let tree = view.tree().map_err(invalid)?;
-        let model = view.to_model().map_err(invalid)?;
-        let h = view.header();
-        let descriptors: Vec<Value> = tree
-            .descriptors
-            .iter()
-            .enumerate()
-            .map(|(i, d)| match d {
-                None => json!({ "id": i, "empty": true }),
-                Some(d) => {
-                    let mut v = json!({
-                        "id": i,
-                        "name": text(d.name()),
-                        "type": d.descriptor.block_type,
-                        "status": d.descriptor.status,
-                        "color": format!("0x{:x}", d.descriptor.color),
-                        "sourceFile": text(d.descriptor.file),
-                        "sourceLine": d.descriptor.line,
-                    });
-                    if d.descriptor.id as usize != i {
-                        v["parentId"] = json!(d.descriptor.id);
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        // The whole document as one record until this format streams its records.
+        let mut buf = Vec::new();
+        let out: &mut dyn std::io::Write = &mut buf;
+        let mut whole = || -> Result<(), OpError> {
+            let view = view(input)?;
+            let tree = view.tree().map_err(invalid)?;
+            let model = view.to_model().map_err(invalid)?;
+            let h = view.header();
+            let descriptors: Vec<Value> = tree
+                .descriptors
+                .iter()
+                .enumerate()
+                .map(|(i, d)| match d {
+                    None => json!({ "id": i, "empty": true }),
+                    Some(d) => {
+                        let mut v = json!({
+                            "id": i,
+                            "name": text(d.name()),
+                            "type": d.descriptor.block_type,
+                            "status": d.descriptor.status,
+                            "color": format!("0x{:x}", d.descriptor.color),
+                            "sourceFile": text(d.descriptor.file),
+                            "sourceLine": d.descriptor.line,
+                        });
+                        if d.descriptor.id as usize != i {
+                            v["parentId"] = json!(d.descriptor.id);
+                        }
+                        v
                     }
-                    v
-                }
-            })
-            .collect();
-        let threads = tree
-            .threads
-            .iter()
-            .map(|th| thread_json(&view, &tree, th))
-            .collect::<Result<Vec<_>, _>>()?;
-        let bookmarks: Vec<Value> = model
-            .bookmarks
-            .iter()
-            .map(|b| {
-                json!({
-                    "timestamp": b.position,
-                    "color": format!("0x{:x}", b.color),
-                    "text": text(&b.text),
                 })
-            })
-            .collect();
-        let odd: Vec<String> = tree.oddities.iter().map(ToString::to_string).collect();
-        let doc = json!({
-            "version": h.version.to_string(),
-            "timeUnits": "ns",
-            "pid": h.pid,
-            "cpuFrequency": h.cpu_frequency,
-            "beginTime": tree.begin_time,
-            "endTime": tree.end_time,
-            "oddities": odd,
-            "blockDescriptors": descriptors,
-            "threads": threads,
-            "bookmarks": bookmarks,
-        });
-        write_json(out, &doc)
+                .collect();
+            let threads = tree
+                .threads
+                .iter()
+                .map(|th| thread_json(&view, &tree, th))
+                .collect::<Result<Vec<_>, _>>()?;
+            let bookmarks: Vec<Value> = model
+                .bookmarks
+                .iter()
+                .map(|b| {
+                    json!({
+                        "timestamp": b.position,
+                        "color": format!("0x{:x}", b.color),
+                        "text": text(&b.text),
+                    })
+                })
+                .collect();
+            let odd: Vec<String> = tree.oddities.iter().map(ToString::to_string).collect();
+            let doc = json!({
+                "version": h.version.to_string(),
+                "timeUnits": "ns",
+                "pid": h.pid,
+                "cpuFrequency": h.cpu_frequency,
+                "beginTime": tree.begin_time,
+                "endTime": tree.end_time,
+                "oddities": odd,
+                "blockDescriptors": descriptors,
+                "threads": threads,
+                "bookmarks": bookmarks,
+            });
+            write_json(out, &doc)
+        };
+        whole()?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
+        dump.record(&value)
     }
 
     fn rewrite(
@@ -218,7 +231,10 @@ impl Codec for EasyProfiler {
             .to_bytes()
             .map_err(|e| OpError::Usage(e.to_string()))?;
         std::fs::write(out, bytes)?;
-        Ok(RewriteReport { dropped })
+        Ok(RewriteReport {
+            dropped,
+            ..RewriteReport::default()
+        })
     }
 }
 

@@ -1,14 +1,14 @@
 //! `profcodec` CLI operations for hpcrun measurements (`.hpcrun`) and traces (`.hpctrace`)
 //! (profcodec-hpcrun).
 
-use std::io::Write;
 use std::path::Path;
 
 use profcodec_hpcrun as hpcrun;
 use serde_json::{Map, Value, json};
 
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, write_json};
-use crate::{Format, Opened};
+use super::dump::Dump;
+use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use profcodec::{Format, Opened};
 
 /// The hpcrun codec: both file kinds of an hpcrun measurement directory.
 pub(super) struct Hpcrun;
@@ -123,27 +123,40 @@ impl Codec for Hpcrun {
         })
     }
 
-    fn validate(&self, input: &Opened) -> Result<(), OpError> {
-        let data = input.bytes();
-        if input.format() == Format::Hpctrace {
-            return hpcrun::TraceView::parse(data)
-                .and_then(|v| v.validate())
-                .map_err(invalid);
-        }
-        if hpcrun::detect_version(data).map_err(invalid)? == hpcrun::Version::V0400B {
-            return hpcrun::V4View::parse(data)
-                .and_then(|v| v.validate())
-                .map_err(invalid);
-        }
-        measurement(input).map(drop)
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        // Findings (trailing data) are not reported yet by this format.
+        let checked = || -> Result<(), OpError> {
+            let data = input.bytes();
+            if input.format() == Format::Hpctrace {
+                return hpcrun::TraceView::parse(data)
+                    .and_then(|v| v.validate())
+                    .map_err(invalid);
+            }
+            if hpcrun::detect_version(data).map_err(invalid)? == hpcrun::Version::V0400B {
+                return hpcrun::V4View::parse(data)
+                    .and_then(|v| v.validate())
+                    .map_err(invalid);
+            }
+            measurement(input).map(drop)
+        };
+        checked().map(|()| Validated::default())
     }
 
-    fn dump_json(&self, input: &Opened, out: &mut dyn Write) -> Result<(), OpError> {
-        if input.format() == Format::Hpctrace {
-            return write_json(out, &trace(input)?);
-        }
-        let m = measurement(input)?;
-        write_json(out, &typed_dump(&m)?)
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        // The whole document as one record until this format streams its records.
+        let mut buf = Vec::new();
+        let out: &mut dyn std::io::Write = &mut buf;
+        let mut whole = || -> Result<(), OpError> {
+            if input.format() == Format::Hpctrace {
+                return write_json(out, &trace(input)?);
+            }
+            let m = measurement(input)?;
+            write_json(out, &typed_dump(&m)?)
+        };
+        whole()?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
+        dump.record(&value)
     }
 
     fn rewrite(
@@ -185,7 +198,10 @@ impl Codec for Hpcrun {
         };
         let bytes = hpcrun::write_measurement(&m).map_err(|e| OpError::Usage(e.to_string()))?;
         std::fs::write(out, bytes)?;
-        Ok(RewriteReport { dropped })
+        Ok(RewriteReport {
+            dropped,
+            ..RewriteReport::default()
+        })
     }
 }
 
@@ -195,7 +211,7 @@ mod tests {
     use super::*;
 
     fn testdata(name: &str) -> Opened {
-        crate::open(
+        profcodec::open(
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../../testdata/hpcrun")
                 .join(name),
@@ -212,7 +228,7 @@ mod tests {
             .rewrite(&input, &out, &RewriteOptions::to("04.00"))
             .unwrap();
         assert!(report.dropped.iter().any(|d| d.contains("vaddr")));
-        let migrated = crate::open(&out).unwrap();
+        let migrated = profcodec::open(&out).unwrap();
         Hpcrun.validate(&migrated).unwrap();
         let info = Hpcrun.info(&migrated).unwrap();
         assert_eq!(info.version, "04.00b");
@@ -244,16 +260,13 @@ mod tests {
                 .unwrap();
             assert!(report.dropped.is_empty());
             assert_eq!(std::fs::read(&out).unwrap(), input.bytes(), "{name}");
-            let mut json = Vec::new();
-            Hpcrun.dump_json(&input, &mut json).unwrap();
-            let doc: Value = serde_json::from_slice(&json).unwrap();
-            assert!(doc.get("version").is_some(), "{name}");
+            let doc = crate::ops::dump::dump_value(&Hpcrun, &input);
+            assert!(doc["records"][0].get("version").is_some(), "{name}");
         }
-        let mut json = Vec::new();
-        Hpcrun
-            .dump_json(&testdata("demo-04.00b.hpcrun"), &mut json)
-            .unwrap();
-        let doc: Value = serde_json::from_slice(&json).unwrap();
-        assert_eq!(doc["sparse"]["values"][3]["value"], json!(0.035));
+        let doc = crate::ops::dump::dump_value(&Hpcrun, &testdata("demo-04.00b.hpcrun"));
+        assert_eq!(
+            doc["records"][0]["sparse"]["values"][3]["value"],
+            json!(0.035)
+        );
     }
 }

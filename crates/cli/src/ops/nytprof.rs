@@ -8,8 +8,9 @@ use std::path::Path;
 use profcodec_nytprof::{Error, ModelOptions, Profile, Record, parse, pynytprof};
 use serde_json::{Map, Value, json};
 
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, write_json};
-use crate::Opened;
+use super::dump::Dump;
+use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use profcodec::Opened;
 
 /// The nytprof codec.
 pub(super) struct Nytprof;
@@ -100,31 +101,44 @@ impl Codec for Nytprof {
         })
     }
 
-    fn validate(&self, input: &Opened) -> Result<(), OpError> {
-        let bytes = input.bytes();
-        if pynytprof::detect(bytes) {
-            return pynytprof::parse(bytes).map(|_| ()).map_err(invalid);
-        }
-        parse(bytes).and_then(|f| f.validate()).map_err(invalid)?;
-        Profile::from_bytes(bytes).map(|_| ()).map_err(invalid)
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        // Findings (trailing data) are not reported yet by this format.
+        let checked = || -> Result<(), OpError> {
+            let bytes = input.bytes();
+            if pynytprof::detect(bytes) {
+                return pynytprof::parse(bytes).map(|_| ()).map_err(invalid);
+            }
+            parse(bytes).and_then(|f| f.validate()).map_err(invalid)?;
+            Profile::from_bytes(bytes).map(|_| ()).map_err(invalid)
+        };
+        checked().map(|()| Validated::default())
     }
 
-    fn dump_json(&self, input: &Opened, out: &mut dyn std::io::Write) -> Result<(), OpError> {
-        let bytes = input.bytes();
-        if pynytprof::detect(bytes) {
-            let py = pynytprof::parse(bytes).map_err(invalid)?;
-            return write_json(out, &json!({ "layout": "pynytprof", "profile": py }));
-        }
-        // Evals collapsed, as Devel::NYTProf::Data->new shows them by default.
-        let profile = Profile::from_bytes(bytes).map_err(invalid)?;
-        write_json(
-            out,
-            &json!({
-                "layout": "nytprof",
-                "profile": profile,
-                "data_attributes": profile.data_attributes(),
-            }),
-        )
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        // The whole document as one record until this format streams its records.
+        let mut buf = Vec::new();
+        let out: &mut dyn std::io::Write = &mut buf;
+        let mut whole = || -> Result<(), OpError> {
+            let bytes = input.bytes();
+            if pynytprof::detect(bytes) {
+                let py = pynytprof::parse(bytes).map_err(invalid)?;
+                return write_json(out, &json!({ "layout": "pynytprof", "profile": py }));
+            }
+            // Evals collapsed, as Devel::NYTProf::Data->new shows them by default.
+            let profile = Profile::from_bytes(bytes).map_err(invalid)?;
+            write_json(
+                out,
+                &json!({
+                    "layout": "nytprof",
+                    "profile": profile,
+                    "data_attributes": profile.data_attributes(),
+                }),
+            )
+        };
+        whole()?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
+        dump.record(&value)
     }
 
     fn rewrite(

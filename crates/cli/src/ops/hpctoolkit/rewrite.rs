@@ -17,8 +17,8 @@ use profcodec_hpctoolkit::write::{
 };
 use profcodec_hpctoolkit::{CctDb, Error, FileKind, MetaDb, ProfileDb, TraceDb};
 
-use crate::Opened;
 use crate::ops::{OpError, RewriteOptions, RewriteReport};
+use profcodec::Opened;
 
 fn invalid(e: Error) -> OpError {
     OpError::invalid(e, e.offset())

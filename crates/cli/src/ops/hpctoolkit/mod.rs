@@ -2,10 +2,9 @@
 //!
 //! `info`, `validate` and `dump` (the reading half) live here; `rewrite` (the writing half) lives
 //! in `rewrite.rs`. Each accepts a database directory or a single `.db` file; the files are
-//! memory-mapped through [`crate::open`]. The JSON dump schema is documented in the
+//! memory-mapped through [`profcodec::open`]. The JSON dump schema is documented in the
 //! profcodec-hpctoolkit README ("JSON dump").
 
-use std::io::Write;
 use std::path::Path;
 
 use profcodec_hpctoolkit::read::{
@@ -14,8 +13,9 @@ use profcodec_hpctoolkit::read::{
 use profcodec_hpctoolkit::{CctDb, Database, Error, FileKind, MetaDb, ProfileDb, TraceDb};
 use serde_json::{Map, Value, json};
 
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, write_json};
-use crate::{Format, Opened};
+use super::dump::Dump;
+use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use profcodec::{Format, Opened};
 
 mod rewrite;
 
@@ -46,7 +46,7 @@ impl Files {
             for kind in FileKind::ALL {
                 let path = input.path().join(kind.file_name());
                 if path.is_file() {
-                    let opened = crate::open(&path).map_err(|e| OpError::invalid(e, None))?;
+                    let opened = profcodec::open(&path).map_err(|e| OpError::invalid(e, None))?;
                     *files.slot(kind) = Some(opened);
                 }
             }
@@ -58,7 +58,7 @@ impl Files {
                 _ => FileKind::Trace,
             };
             *files.slot(kind) =
-                Some(crate::open(input.path()).map_err(|e| OpError::invalid(e, None))?);
+                Some(profcodec::open(input.path()).map_err(|e| OpError::invalid(e, None))?);
         }
         Ok(files)
     }
@@ -163,50 +163,63 @@ impl Codec for Hpctoolkit {
         })
     }
 
-    fn validate(&self, input: &Opened) -> Result<(), OpError> {
-        let files = Files::load(input)?;
-        if input.format() == Format::HpctoolkitDatabase {
-            let meta = Files::bytes(&files.meta).unwrap_or_default();
-            let db = Database::from_parts(
-                meta,
-                Files::bytes(&files.profile),
-                Files::bytes(&files.cct),
-                Files::bytes(&files.trace),
-            )
-            .map_err(invalid)?;
-            return db.validate().map_err(invalid);
-        }
-        if let Some(m) = files.meta()? {
-            m.validate().map_err(invalid)?;
-        }
-        if let Some(p) = files.profile()? {
-            p.validate().map_err(invalid)?;
-        }
-        if let Some(c) = files.cct()? {
-            c.validate().map_err(invalid)?;
-        }
-        if let Some(t) = files.trace()? {
-            t.validate().map_err(invalid)?;
-        }
-        Ok(())
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        // Findings (trailing data) are not reported yet by this format.
+        let checked = || -> Result<(), OpError> {
+            let files = Files::load(input)?;
+            if input.format() == Format::HpctoolkitDatabase {
+                let meta = Files::bytes(&files.meta).unwrap_or_default();
+                let db = Database::from_parts(
+                    meta,
+                    Files::bytes(&files.profile),
+                    Files::bytes(&files.cct),
+                    Files::bytes(&files.trace),
+                )
+                .map_err(invalid)?;
+                return db.validate().map_err(invalid);
+            }
+            if let Some(m) = files.meta()? {
+                m.validate().map_err(invalid)?;
+            }
+            if let Some(p) = files.profile()? {
+                p.validate().map_err(invalid)?;
+            }
+            if let Some(c) = files.cct()? {
+                c.validate().map_err(invalid)?;
+            }
+            if let Some(t) = files.trace()? {
+                t.validate().map_err(invalid)?;
+            }
+            Ok(())
+        };
+        checked().map(|()| Validated::default())
     }
 
-    fn dump_json(&self, input: &Opened, out: &mut dyn Write) -> Result<(), OpError> {
-        let files = Files::load(input)?;
-        let mut doc = Map::new();
-        if let Some(m) = files.meta()? {
-            doc.insert("meta".into(), dump_meta(&m).map_err(invalid)?);
-        }
-        if let Some(p) = files.profile()? {
-            doc.insert("profile".into(), dump_profile(&p).map_err(invalid)?);
-        }
-        if let Some(c) = files.cct()? {
-            doc.insert("cct".into(), dump_cct(&c).map_err(invalid)?);
-        }
-        if let Some(t) = files.trace()? {
-            doc.insert("trace".into(), dump_trace(&t).map_err(invalid)?);
-        }
-        write_json(out, &Value::Object(doc))
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        // The whole document as one record until this format streams its records.
+        let mut buf = Vec::new();
+        let out: &mut dyn std::io::Write = &mut buf;
+        let mut whole = || -> Result<(), OpError> {
+            let files = Files::load(input)?;
+            let mut doc = Map::new();
+            if let Some(m) = files.meta()? {
+                doc.insert("meta".into(), dump_meta(&m).map_err(invalid)?);
+            }
+            if let Some(p) = files.profile()? {
+                doc.insert("profile".into(), dump_profile(&p).map_err(invalid)?);
+            }
+            if let Some(c) = files.cct()? {
+                doc.insert("cct".into(), dump_cct(&c).map_err(invalid)?);
+            }
+            if let Some(t) = files.trace()? {
+                doc.insert("trace".into(), dump_trace(&t).map_err(invalid)?);
+            }
+            write_json(out, &Value::Object(doc))
+        };
+        whole()?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
+        dump.record(&value)
     }
 
     fn rewrite(

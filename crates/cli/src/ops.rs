@@ -1,0 +1,275 @@
+//! The operations behind the `profcodec` command line, one implementation per format.
+//!
+//! This glue lives in the CLI crate, not in the `profcodec` library: a library user compiles none
+//! of its JSON building and rewrite plumbing.
+//!
+//! The CLI knows no format: it opens a path, asks [`codec`] for the [`Codec`] of the detected
+//! format and calls it. Each format's implementation lives in `ops/<format>.rs` and plugs in
+//! by implementing [`Codec`]; a format whose implementation is missing answers [`OpError::Unsupported`], which the CLI reports with exit status 2.
+
+use std::io::Write;
+use std::path::Path;
+
+use dump::Dump;
+
+use profcodec::{Format, Opened};
+
+pub(crate) mod dump;
+mod easyprofiler;
+mod hpcrun;
+mod hpctoolkit;
+mod nytprof;
+mod statprofiler;
+
+/// What `profcodec info` prints: the format, its version and a few counts.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Info {
+    /// The detected format.
+    pub(crate) format: Format,
+    /// The format version as the file states it (for example `04.00b`, `5.0`, `2.1.0`).
+    pub(crate) version: String,
+    /// Format-specific counts and properties, in display order.
+    pub(crate) details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Options of `profcodec rewrite`.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub(crate) struct RewriteOptions {
+    /// The target format or version (`--to`): `None` keeps the input's format and version.
+    pub(crate) to: Option<String>,
+}
+
+impl RewriteOptions {
+    /// Options that convert to `to` (for example `04.00` or `nytprof`).
+    #[cfg(test)]
+    pub(crate) fn to(to: impl Into<String>) -> Self {
+        RewriteOptions {
+            to: Some(to.into()),
+        }
+    }
+}
+
+/// What a rewrite did, beyond writing the output.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub(crate) struct RewriteReport {
+    /// Information the target format could not carry and that was dropped.
+    pub(crate) dropped: Vec<String>,
+    /// Files carried over unchanged from the input (paths relative to the output), such as an
+    /// HPCToolkit database's `metrics/` and `src/`.
+    pub(crate) copied: Vec<String>,
+}
+
+/// What a successful `validate` found that is not damage.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub(crate) struct Validated {
+    /// Findings, in input order.
+    pub(crate) findings: Vec<Finding>,
+}
+
+/// Something `validate` reports about an input it could decode.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+#[non_exhaustive]
+pub(crate) enum Finding {
+    /// Bytes after the end of the stream (the format's end marker or last record). The real
+    /// readers ignore or warn on them; `validate` fails on them unless `--allow-trailing`.
+    TrailingData {
+        /// Where the trailing bytes start.
+        offset: u64,
+        /// How many there are.
+        size: u64,
+    },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::TrailingData { offset, size } => write!(
+                f,
+                "trailing data: {size} bytes after the end of the stream, at byte {offset:#x}"
+            ),
+        }
+    }
+}
+
+/// Why an operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum OpError {
+    /// The format (or this operation on it) is not supported by this build.
+    #[error("{op} is not yet supported for this format")]
+    Unsupported {
+        /// The format.
+        format: Format,
+        /// The operation (`info`, `validate`, `dump`, `rewrite`).
+        op: &'static str,
+    },
+    /// The input is invalid; the message follows the workspace's error style
+    /// (`<what>: at byte 0x<offset>: <expected> but found <seen>`).
+    #[error("{message}")]
+    Invalid {
+        /// The decoder's error message.
+        message: String,
+        /// The byte offset of the damage, when the decoder knows it.
+        offset: Option<u64>,
+    },
+    /// The options do not fit this format (for example an unknown `--to`).
+    #[error("{0}")]
+    Usage(String),
+    /// Reading or writing failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl OpError {
+    /// An [`OpError::Invalid`] from any decoder error and the offset it carries.
+    pub(crate) fn invalid(err: impl std::fmt::Display, offset: Option<u64>) -> Self {
+        OpError::Invalid {
+            message: err.to_string(),
+            offset,
+        }
+    }
+}
+
+/// One format's implementation of the CLI operations.
+///
+/// Every method has a default that answers [`OpError::Unsupported`], so a format can plug in one
+/// operation at a time.
+pub(crate) trait Codec: Sync {
+    /// Format, version and counts.
+    fn info(&self, input: &Opened) -> Result<Info, OpError> {
+        Err(OpError::Unsupported {
+            format: input.format(),
+            op: "info",
+        })
+    }
+
+    /// Decodes everything and checks every offset, count and cross-reference, once: the fullest
+    /// decode the format has, never two passes over the same bytes. Damage is an error; what
+    /// the real tool tolerates but a careful user should hear of (trailing bytes after the end of
+    /// the stream) is a [`Finding`].
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        Err(OpError::Unsupported {
+            format: input.format(),
+            op: "validate",
+        })
+    }
+
+    /// Streams the full content into `dump`: the header, then each record as it is decoded (see
+    /// [`dump`] for the conventions). An error ends the dump; the caller closes it.
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        let _ = dump;
+        Err(OpError::Unsupported {
+            format: input.format(),
+            op: "dump",
+        })
+    }
+
+    /// Decodes and encodes again into `out` (a file, or a directory for an HPCToolkit database).
+    ///
+    /// `out` does not exist and its parent folder does: the caller ([`rewrite_atomically`])
+    /// passes a fresh temporary sibling of the real output and renames it into place once this
+    /// returns, so that a codec never merges with old output nor leaves half a file behind.
+    fn rewrite(
+        &self,
+        input: &Opened,
+        out: &Path,
+        options: &RewriteOptions,
+    ) -> Result<RewriteReport, OpError> {
+        let _ = (out, options);
+        Err(OpError::Unsupported {
+            format: input.format(),
+            op: "rewrite",
+        })
+    }
+}
+
+/// A format whose implementation is not compiled in.
+struct NotSupported;
+impl Codec for NotSupported {}
+
+/// The [`Codec`] for `format`.
+pub(crate) fn codec(format: Format) -> &'static dyn Codec {
+    match format.feature() {
+        "hpctoolkit" => &hpctoolkit::Hpctoolkit,
+        "hpcrun" => &hpcrun::Hpcrun,
+        "nytprof" => &nytprof::Nytprof,
+        "easyprofiler" => &easyprofiler::EasyProfiler,
+        "statprofiler" => &statprofiler::StatProfiler,
+        _ => &NotSupported,
+    }
+}
+
+/// Writes `value` as pretty JSON followed by a newline.
+pub(crate) fn write_json(
+    out: &mut dyn Write,
+    value: &impl serde::Serialize,
+) -> Result<(), OpError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Runs `codec`'s rewrite of `input` into `output` so that `output` only ever holds a complete
+/// result, and never a mix of old and new content:
+/// - the parent folder of `output` must exist (it is not created: a typo should not make one);
+/// - an existing `output` other than an empty folder is refused unless `force`, which replaces it
+///   whole;
+/// - the codec writes into a fresh temporary sibling, which is renamed into place only when it
+///   is complete; on failure nothing at `output` changes and the temporary is removed.
+pub(crate) fn rewrite_atomically(
+    codec: &dyn Codec,
+    input: &Opened,
+    output: &Path,
+    options: &RewriteOptions,
+    force: bool,
+) -> Result<RewriteReport, OpError> {
+    use std::io::ErrorKind;
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(OpError::Usage(format!(
+            "the output's folder {} does not exist (it is not created; make it first)",
+            parent.display()
+        )));
+    }
+    let existing = match std::fs::symlink_metadata(output) {
+        Ok(meta) => {
+            let empty_dir = meta.is_dir() && std::fs::read_dir(output)?.next().is_none();
+            if !empty_dir && !force {
+                return Err(OpError::Usage(format!(
+                    "{} already exists and is not an empty folder; pass --force to replace it \
+                     whole",
+                    output.display()
+                )));
+            }
+            true
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => false,
+        Err(e) => return Err(e.into()),
+    };
+    // The staging folder is a sibling, so the final rename stays on one file system.
+    let staging = tempfile::Builder::new()
+        .prefix(".profcodec-rewrite-")
+        .tempdir_in(parent)?;
+    let staged = staging.path().join("output");
+    let report = codec.rewrite(input, &staged, options)?;
+    if existing {
+        // Moved aside, not deleted, until the new output is in place: the input may be the
+        // output itself (its mapping stays valid), and a failed rename can put it back.
+        let aside = staging.path().join("replaced");
+        std::fs::rename(output, &aside)?;
+        if let Err(e) = std::fs::rename(&staged, output) {
+            std::fs::rename(&aside, output)?;
+            return Err(e.into());
+        }
+    } else {
+        std::fs::rename(&staged, output)?;
+    }
+    // Dropping the staging folder removes what was replaced.
+    staging.close()?;
+    Ok(report)
+}

@@ -265,8 +265,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             input,
             output,
         } => {
-            let mut options = RewriteOptions::default();
-            options.to = to;
+            let options = RewriteOptions { to };
             let report = open_and(&input, |o| {
                 ops::rewrite_atomically(ops::codec(o.format()), o, &output, &options, force)
             })?;

@@ -99,9 +99,11 @@ impl From<OpError> for Failure {
 
 impl From<profcodec::OpenError> for Failure {
     fn from(e: profcodec::OpenError) -> Self {
+        // An input that cannot be read, or is no profile at all, is invalid (1); bytes of a
+        // format this build does not know are unsupported (2).
         let status = match e {
-            profcodec::OpenError::Io { .. } => 1,
-            _ => 2,
+            profcodec::OpenError::Unknown { .. } => 2,
+            _ => 1,
         };
         Failure {
             status,

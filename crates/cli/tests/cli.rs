@@ -113,15 +113,23 @@ fn missing_file_is_an_error_naming_the_path() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/profcodec-test"));
 }
 
+/// A folder that holds no profile is an invalid input (exit 1), and a FIFO in it is never
+/// opened (that would block until a writer comes).
 #[test]
-fn a_directory_without_meta_db_is_a_usage_error() {
+fn a_directory_without_a_profile_is_invalid_and_its_fifos_are_not_opened() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    for path in [dir.path(), fifo.as_path()] {
+        let out = profcodec().arg("validate").arg(path).output().expect("run");
+        assert_eq!(out.status.code(), Some(1), "{}", path.display());
+    }
     let out = profcodec()
         .arg("validate")
         .arg(dir.path())
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("meta.db"));
 }
 

@@ -26,6 +26,10 @@ pub enum OpenError {
         /// What was seen.
         source: UnknownFormat,
     },
+    /// The path is neither a regular file nor a directory (a FIFO, socket or device): reading
+    /// one could block forever or never end, so it is refused before it is opened.
+    #[error("{}: not a regular file or a directory: profiles are read from files", .0.display())]
+    NotAFile(PathBuf),
     /// A directory that is neither an HPCToolkit database (it has no `meta.db`) nor a
     /// Devel::StatProfiler session (it holds no `=statprofiler` file).
     #[error("{}: a directory is read as an HPCToolkit database (meta.db) or a Devel::StatProfiler session (=statprofiler files), and it holds neither", .0.display())]
@@ -95,6 +99,9 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
         }
         return Err(OpenError::NotADatabase(path));
     }
+    if !meta.is_file() {
+        return Err(OpenError::NotAFile(path));
+    }
     let file = File::open(&path).map_err(io_err)?;
     let data = if meta.len() == 0 {
         Data::Empty
@@ -113,12 +120,18 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     Ok(opened)
 }
 
-/// True when some file directly in `dir` starts with the StatProfiler magic.
+/// True when some regular file directly in `dir` starts with the StatProfiler magic.
+///
+/// Only regular files are opened (links are followed): opening a FIFO blocks until a writer
+/// comes, which would hang the probe.
 fn holds_statprofiler_files(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
     entries.flatten().any(|entry| {
+        if !std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+            return false;
+        }
         let mut head = [0u8; 13];
         File::open(entry.path())
             .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
@@ -140,4 +153,28 @@ fn map(file: &File) -> io::Result<memmap2::Mmap> {
     // SAFETY: see the function documentation: the mapping is read-only and the file is treated
     // as immutable for the lifetime of the map.
     unsafe { memmap2::Mmap::map(file) }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+    }
+
+    /// A FIFO given directly, or sitting in a folder that is probed, is never opened (opening it
+    /// would block until a writer comes).
+    #[test]
+    fn fifos_are_refused_without_being_opened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        mkfifo(&fifo);
+        assert!(matches!(open(&fifo), Err(OpenError::NotAFile(_))));
+        assert!(matches!(open(dir.path()), Err(OpenError::NotADatabase(_))));
+    }
 }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod ops;
+mod text;
 
 use ops::dump::{Dump, DumpLayout, DumpOptions};
 use ops::{OpError, RewriteOptions};
@@ -199,11 +200,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 bar.suspend(|| -> io::Result<()> {
                     writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
-                    for (k, v) in &info.details {
-                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                        writeln!(out, "  {k}: {v}")?;
-                    }
-                    Ok(())
+                    text::write_details(&mut out, &info.details, 1)
                 })?;
                 Ok(())
             });

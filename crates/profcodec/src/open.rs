@@ -30,9 +30,10 @@ pub enum OpenError {
     /// one could block forever or never end, so it is refused before it is opened.
     #[error("{}: not a regular file or a directory: profiles are read from files", .0.display())]
     NotAFile(PathBuf),
-    /// A directory that is neither an HPCToolkit database (it has no `meta.db`) nor a
-    /// Devel::StatProfiler session (it holds no `=statprofiler` file).
-    #[error("{}: a directory is read as an HPCToolkit database (meta.db) or a Devel::StatProfiler session (=statprofiler files), and it holds neither", .0.display())]
+    /// A directory that is neither an HPCToolkit database (it has no `meta.db`), an hpcrun
+    /// measurement folder (no `.hpcrun` file) nor a Devel::StatProfiler session (no
+    /// `=statprofiler` file).
+    #[error("{}: a directory is read as an HPCToolkit database (meta.db), an hpcrun measurement folder (.hpcrun files) or a Devel::StatProfiler session (=statprofiler files), and it holds none of them", .0.display())]
     NotADatabase(PathBuf),
 }
 
@@ -72,8 +73,9 @@ impl Opened {
 
 /// Opens `path`, memory-maps it and detects its format.
 ///
-/// A directory is accepted when it holds `meta.db` (an HPCToolkit database) or files starting
-/// with `=statprofiler` (a Devel::StatProfiler session: rotated and forked files of one run);
+/// A directory is accepted when it holds `meta.db` (an HPCToolkit database), `.hpcrun` files (an
+/// hpcrun measurement folder, `*.m`: one profile and trace per thread) or files starting with
+/// `=statprofiler` (a Devel::StatProfiler session: rotated and forked files of one run);
 /// its files are not mapped here, since the format's reader opens them itself.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     let path = path.as_ref().to_path_buf();
@@ -87,6 +89,13 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
             return Ok(Opened {
                 path,
                 format: Format::HpctoolkitDatabase,
+                data: Data::Empty,
+            });
+        }
+        if holds_hpcrun_files(&path) {
+            return Ok(Opened {
+                path,
+                format: Format::Hpcrun,
                 data: Data::Empty,
             });
         }
@@ -118,6 +127,18 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
         source,
     })?;
     Ok(opened)
+}
+
+/// True when `dir` is an hpcrun measurement folder (`*.m`): it holds regular `.hpcrun` files.
+fn holds_hpcrun_files(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        path.extension().is_some_and(|e| e == "hpcrun")
+            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+    })
 }
 
 /// True when some regular file directly in `dir` starts with the StatProfiler magic.
@@ -176,5 +197,18 @@ mod tests {
         mkfifo(&fifo);
         assert!(matches!(open(&fifo), Err(OpenError::NotAFile(_))));
         assert!(matches!(open(dir.path()), Err(OpenError::NotADatabase(_))));
+    }
+
+    #[test]
+    fn a_folder_of_hpcrun_files_is_a_measurement() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("a-000000-000.hpcrun"),
+            b"HPCRUN-profile____04.00b",
+        )
+        .expect("write");
+        let opened = open(dir.path()).expect("open");
+        assert_eq!(opened.format(), Format::Hpcrun);
+        assert!(opened.bytes().is_empty());
     }
 }

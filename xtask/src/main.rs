@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: THE test command (README, `.ci/run`). Installs what the tests need when it
 //!   is missing, then runs rustfmt, clippy, the whole workspace's tests with the shared corpus, the
-//!   docs with warnings denied, and a replay of every fuzz target's corpus on stable Rust.
+//!   docs with warnings denied, a replay of every fuzz target's corpus on stable Rust, and the
+//!   packaging checks (no unused dependency, `cargo publish --dry-run --workspace`).
 //! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
 //! - `cargo xtask bench-peers <format> ARGS...`: profcodec timed against the real tool.
 //!
@@ -135,8 +136,24 @@ fn test(ws: &Workspace) -> Result<()> {
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     fuzz::replay(ws)?;
+    packaging(ws)?;
     eprintln!("xtask: every check passed");
     Ok(())
+}
+
+/// The packaging checks: no declared dependency goes unused (cargo-machete, installed from
+/// crates.io when missing), and every package of the workspace packages and builds as crates.io
+/// would see it (`cargo publish --dry-run --workspace`, cargo's multi-package publish, which
+/// resolves the workspace's own crates from the packages it makes).
+fn packaging(ws: &Workspace) -> Result<()> {
+    if !succeeds(ws.cargo(&["machete", "--version"])) {
+        run(&mut ws.cargo(&["install", "cargo-machete", "--locked", "--quiet"]))?;
+    }
+    run(&mut ws.cargo(&["machete"]))?;
+    run(&mut ws.cargo(&["machete", "fuzz"]))?;
+    // The package step builds each crate in target/package: the same target directory, so the
+    // dependencies built for the tests are reused.
+    run(&mut ws.cargo(&["publish", "--dry-run", "--workspace", "--allow-dirty"]))
 }
 
 fn main() -> Result<()> {

@@ -146,7 +146,7 @@ fn test(ws: &Workspace) -> Result<()> {
 /// would see it (`cargo publish --dry-run --workspace`, cargo's multi-package publish, which
 /// resolves the workspace's own crates from the packages it makes).
 fn packaging(ws: &Workspace) -> Result<()> {
-    if !succeeds(ws.cargo(&["machete", "--version"])) {
+    if !succeeds(&mut ws.cargo(&["machete", "--version"])) {
         run(&mut ws.cargo(&["install", "cargo-machete", "--locked", "--quiet"]))?;
     }
     run(&mut ws.cargo(&["machete"]))?;

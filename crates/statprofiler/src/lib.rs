@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod check;
 mod error;
 mod model;
 pub mod raw;
@@ -58,7 +59,8 @@ pub mod session;
 pub mod text;
 mod write;
 
-pub use error::{Error, StreamPos};
+pub use check::{Summary, check};
+pub use error::{Error, StreamPos, TrailingData, Warning};
 pub use model::{
     Container, Event, Frame, Genealogy, Header, OwnedFrame, OwnedRecord, PerlStr, PerlString,
     PerlText, PerlVersion, ProcessId, Profile, Record,
@@ -66,10 +68,14 @@ pub use model::{
 pub use read::{Reader, Trace, TraceReader};
 pub use write::{SessionWriter, Writer, session_file_name};
 
-/// Reads every record of a file and runs the real reader's checks (stray frames, unmatched
-/// sections); the first error, if any.
-pub fn validate(file: &[u8]) -> Result<(), Error> {
-    let mut traces = TraceReader::new(Reader::from_slice(file)?);
-    while traces.next_trace()?.is_some() {}
-    Ok(())
+/// Reads every record of a file once and makes the real reader's checks (stray frames,
+/// unmatched sections): the counts and warnings ([`Summary`]), or the first error. Memory stays
+/// at the reader's window whatever a sample holds, and data after the end of the stream is
+/// reported ([`Warning::TrailingData`]), not decoded. [`check`] keeps the counts made before an
+/// error.
+pub fn validate(file: &[u8]) -> Result<Summary, Error> {
+    let mut reader = Reader::from_slice(file)?;
+    let mut summary = Summary::default();
+    check(&mut reader, &mut summary)?;
+    Ok(summary)
 }

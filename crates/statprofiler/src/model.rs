@@ -115,6 +115,29 @@ impl fmt::Debug for PerlStr<'_> {
     }
 }
 
+/// The text: UTF-8 bytes as they are, other bytes as Latin-1 characters (how Perl reads a byte
+/// string); the flag byte is not shown.
+impl fmt::Display for PerlStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match std::str::from_utf8(self.bytes) {
+            Ok(text) => f.pad(text),
+            Err(_) => {
+                for &b in self.bytes {
+                    fmt::Write::write_char(f, char::from(b))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// As [`PerlStr`]'s `Display`.
+impl fmt::Display for PerlString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.as_str(), f)
+    }
+}
+
 impl fmt::Debug for PerlString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.as_str().fmt(f)
@@ -247,6 +270,20 @@ impl<S> Frame<S> {
                 Some(file)
             }
             Frame::Xsub { .. } => None,
+        }
+    }
+}
+
+/// The frame's name as a profile report shows it: `Package::name` for a sub or an XSUB, the file
+/// (`t.pl`, `(eval 3)`) for an eval STRING or a main frame; no line, so that the samples of one
+/// function share its name.
+impl<S: fmt::Display> fmt::Display for Frame<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Frame::Sub { package, name, .. } | Frame::Xsub { package, name } => {
+                write!(f, "{package}::{name}")
+            }
+            Frame::Eval { file, .. } | Frame::Main { file, .. } => write!(f, "{file}"),
         }
     }
 }
@@ -409,6 +446,23 @@ impl ProcessId {
     /// True for the all-zero id of "no parent".
     pub fn is_zero(&self) -> bool {
         self.0 == [0; ID_LEN]
+    }
+}
+
+/// The 48-hex-digit form ([`ProcessId::hex`]).
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for w in self.words() {
+            write!(f, "{w:08x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `5.36.0`.
+impl fmt::Display for PerlVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.revision, self.version, self.subversion)
     }
 }
 

@@ -205,6 +205,12 @@ pub trait StreamSource {
     fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, Error>;
     /// How the stream is stored.
     fn container(&self) -> Container;
+    /// The file offset of the first byte no call to [`StreamSource::fill`] has returned, and
+    /// the number of bytes from there to the end of the file, counted without decoding them (for
+    /// a reader: read into a fixed buffer and dropped). `None` when the source cannot tell.
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        Ok(None)
+    }
 }
 
 /// A file in memory.
@@ -257,6 +263,11 @@ impl StreamSource for SliceSource<'_> {
 
     fn container(&self) -> Container {
         self.container
+    }
+
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        let c = &self.packets.cursor;
+        Ok(Some((c.offset(), c.remaining() as u64)))
     }
 }
 
@@ -373,5 +384,15 @@ impl<R: Read> StreamSource for ReadSource<R> {
 
     fn container(&self) -> Container {
         self.container
+    }
+
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        let offset = self.offset;
+        let pending = u64::from(self.pending.take().is_some());
+        let mut sink = std::io::sink();
+        let copied = std::io::copy(&mut self.input, &mut sink)
+            .map_err(|e| io_error(offset + pending, &e))?;
+        self.offset += pending + copied;
+        Ok(Some((offset, pending + copied)))
     }
 }

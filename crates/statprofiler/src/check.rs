@@ -37,6 +37,9 @@ pub struct Summary {
     pub file_ended: bool,
     /// True once a stream-end record (or the end of a file without an end record) was read.
     pub stream_ended: bool,
+    /// The main program: the file of the outermost frame of the first sample whose outermost
+    /// frame is a main frame.
+    pub program: Option<PerlString>,
     /// What the real reader reads past, in file order.
     pub warnings: Vec<Warning>,
 }
@@ -51,6 +54,10 @@ pub fn check<S: StreamSource>(reader: &mut Reader<S>, summary: &mut Summary) -> 
     // The open sample's weight and frame count.
     let mut sample: Option<(u32, u64)> = None;
     let mut last_was_begin = false;
+    // The file of the open sample's last frame when it is a main frame, until the program is
+    // known; one buffer reused, so a sample of many main frames costs no allocation each.
+    let mut last_main = PerlString::default();
+    let mut last_is_main = false;
     loop {
         let Some(rec) = reader.next_span()? else {
             if !summary.file_ended {
@@ -64,6 +71,7 @@ pub fn check<S: StreamSource>(reader: &mut Reader<S>, summary: &mut Summary) -> 
             Record::SampleStart { weight, .. } => {
                 sample = Some((weight, 0));
                 last_was_begin = false;
+                last_is_main = false;
             }
             Record::Frame(frame) => {
                 let Some((_, frames)) = sample.as_mut() else {
@@ -84,6 +92,14 @@ pub fn check<S: StreamSource>(reader: &mut Reader<S>, summary: &mut Summary) -> 
                         last_was_begin = false;
                     }
                 }
+                last_is_main = false;
+                if let (Frame::Main { file, .. }, None) = (frame, &summary.program) {
+                    let file = reader.str(file);
+                    last_main.flags = file.flags;
+                    last_main.bytes.clear();
+                    last_main.bytes.extend_from_slice(file.bytes);
+                    last_is_main = true;
+                }
             }
             Record::SampleEnd { .. } => {
                 let Some((weight, frames)) = sample.take() else {
@@ -96,6 +112,10 @@ pub fn check<S: StreamSource>(reader: &mut Reader<S>, summary: &mut Summary) -> 
                 summary.samples += 1;
                 summary.frames += frames;
                 summary.total_weight += u64::from(weight);
+                if last_is_main && summary.program.is_none() {
+                    summary.program = Some(std::mem::take(&mut last_main));
+                }
+                last_is_main = false;
             }
             Record::EvalSource { seq, .. } => {
                 if seqs.insert(seq) {

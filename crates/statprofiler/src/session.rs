@@ -296,7 +296,7 @@ pub fn group_processes(mut files: Vec<SessionFile>) -> Vec<Process> {
             }),
         }
     }
-    let depths = fork_depths(&out);
+    let depths = fork_depths(&out, &mut 0);
     let mut keyed: Vec<(usize, Process)> = depths.into_iter().zip(out).collect();
     keyed.sort_by_key(|(d, p)| (*d, p.id));
     keyed.into_iter().map(|(_, p)| p).collect()
@@ -306,7 +306,7 @@ pub fn group_processes(mut files: Vec<SessionFile>) -> Vec<Process> {
 /// in the session). Each process is visited a bounded number of times: a walk up the chain stops
 /// at the first process whose depth is known, and then fills in the depths of the processes it
 /// passed.
-fn fork_depths(procs: &[Process]) -> Vec<usize> {
+fn fork_depths(procs: &[Process], steps: &mut u64) -> Vec<usize> {
     const UNKNOWN: usize = usize::MAX;
     let index: HashMap<ProcessId, usize> =
         procs.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
@@ -324,6 +324,7 @@ fn fork_depths(procs: &[Process]) -> Vec<usize> {
         let mut cur = Some(start);
         let mut base = 0;
         while let Some(i) = cur {
+            *steps += 1;
             if depth[i] != UNKNOWN {
                 base = depth[i] + 1;
                 break;
@@ -347,4 +348,119 @@ fn fork_depths(procs: &[Process]) -> Vec<usize> {
 /// [`find_files`] then [`processes`].
 pub fn open_session(path: &Path) -> Result<Vec<Process>, SessionError> {
     processes(&find_files(path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Genealogy;
+
+    fn process(i: u32, parent: Option<u32>) -> Process {
+        let id = |n: u32| ProcessId::from_words([n + 1, 0, 0, 0, 0, 0]);
+        Process {
+            id: id(i),
+            parent: parent.map(|p| (id(p), 1)),
+            files: vec![SessionFile {
+                path: PathBuf::from(format!("f{i}")),
+                open: false,
+                header: Header {
+                    genealogy: Some(Genealogy {
+                        ordinal: 1,
+                        parent_ordinal: 1,
+                        id: id(i),
+                        parent_id: parent.map_or(ProcessId::default(), id),
+                    }),
+                    ..Header::default()
+                },
+            }],
+        }
+    }
+
+    /// A fork chain of 4,000 processes, listed children first: each process is visited a
+    /// bounded number of times (a walk per process would visit P^2 / 2 = 8 M; with a linear find
+    /// per step, P^3).
+    #[test]
+    fn a_long_fork_chain_costs_linear_work() {
+        const P: u32 = 4000;
+        let procs: Vec<Process> = (0..P)
+            .rev()
+            .map(|i| process(i, i.checked_sub(1)))
+            .collect();
+        let mut steps = 0;
+        let depths = fork_depths(&procs, &mut steps);
+        assert!(steps <= 2 * u64::from(P), "{steps} steps");
+        assert_eq!(depths[0], P as usize - 1);
+        assert_eq!(depths[P as usize - 1], 0);
+        let grouped = group_processes(procs.into_iter().flat_map(|p| p.files).collect());
+        assert_eq!(grouped.len(), P as usize);
+        assert!(grouped.windows(2).all(|w| w[1].parent.map(|p| p.0) == Some(w[0].id)));
+    }
+
+    /// A genealogy that loops back on itself ends the walk instead of going round.
+    #[test]
+    fn a_fork_loop_ends() {
+        let procs = vec![process(0, Some(2)), process(1, Some(0)), process(2, Some(1))];
+        let mut steps = 0;
+        let depths = fork_depths(&procs, &mut steps);
+        assert!(steps <= 6, "{steps} steps");
+        let mut sorted = depths.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1, 2]);
+    }
+
+    /// A folder holding a FIFO (and a file that is not a profile): the probe opens the regular
+    /// file only. Were the FIFO opened, a writer thread would let the open return, so a
+    /// regression fails the count instead of hanging the test.
+    #[cfg(unix)]
+    #[test]
+    fn probing_a_folder_never_opens_a_fifo() {
+        let dir = std::env::temp_dir().join(format!("statprofiler-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo here: nothing to test
+        }
+        std::fs::write(dir.join("notes.txt"), b"not a profile").unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let unblock = {
+            let (fifo, done) = (fifo.clone(), done.clone());
+            std::thread::spawn(move || {
+                use std::os::unix::fs::OpenOptionsExt;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    // O_NONBLOCK: fails until a reader has the FIFO open.
+                    let _ = std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(0o4000)
+                        .open(&fifo);
+                    std::thread::yield_now();
+                }
+            })
+        };
+        let mut opened = 0;
+        let found = probe_dir(&dir, &mut opened);
+        let listed = find_files(&dir).unwrap();
+        let template = template_files(&dir.join("pipe")).unwrap();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        unblock.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(!found);
+        assert_eq!(opened, 1);
+        assert!(listed.is_empty() && template.is_empty());
+    }
+
+    #[test]
+    fn template_of_a_file_name() {
+        let name = "run/statprof.out.00007f92000000026b026e8d47f23c445118912d397fb662.00000002";
+        assert_eq!(
+            template_of(Path::new(name)),
+            Some(PathBuf::from("run/statprof.out"))
+        );
+        assert_eq!(
+            template_of(Path::new(&format!("{name}_"))),
+            Some(PathBuf::from("run/statprof.out"))
+        );
+        assert_eq!(template_of(Path::new("run/profile.bin")), None);
+    }
 }

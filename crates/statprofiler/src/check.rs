@@ -159,8 +159,7 @@ pub fn check<S: StreamSource>(reader: &mut Reader<S>, summary: &mut Summary) -> 
             }
             Record::Unknown { tag, .. } => match unknown {
                 Some(i) => {
-                    if let Some(Warning::UnknownRecords { count, .. }) =
-                        summary.warnings.get_mut(i)
+                    if let Some(Warning::UnknownRecords { count, .. }) = summary.warnings.get_mut(i)
                     {
                         *count += 1;
                     }

@@ -187,8 +187,7 @@ pub fn template_files(prefix: &Path) -> Result<Vec<PathBuf>, SessionError> {
             continue;
         };
         let path = entry.path();
-        if matches_template(file_name, name)
-            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+        if matches_template(file_name, name) && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
         {
             out.push(path);
         }
@@ -382,10 +381,7 @@ mod tests {
     #[test]
     fn a_long_fork_chain_costs_linear_work() {
         const P: u32 = 4000;
-        let procs: Vec<Process> = (0..P)
-            .rev()
-            .map(|i| process(i, i.checked_sub(1)))
-            .collect();
+        let procs: Vec<Process> = (0..P).rev().map(|i| process(i, i.checked_sub(1))).collect();
         let mut steps = 0;
         let depths = fork_depths(&procs, &mut steps);
         assert!(steps <= 2 * u64::from(P), "{steps} steps");
@@ -393,13 +389,21 @@ mod tests {
         assert_eq!(depths[P as usize - 1], 0);
         let grouped = group_processes(procs.into_iter().flat_map(|p| p.files).collect());
         assert_eq!(grouped.len(), P as usize);
-        assert!(grouped.windows(2).all(|w| w[1].parent.map(|p| p.0) == Some(w[0].id)));
+        assert!(
+            grouped
+                .windows(2)
+                .all(|w| w[1].parent.map(|p| p.0) == Some(w[0].id))
+        );
     }
 
     /// A genealogy that loops back on itself ends the walk instead of going round.
     #[test]
     fn a_fork_loop_ends() {
-        let procs = vec![process(0, Some(2)), process(1, Some(0)), process(2, Some(1))];
+        let procs = vec![
+            process(0, Some(2)),
+            process(1, Some(0)),
+            process(2, Some(1)),
+        ];
         let mut steps = 0;
         let depths = fork_depths(&procs, &mut steps);
         assert!(steps <= 6, "{steps} steps");

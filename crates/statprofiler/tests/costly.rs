@@ -101,12 +101,14 @@ fn trailing_packets_after_the_stream_end_are_not_decoded() {
     assert!(bytes < 256 << 10, "{bytes} bytes allocated");
     assert_eq!(
         summary.warnings,
-        [Warning::TrailingData(profcodec_statprofiler::TrailingData {
-            offset: end,
-            size: hostile.len() as u64 - end,
-            stream_offset: summary_stream_end(&file),
-            stream_bytes: 0,
-        })]
+        [Warning::TrailingData(
+            profcodec_statprofiler::TrailingData {
+                offset: end,
+                size: hostile.len() as u64 - end,
+                stream_offset: summary_stream_end(&file),
+                stream_bytes: 0,
+            }
+        )]
     );
     assert_eq!((summary.samples, summary.frames), (1, 1));
     assert!(summary.stream_ended);
@@ -140,7 +142,11 @@ fn zero_packets_without_an_end_cost_no_growing_allocation() {
     let (summary, bytes) = allocated_by(|| validate(&hostile).unwrap());
     assert!(bytes < 256 << 10, "{bytes} bytes allocated");
     match summary.warnings[..] {
-        [Warning::UnknownRecords { count, first_tag, .. }] => {
+        [
+            Warning::UnknownRecords {
+                count, first_tag, ..
+            },
+        ] => {
             assert_eq!((count, first_tag), (500 * 16000, 0));
         }
         ref other => panic!("{other:?}"),
@@ -166,7 +172,11 @@ fn a_sample_of_two_million_empty_frames_is_not_materialised() {
 
     let (summary, bytes) = allocated_by(|| validate(&file).unwrap());
     assert_eq!((summary.samples, summary.frames), (1, 2_000_000));
-    assert!(bytes < 256 << 10, "validate: {bytes} bytes for {} bytes", file.len());
+    assert!(
+        bytes < 256 << 10,
+        "validate: {bytes} bytes for {} bytes",
+        file.len()
+    );
 
     let (out, bytes) = allocated_by(|| {
         let mut reader = Reader::from_slice(&file).unwrap();

@@ -21,7 +21,7 @@ use profcodec_statprofiler::session::{
     Process, SessionError, open_session, processes, template_files, template_of,
 };
 use profcodec_statprofiler::{
-    Container, Error, Frame, Header, PerlStr, PerlString, Profile, ProcessId, Reader, Record,
+    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, Profile, Reader, Record,
     Summary, Warning, Writer, check, text,
 };
 use serde::Serialize;
@@ -174,7 +174,12 @@ fn info_details(totals: &Totals, session: bool) -> Map<String, Value> {
     if !s.warnings.is_empty() {
         d.insert(
             "warnings".into(),
-            json!(s.warnings.iter().map(ToString::to_string).collect::<Vec<_>>()),
+            json!(
+                s.warnings
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+            ),
         );
     }
     d
@@ -642,7 +647,10 @@ impl Codec for StatProfiler {
         })?;
         let mut details = info_details(&totals, is_session);
         if !is_session && let Some((template, files, procs)) = siblings(input.path()) {
-            details.insert("session_template".into(), json!(template.display().to_string()));
+            details.insert(
+                "session_template".into(),
+                json!(template.display().to_string()),
+            );
             details.insert("session_files".into(), json!(files));
             details.insert("session_processes".into(), json!(procs));
         }
@@ -711,5 +719,101 @@ impl Codec for StatProfiler {
             Ok(())
         })?;
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::ops::dump::dump_value;
+
+    fn testdata(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/statprofiler")
+            .join(name)
+    }
+
+    /// Every string and frame is defined once, before the first record that uses it, and every
+    /// sample is one record holding its whole stack.
+    #[test]
+    fn dump_defines_strings_and_frames_before_samples_use_them() {
+        let opened = profcodec::open(testdata("features.statprof")).unwrap();
+        let dump = dump_value(&StatProfiler, &opened);
+        assert_eq!(dump["header"]["format"], "statprofiler");
+        let (mut strings, mut frames, mut samples) = (HashSet::new(), HashSet::new(), 0);
+        for r in dump["records"].as_array().unwrap() {
+            match r["record"].as_str().unwrap() {
+                "string" => assert!(strings.insert(r["id"].as_u64().unwrap())),
+                "frame" => {
+                    for key in ["package", "name", "file"] {
+                        if let Some(id) = r[key].as_u64() {
+                            assert!(strings.contains(&id), "{r}");
+                        }
+                    }
+                    assert!(frames.insert(r["id"].as_u64().unwrap()));
+                }
+                "sample" => {
+                    samples += 1;
+                    assert!(strings.contains(&r["op"].as_u64().unwrap()));
+                    for id in r["frames"].as_array().unwrap() {
+                        assert!(frames.contains(&id.as_u64().unwrap()), "{r}");
+                    }
+                }
+                _ => {}
+            }
+        }
+        let summary = profcodec_statprofiler::validate(opened.bytes()).unwrap();
+        assert_eq!(samples, summary.samples);
+    }
+
+    /// Packets after the stream-end record are a finding with their offset and size.
+    #[test]
+    fn validate_reports_packets_after_the_stream_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = std::fs::read(testdata("features.statprof")).unwrap();
+        let end = bytes.len() as u64;
+        assert!(
+            Codec::validate(
+                &StatProfiler,
+                &profcodec::open(testdata("features.statprof")).unwrap()
+            )
+            .unwrap()
+            .findings
+            .is_empty()
+        );
+        // Packets of a one-byte Snappy block (an empty piece of stream), 1,000 of them.
+        for _ in 0..1000 {
+            bytes.extend_from_slice(&[0, 1, 0]);
+        }
+        let path = dir.path().join("trailing.statprof");
+        std::fs::write(&path, &bytes).unwrap();
+        let found = StatProfiler
+            .validate(&profcodec::open(&path).unwrap())
+            .unwrap();
+        assert_eq!(
+            found.findings,
+            [Finding::TrailingData {
+                offset: end,
+                size: 3000
+            }]
+        );
+    }
+
+    /// A session is summarised once: counts, no list of every file's path.
+    #[test]
+    fn session_info_is_a_summary() {
+        let opened = profcodec::open(testdata("session")).unwrap();
+        let info = StatProfiler.info(&opened).unwrap();
+        let d = &info.details;
+        assert_eq!(d["processes"], 3);
+        assert_eq!(d["files"], 8);
+        assert_eq!(d["open_files"], 1);
+        assert!(d.values().all(|v| !v.is_array() && !v.is_object()), "{d:?}");
+        // First in display order once serde_json keeps insertion order (`preserve_order`).
+        assert!(d.contains_key("program") && d.contains_key("sampled_time_s"));
     }
 }

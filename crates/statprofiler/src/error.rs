@@ -1,4 +1,4 @@
-//! Errors (ARCHITECTURE.md, "errors"; statprofiler.md).
+//! Errors (the crate docs, "The format").
 //!
 //! Every variant is `Copy` and says where the damage is. Errors in the container (magic, version,
 //! packet framing, Snappy blocks) carry file offsets. Errors in the logical stream carry a

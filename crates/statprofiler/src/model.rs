@@ -1,5 +1,5 @@
 //! The records of the logical stream, borrowed ([`Event`]) and owned ([`OwnedRecord`]), the
-//! header, and the owned [`Profile`] (statprofiler.md, "Header", "Body records").
+//! header, and the owned [`Profile`] (the crate docs, "Header", "Body records").
 //!
 //! [`Record`] and [`Frame`] are generic over their string type `S` and byte-payload type `B`, so
 //! the same enum is the zero-copy event (`PerlStr<'a>`, `&'a [u8]`) and the owned model
@@ -144,7 +144,7 @@ impl fmt::Debug for PerlString {
     }
 }
 
-/// One stack frame (statprofiler.md, Body records 3-6). Lines are the reader's `int`: the varint
+/// One stack frame (the crate docs, Body records 3-6). Lines are the reader's `int`: the varint
 /// bits as `i32`, so an unknown first line reads -1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -186,7 +186,7 @@ pub enum Frame<S> {
     },
 }
 
-/// One record of the logical stream body (statprofiler.md, Body records). Every record the real
+/// One record of the logical stream body (the crate docs, Body records). Every record the real
 /// writer emits has a variant; others are [`Record::Unknown`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -487,7 +487,7 @@ pub struct Genealogy {
     pub parent_id: ProcessId,
 }
 
-/// The file header (statprofiler.md, Header). Fields the file lacks are `None`; a repeated
+/// The file header (the crate docs, Header). Fields the file lacks are `None`; a repeated
 /// record keeps the last value, as the real reader does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -1,4 +1,4 @@
-//! Finding the files of a profiling run and grouping them into processes (statprofiler.md,
+//! Finding the files of a profiling run and grouping them into processes (the crate docs,
 //! "Files").
 //!
 //! With `-template PATH` (the default, `statprof.out`) every process writes

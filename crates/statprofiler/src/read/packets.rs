@@ -1,4 +1,4 @@
-//! The container: the prologue and the Snappy packets (statprofiler.md, "Container"; S:21-61).
+//! The container: the prologue and the Snappy packets (the crate docs, "Container"; S:21-61).
 //!
 //! A packet is a u16 big-endian length N and N bytes holding one raw Snappy block (Snappy's own
 //! little-endian varint length, then its elements). The reader refuses a block that decompresses
@@ -16,7 +16,7 @@ use crate::raw::{FORMAT_VERSION, MAGIC, MAX_PACKET_LEN, PROLOGUE_LEN};
 /// Checks the prologue (magic and version byte) and tells how the stream is stored.
 ///
 /// A build without Snappy writes the logical stream as is, and nothing in the file says so
-/// (statprofiler.md, Container). A Snappy packet holds at most 32000 bytes, which compress to at
+/// (the crate docs, Container). A Snappy packet holds at most 32000 bytes, which compress to at
 /// most 37365 (csnappy's bound, 0x91f5), so the high byte of the first packet length is at most
 /// 0x91; every header tag (200-205, 254; the writer starts with 201, T:1115) is above it. Byte 14
 /// tells the two apart.

@@ -21,8 +21,8 @@ use profcodec_statprofiler::session::{
     Process, SessionError, open_session, processes, template_files, template_of,
 };
 use profcodec_statprofiler::{
-    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, Profile, Reader, Record,
-    Summary, Warning, Writer, check, text,
+    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, Reader, Record, Summary,
+    Warning, Writer, check, text,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -593,21 +593,39 @@ fn rewrite_file(
     Ok(RewriteReport::default())
 }
 
-/// `--to text`: the early note's one-line-per-sample format, from the owned model.
+/// `--to text`: the early note's one-line-per-sample format, written sample by sample as the
+/// records are read (the line of the open sample is the only thing held).
 fn rewrite_text(bytes: &[u8], out: &Path) -> Result<RewriteReport, OpError> {
-    let profile = Profile::parse(bytes).map_err(invalid)?;
-    let samples = text::samples(&profile);
-    let other = profile
-        .records
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r,
-                Record::SampleStart { .. } | Record::Frame(_) | Record::SampleEnd { .. }
-            )
-        })
-        .count();
-    text::write_text(&samples, BufWriter::new(std::fs::File::create(out)?))?;
+    let mut reader = Reader::from_slice(bytes).map_err(invalid)?;
+    let mut file = BufWriter::new(std::fs::File::create(out)?);
+    let mut line = Vec::new();
+    let mut op_name: Option<PerlString> = None;
+    let mut other = 0u64;
+    while let Some(event) = reader.next_event().map_err(invalid)? {
+        match event {
+            Record::SampleStart {
+                weight,
+                op_name: op,
+            } => {
+                line.clear();
+                line.extend_from_slice(weight.to_string().as_bytes());
+                op_name = Some(op.to_owned());
+            }
+            Record::Frame(frame) => {
+                if op_name.is_some() {
+                    text::write_frame(&mut line, &frame);
+                }
+            }
+            Record::SampleEnd { .. } => {
+                if let Some(op) = op_name.take() {
+                    text::end_line(&mut line, &op);
+                    file.write_all(&line)?;
+                }
+            }
+            _ => other += 1,
+        }
+    }
+    file.flush()?;
     Ok(RewriteReport {
         dropped: vec![format!(
             "the text format keeps samples only: the header, {other} other records, \
@@ -801,6 +819,20 @@ mod tests {
                 size: 3000
             }]
         );
+    }
+
+    /// The text written sample by sample equals the text of the owned model's samples.
+    #[test]
+    fn text_rewrite_streams_what_the_model_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["features.statprof", "features.plain.statprof"] {
+            let bytes = std::fs::read(testdata(name)).unwrap();
+            let out = dir.path().join(format!("{name}.txt"));
+            rewrite_text(&bytes, &out).unwrap();
+            let profile = profcodec_statprofiler::Profile::parse(&bytes).unwrap();
+            let expected = text::write_text(&text::samples(&profile), Vec::new()).unwrap();
+            assert_eq!(std::fs::read(&out).unwrap(), expected, "{name}");
+        }
     }
 
     /// A session is summarised once: counts, no list of every file's path.

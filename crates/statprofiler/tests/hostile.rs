@@ -240,12 +240,16 @@ fn check_counts_what_the_trace_reader_reads() {
     for (_, data) in common::inputs() {
         compare(&data);
         let (logical, _) = common::logical(&data);
+        // Cut and flipped: the small inputs (each comparison decodes the whole input twice).
+        if logical.len() > 16 << 10 {
+            continue;
+        }
         let mut plain = b"=statprofiler\x01".to_vec();
         plain.extend_from_slice(&logical);
         for cut in truncation_points(plain.len()) {
             compare(&plain[..cut]);
         }
-        for flipped in bit_flips(&plain, 300) {
+        for flipped in bit_flips(&plain, 100) {
             compare(&flipped);
         }
     }

@@ -1,4 +1,4 @@
-//! Errors (ARCHITECTURE.md, "errors"; statprofiler.md).
+//! Errors (the crate docs, "The format").
 //!
 //! Every variant is `Copy` and says where the damage is. Errors in the container (magic, version,
 //! packet framing, Snappy blocks) carry file offsets. Errors in the logical stream carry a
@@ -172,5 +172,61 @@ pub(crate) fn snappy_reason(err: &snap::Error) -> &'static str {
         snap::Error::CopyWrite { .. } => "a copy running past the stated length",
         snap::Error::Offset { .. } => "a copy with an invalid offset",
         _ => "an invalid block",
+    }
+}
+
+/// Bytes after the end of a file's stream (a file-end or stream-end record), after which the
+/// profiler writes nothing. The real reader reads on and warns on each record it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrailingData {
+    /// File offset where the trailing data starts: for a Snappy file, the packet holding the
+    /// first trailing byte; exact for a file without Snappy.
+    pub offset: u64,
+    /// Bytes from `offset` to the end of the file.
+    pub size: u64,
+    /// Offset in the logical stream of the first byte after the end record.
+    pub stream_offset: u64,
+    /// Bytes after the end record in the packet holding it (already decompressed).
+    pub stream_bytes: u64,
+}
+
+/// Something a file holds that the real reader reads past, with or without a warning, and that
+/// a careful user should hear of. Warnings never stop a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// Bytes after the end of the stream ([`TrailingData`]).
+    TrailingData(TrailingData),
+    /// Records with a tag the format does not define, which the real reader skips with a
+    /// warning each ("Unknown record type in trace file"). Counted, not listed one by one.
+    UnknownRecords {
+        /// How many.
+        count: u64,
+        /// The first one's tag.
+        first_tag: u8,
+        /// Where the first one starts.
+        first: StreamPos,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::TrailingData(t) => write!(
+                f,
+                "data after the end of the stream: {} bytes from byte {:#x} to the end of the file \
+                 (the stream ends at stream byte {:#x})",
+                t.size, t.offset, t.stream_offset
+            ),
+            Warning::UnknownRecords {
+                count,
+                first_tag,
+                first,
+            } => write!(
+                f,
+                "records of unknown type, skipped as the real reader does: {count}, the first \
+                 with tag {first_tag} at {first}"
+            ),
+        }
     }
 }

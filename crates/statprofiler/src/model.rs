@@ -1,5 +1,5 @@
 //! The records of the logical stream, borrowed ([`Event`]) and owned ([`OwnedRecord`]), the
-//! header, and the owned [`Profile`] (statprofiler.md, "Header", "Body records").
+//! header, and the owned [`Profile`] (the crate docs, "Header", "Body records").
 //!
 //! [`Record`] and [`Frame`] are generic over their string type `S` and byte-payload type `B`, so
 //! the same enum is the zero-copy event (`PerlStr<'a>`, `&'a [u8]`) and the owned model
@@ -115,13 +115,36 @@ impl fmt::Debug for PerlStr<'_> {
     }
 }
 
+/// The text: UTF-8 bytes as they are, other bytes as Latin-1 characters (how Perl reads a byte
+/// string); the flag byte is not shown.
+impl fmt::Display for PerlStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match std::str::from_utf8(self.bytes) {
+            Ok(text) => f.pad(text),
+            Err(_) => {
+                for &b in self.bytes {
+                    fmt::Write::write_char(f, char::from(b))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// As [`PerlStr`]'s `Display`.
+impl fmt::Display for PerlString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.as_str(), f)
+    }
+}
+
 impl fmt::Debug for PerlString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.as_str().fmt(f)
     }
 }
 
-/// One stack frame (statprofiler.md, Body records 3-6). Lines are the reader's `int`: the varint
+/// One stack frame (the crate docs, Body records 3-6). Lines are the reader's `int`: the varint
 /// bits as `i32`, so an unknown first line reads -1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -163,7 +186,7 @@ pub enum Frame<S> {
     },
 }
 
-/// One record of the logical stream body (statprofiler.md, Body records). Every record the real
+/// One record of the logical stream body (the crate docs, Body records). Every record the real
 /// writer emits has a variant; others are [`Record::Unknown`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -247,6 +270,20 @@ impl<S> Frame<S> {
                 Some(file)
             }
             Frame::Xsub { .. } => None,
+        }
+    }
+}
+
+/// The frame's name as a profile report shows it: `Package::name` for a sub or an XSUB, the file
+/// (`t.pl`, `(eval 3)`) for an eval STRING or a main frame; no line, so that the samples of one
+/// function share its name.
+impl<S: fmt::Display> fmt::Display for Frame<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Frame::Sub { package, name, .. } | Frame::Xsub { package, name } => {
+                write!(f, "{package}::{name}")
+            }
+            Frame::Eval { file, .. } | Frame::Main { file, .. } => write!(f, "{file}"),
         }
     }
 }
@@ -412,6 +449,23 @@ impl ProcessId {
     }
 }
 
+/// The 48-hex-digit form ([`ProcessId::hex`]).
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for w in self.words() {
+            write!(f, "{w:08x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `5.36.0`.
+impl fmt::Display for PerlVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.revision, self.version, self.subversion)
+    }
+}
+
 impl fmt::Debug for ProcessId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.hex())
@@ -433,7 +487,7 @@ pub struct Genealogy {
     pub parent_id: ProcessId,
 }
 
-/// The file header (statprofiler.md, Header). Fields the file lacks are `None`; a repeated
+/// The file header (the crate docs, Header). Fields the file lacks are `None`; a repeated
 /// record keeps the last value, as the real reader does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -1,7 +1,7 @@
-//! The bytes on disk: magic, tags, limits and the two primitives (statprofiler.md, "Container",
+//! The bytes on disk: magic, tags, limits and the two primitives (the crate docs, "Container",
 //! "Primitives"). No logic beyond encoding a single varint.
 
-/// The 13 bytes every file starts with, without a NUL (statprofiler.md, Container; T:13,1111).
+/// The 13 bytes every file starts with, without a NUL (the crate docs, Container; T:13,1111).
 pub const MAGIC: &[u8; 13] = b"=statprofiler";
 
 /// The only format version the real reader accepts: one raw byte after the magic (T:14,488-492).
@@ -68,7 +68,7 @@ pub mod tag {
 pub const MAX_VARINT_LEN: usize = 5;
 
 /// Encodes `value` as a big-endian base-128 varint into the tail of `out`; returns the slice used
-/// (statprofiler.md, Primitives; T:356-367).
+/// (the crate docs, Primitives; T:356-367).
 #[inline]
 pub fn encode_varint(value: u32, out: &mut [u8; MAX_VARINT_LEN]) -> &[u8] {
     let mut v = value;

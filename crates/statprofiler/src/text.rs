@@ -92,25 +92,36 @@ pub fn write_line<'f, S: PerlText + 'f>(
 ) {
     out.extend_from_slice(weight.to_string().as_bytes());
     for frame in frames {
-        out.push(b';');
-        let (ty, package, file, line): (i32, Vec<u8>, &[u8], i32) = match frame {
-            Frame::Sub {
-                package,
-                name,
-                file,
-                line,
-                ..
-            } => (TYPE_SUB, qualified(package, name), file.bytes(), *line),
-            Frame::Xsub { package, name } => (TYPE_SUB, qualified(package, name), b"", -1),
-            Frame::Eval { file, line } => (TYPE_EVAL, Vec::new(), file.bytes(), *line),
-            Frame::Main { file, line } => (TYPE_MAIN, Vec::new(), file.bytes(), *line),
-        };
-        out.extend_from_slice(format!("{ty},").as_bytes());
-        escape(out, &package);
-        out.push(b',');
-        escape(out, file);
-        out.extend_from_slice(format!(",{line}").as_bytes());
+        write_frame(out, frame);
     }
+    end_line(out, op_name);
+}
+
+/// Appends one frame of a sample line (`;type,package,file,line`) to `out`: with
+/// [`end_line`], a line is written frame by frame as the records are read, the weight first.
+pub fn write_frame<S: PerlText>(out: &mut Vec<u8>, frame: &Frame<S>) {
+    out.push(b';');
+    let (ty, package, file, line): (i32, Vec<u8>, &[u8], i32) = match frame {
+        Frame::Sub {
+            package,
+            name,
+            file,
+            line,
+            ..
+        } => (TYPE_SUB, qualified(package, name), file.bytes(), *line),
+        Frame::Xsub { package, name } => (TYPE_SUB, qualified(package, name), b"", -1),
+        Frame::Eval { file, line } => (TYPE_EVAL, Vec::new(), file.bytes(), *line),
+        Frame::Main { file, line } => (TYPE_MAIN, Vec::new(), file.bytes(), *line),
+    };
+    out.extend_from_slice(format!("{ty},").as_bytes());
+    escape(out, &package);
+    out.push(b',');
+    escape(out, file);
+    out.extend_from_slice(format!(",{line}").as_bytes());
+}
+
+/// Ends a sample line: the op name and the newline.
+pub fn end_line(out: &mut Vec<u8>, op_name: &impl PerlText) {
     out.push(b';');
     escape(out, op_name.bytes());
     out.push(b'\n');

@@ -191,3 +191,66 @@ fn specific_damage_is_reported_where_it_is() {
         profcodec_statprofiler::Error::VarintTooLong { .. }
     ));
 }
+
+/// The counts of one pass of `check` equal those of the real reader's view ([`TraceReader`]),
+/// and both stop on the same error, on every input, cut and flipped: `validate` proves what
+/// reading the traces proves (up to the end of the stream, after which `check` stops).
+#[test]
+fn check_counts_what_the_trace_reader_reads() {
+    use profcodec_statprofiler::{Summary, Warning, check};
+    let compare = |data: &[u8]| {
+        let Ok(mut reader) = Reader::from_slice(data) else {
+            return;
+        };
+        let mut summary = Summary::default();
+        let checked = check(&mut reader, &mut summary);
+        if summary
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::TrailingData(_)))
+        {
+            return;
+        }
+        let mut traces = TraceReader::new(Reader::from_slice(data).unwrap());
+        let (mut n, mut frames, mut weight) = (0u64, 0u64, 0u64);
+        let read = loop {
+            match traces.next_trace() {
+                Ok(Some(t)) => {
+                    n += 1;
+                    frames += t.frame_count() as u64;
+                    weight += u64::from(t.weight);
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        assert_eq!(checked, read);
+        assert_eq!(
+            (summary.traces, summary.frames, summary.total_weight),
+            (n, frames, weight)
+        );
+        if read.is_ok() {
+            assert_eq!(summary.eval_sources, traces.source_code().len() as u64);
+            assert_eq!(
+                (summary.file_ended, summary.stream_ended),
+                (traces.file_ended(), traces.stream_ended())
+            );
+        }
+    };
+    for (_, data) in common::inputs() {
+        compare(&data);
+        let (logical, _) = common::logical(&data);
+        // Cut and flipped: the small inputs (each comparison decodes the whole input twice).
+        if logical.len() > 16 << 10 {
+            continue;
+        }
+        let mut plain = b"=statprofiler\x01".to_vec();
+        plain.extend_from_slice(&logical);
+        for cut in truncation_points(plain.len()) {
+            compare(&plain[..cut]);
+        }
+        for flipped in bit_flips(&plain, 100) {
+            compare(&flipped);
+        }
+    }
+}

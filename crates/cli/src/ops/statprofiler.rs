@@ -1,23 +1,34 @@
 //! `profcodec` CLI operations for the statprofiler format (profcodec-statprofiler).
 //!
-//! One file, or a whole session: `profcodec::open` hands over a folder holding `=statprofiler`
-//! files as a session, whose files are read process by process. For a single file, `info` also
-//! lists the file's session:
-//! the other files of the same `-template` (same folder, `<template>.<id>.<ordinal>`), grouped
-//! into processes with their fork links. `rewrite --to` takes `statprofiler` (default, same
-//! container), `snappy`, `plain` (a build without Snappy) or `text` (the early note's text format).
+//! One file, or a whole session: a folder of `=statprofiler` files (or a `-template` prefix,
+//! whose files are `<prefix>.<48 hex id>.<8 hex ordinal>`) is read process by process, file by
+//! file in ordinal order. Every verb reads each file once:
+//! - `info` and `validate` run one counting pass ([`profcodec_statprofiler::check`]), which never
+//!   holds a sample's frames and stops at the end of the stream; data after it is a
+//!   [`Finding::TrailingData`], measured without being decoded. A session is summarised once.
+//! - `dump` streams flat records as they are decoded: strings and frames are written once, when
+//!   first seen, and a sample is one record whose `frames` are frame ids (schema in the CLI
+//!   README). Memory: the reader's window, the interned strings and frames, and the open sample's
+//!   frame ids (4 bytes a frame).
+//! - `rewrite` copies record by record from the reader into the writer (`--to statprofiler`,
+//!   `snappy` or `plain`); only `--to text` builds the owned model of a file.
 
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use profcodec_statprofiler::session::{Process, SessionError, SessionFile, open_session};
-use profcodec_statprofiler::{
-    Container, Error, Frame, Header, OwnedRecord, PerlString, PerlText, Profile, Reader, Record,
-    TraceReader, text,
+use profcodec_statprofiler::session::{
+    Process, SessionError, open_session, processes, template_files, template_of,
 };
+use profcodec_statprofiler::{
+    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, Reader, Record, Summary,
+    Warning, Writer, check, text,
+};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::dump::Dump;
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
 use profcodec::Opened;
 
 /// The statprofiler codec.
@@ -27,98 +38,6 @@ fn invalid(e: Error) -> OpError {
     OpError::invalid(e, e.offset())
 }
 
-/// A string as JSON: its text, or `{"text", "flags"}` when the flag byte is not 0.
-fn s(v: &PerlString) -> Value {
-    if v.flags == 0 {
-        json!(v.to_text())
-    } else {
-        json!({ "text": v.to_text(), "flags": v.flags })
-    }
-}
-
-fn header_json(h: &Header) -> Value {
-    let mut m = Map::new();
-    if let Some(v) = h.perl_version {
-        m.insert(
-            "perl_version".into(),
-            json!(format!("{}.{}.{}", v.revision, v.version, v.subversion)),
-        );
-    }
-    if let Some(t) = h.tick_duration_us {
-        m.insert("tick_duration_us".into(), json!(t));
-    }
-    if let Some(d) = h.stack_depth {
-        m.insert("stack_depth".into(), json!(d));
-    }
-    if let Some(g) = h.genealogy {
-        m.insert(
-            "genealogy".into(),
-            json!({
-                "id": g.id.hex(),
-                "ordinal": g.ordinal,
-                "parent_id": g.parent_id.hex(),
-                "parent_ordinal": g.parent_ordinal,
-            }),
-        );
-    }
-    m.insert(
-        "metadata".into(),
-        Value::Array(
-            h.metadata
-                .iter()
-                .map(|(k, v)| json!({ "key": s(k), "value": s(v) }))
-                .collect(),
-        ),
-    );
-    Value::Object(m)
-}
-
-fn frame_json(f: &Frame<PerlString>) -> Value {
-    match f {
-        Frame::Sub {
-            package,
-            name,
-            file,
-            line,
-            first_line,
-        } => json!({"type": "sub", "package": s(package), "name": s(name), "file": s(file),
-                    "line": line, "first_line": first_line}),
-        Frame::Xsub { package, name } => {
-            json!({"type": "xsub", "package": s(package), "name": s(name)})
-        }
-        Frame::Eval { file, line } => json!({"type": "eval", "file": s(file), "line": line}),
-        Frame::Main { file, line } => json!({"type": "main", "file": s(file), "line": line}),
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn record_json(r: &OwnedRecord) -> Value {
-    match r {
-        Record::SampleStart { weight, op_name } => {
-            json!({"type": "sample_start", "weight": weight, "op": s(op_name)})
-        }
-        Record::Frame(f) => frame_json(f),
-        Record::EvalSource { source, seq } => {
-            json!({"type": "eval_source", "seq": seq, "source": s(source)})
-        }
-        Record::SampleEnd { skipped } if skipped.is_empty() => json!({"type": "sample_end"}),
-        Record::SampleEnd { skipped } => json!({"type": "sample_end", "skipped": hex(skipped)}),
-        Record::SectionStart { name } => json!({"type": "section_start", "name": s(name)}),
-        Record::SectionEnd { name } => json!({"type": "section_end", "name": s(name)}),
-        Record::Metadata { key, value } => {
-            json!({"type": "metadata", "key": s(key), "value": s(value)})
-        }
-        Record::FileEnd => json!({"type": "file_end"}),
-        Record::StreamEnd => json!({"type": "stream_end"}),
-        Record::Unknown { tag, payload } => {
-            json!({"type": "unknown", "tag": tag, "payload": hex(payload)})
-        }
-    }
-}
-
 fn container_name(c: Container) -> &'static str {
     match c {
         Container::Snappy => "snappy",
@@ -126,123 +45,18 @@ fn container_name(c: Container) -> &'static str {
     }
 }
 
-/// The `-template` of a file named `<template>.<48 hex>.<8 hex>` (or with a trailing `_`).
-fn template_of(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    let name = name.strip_suffix('_').unwrap_or(name);
-    let cut = name.len().checked_sub(1 + 48 + 1 + 8)?;
-    let tail = name.get(cut..)?.as_bytes();
-    let ok = tail[0] == b'.'
-        && tail[49] == b'.'
-        && tail[1..49].iter().all(u8::is_ascii_hexdigit)
-        && tail[50..].iter().all(u8::is_ascii_hexdigit);
-    ok.then(|| path.with_file_name(&name[..cut]))
-}
-
-fn session_json(procs: &[Process]) -> Value {
-    Value::Array(
-        procs
-            .iter()
-            .map(|p| {
-                json!({
-                    "id": p.id.hex(),
-                    "parent": p.parent.map(|(id, ord)| json!({"id": id.hex(), "ordinal": ord})),
-                    "files": p.files.iter().map(|f| json!({
-                        "path": f.path.display().to_string(),
-                        "ordinal": f.genealogy().ordinal,
-                        "open": f.open,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect(),
-    )
-}
-
-/// The counts and header of one file, as `info` shows them.
-fn file_details(bytes: &[u8]) -> Result<Map<String, Value>, OpError> {
-    let reader = Reader::from_slice(bytes).map_err(invalid)?;
-    let mut details = Map::new();
-    details.insert(
-        "container".into(),
-        json!(container_name(reader.container())),
-    );
-    if let Value::Object(h) = header_json(reader.header()) {
-        details.extend(h);
-    }
-    let mut traces = TraceReader::new(reader);
-    let (mut samples, mut frames, mut weight) = (0u64, 0u64, 0u64);
-    while let Some(t) = traces.next_trace().map_err(invalid)? {
-        samples += 1;
-        frames += t.frame_count() as u64;
-        weight += u64::from(t.weight);
-    }
-    details.insert("traces".into(), json!(samples));
-    details.insert("frames".into(), json!(frames));
-    details.insert("total_weight".into(), json!(weight));
-    details.insert("eval_sources".into(), json!(traces.source_code().len()));
-    details.insert("file_ended".into(), json!(traces.file_ended()));
-    details.insert("stream_ended".into(), json!(traces.stream_ended()));
-    Ok(details)
-}
-
-/// The full content of one file, as `dump --json` shows it.
-fn file_dump(bytes: &[u8]) -> Result<Value, OpError> {
-    let profile = Profile::parse(bytes).map_err(invalid)?;
-    Ok(json!({
-        "container": container_name(profile.container),
-        "header": header_json(&profile.header),
-        "records": profile.records.iter().map(record_json).collect::<Vec<_>>(),
-    }))
-}
-
-/// Rewrites one file into `out`.
-fn rewrite_file(
-    bytes: &[u8],
-    out: &Path,
-    options: &RewriteOptions,
-) -> Result<RewriteReport, OpError> {
-    let mut profile = Profile::parse(bytes).map_err(invalid)?;
-    let mut report = RewriteReport::default();
-    match options.to.as_deref() {
-        None | Some("statprofiler") | Some("1") => {}
-        Some("snappy") => profile.container = Container::Snappy,
-        Some("plain") => profile.container = Container::Plain,
-        Some("text") => {
-            let samples = text::samples(&profile);
-            let other = profile
-                .records
-                .iter()
-                .filter(|r| {
-                    !matches!(
-                        r,
-                        Record::SampleStart { .. } | Record::Frame(_) | Record::SampleEnd { .. }
-                    )
-                })
-                .count();
-            report.dropped.push(format!(
-                "the text format keeps samples only: the header, {other} other records, \
-                 sub first lines and string flags are dropped"
-            ));
-            text::write_text(&samples, std::fs::File::create(out)?)?;
-            return Ok(report);
-        }
-        Some(other) => {
-            return Err(OpError::Usage(format!(
-                "statprofiler files can be rewritten --to statprofiler, snappy, plain or text, not {other}"
-            )));
-        }
-    }
-    std::fs::write(out, profile.to_bytes())?;
-    Ok(report)
-}
-
-/// A session directory's processes (what `profcodec::open` hands over for a folder of
-/// `=statprofiler` files), or `None` for a single file.
+/// The input as a session: a folder of `=statprofiler` files, or a template prefix (a path that
+/// is not a file but names `<prefix>.<id>.<ordinal>` files); `None` for a single file.
 fn session(input: &Opened) -> Result<Option<Vec<Process>>, OpError> {
-    if !input.path().is_dir() {
+    let path = input.path();
+    if path.is_dir() {
+        return open_session(path).map(Some).map_err(session_error);
+    }
+    if path.is_file() {
         return Ok(None);
     }
-    open_session(input.path()).map(Some).map_err(session_error)
+    let files = template_files(path).map_err(session_error)?;
+    processes(&files).map(Some).map_err(session_error)
 }
 
 fn session_error(e: SessionError) -> OpError {
@@ -252,60 +66,612 @@ fn session_error(e: SessionError) -> OpError {
     }
 }
 
-/// Runs `each` on every file of a session, in process then ordinal order; an error names the file.
-fn each_session_file<T>(
-    procs: &[Process],
-    mut each: impl FnMut(&Process, &SessionFile, &[u8]) -> Result<T, OpError>,
-) -> Result<Vec<T>, OpError> {
-    let mut out = Vec::new();
-    for process in procs {
+/// Runs `each` on every file of the input (one file, or a session in process then ordinal
+/// order), with the file's path and bytes; an error in a session names the file.
+fn each_file(
+    input: &Opened,
+    mut each: impl FnMut(Option<(&Process, &Path)>, &[u8]) -> Result<(), OpError>,
+) -> Result<(), OpError> {
+    let Some(procs) = session(input)? else {
+        return each(None, input.bytes());
+    };
+    for process in &procs {
         for file in &process.files {
             let bytes = std::fs::read(&file.path)?;
-            out.push(each(process, file, &bytes).map_err(|e| match e {
+            each(Some((process, &file.path)), &bytes).map_err(|e| match e {
                 OpError::Invalid { message, offset } => OpError::Invalid {
                     message: format!("{}: {message}", file.path.display()),
                     offset,
                 },
                 other => other,
-            })?);
+            })?;
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// What `info` adds up over the files of an input.
+#[derive(Default)]
+struct Totals {
+    files: u64,
+    processes: Vec<ProcessId>,
+    summary: Summary,
+    program: Option<String>,
+    header: Header,
+    container: Option<Container>,
+    open_files: u64,
+}
+
+impl Totals {
+    fn add(&mut self, summary: Summary) {
+        let s = &mut self.summary;
+        s.traces += summary.traces;
+        s.samples += summary.samples;
+        s.frames += summary.frames;
+        s.total_weight += summary.total_weight;
+        s.eval_sources += summary.eval_sources;
+        s.metadata_records += summary.metadata_records;
+        s.file_ended = summary.file_ended;
+        s.stream_ended = summary.stream_ended;
+        s.warnings.extend(summary.warnings);
+    }
+}
+
+/// The main program of a file: the file of the outermost frame of its first sample that ends in
+/// a main frame.
+fn program_of(summary: &Summary) -> Option<String> {
+    summary.program.as_ref().map(PerlString::to_string)
+}
+
+fn info_details(totals: &Totals, session: bool) -> Map<String, Value> {
+    let mut d = Map::new();
+    let s = &totals.summary;
+    let h = &totals.header;
+    if let Some(program) = &totals.program {
+        d.insert("program".into(), json!(program));
+    }
+    if session {
+        d.insert("processes".into(), json!(totals.processes.len()));
+        d.insert("files".into(), json!(totals.files));
+    }
+    d.insert("samples".into(), json!(s.samples));
+    if let Some(tick) = h.tick_duration_us {
+        // Each sample's weight is the timer ticks since the previous one.
+        let seconds = s.total_weight as f64 * f64::from(tick) / 1e6;
+        d.insert("sampled_time_s".into(), json!(seconds));
+        d.insert("tick_duration_us".into(), json!(tick));
+    }
+    d.insert("total_weight_ticks".into(), json!(s.total_weight));
+    d.insert("frames".into(), json!(s.frames));
+    d.insert("traces".into(), json!(s.traces));
+    d.insert("eval_sources".into(), json!(s.eval_sources));
+    if let Some(v) = h.perl_version {
+        d.insert("perl_version".into(), json!(v.to_string()));
+    }
+    if let Some(depth) = h.stack_depth {
+        d.insert("stack_depth".into(), json!(depth));
+    }
+    if let Some(c) = totals.container {
+        d.insert("container".into(), json!(container_name(c)));
+    }
+    if !session && let Some(g) = h.genealogy {
+        d.insert("process_id".into(), json!(g.id.to_string()));
+        d.insert("ordinal".into(), json!(g.ordinal));
+        if !g.parent_id.is_zero() {
+            d.insert("parent_id".into(), json!(g.parent_id.to_string()));
+            d.insert("parent_ordinal".into(), json!(g.parent_ordinal));
+        }
+    }
+    if session {
+        d.insert("open_files".into(), json!(totals.open_files));
+    } else {
+        d.insert("file_ended".into(), json!(s.file_ended));
+        d.insert("stream_ended".into(), json!(s.stream_ended));
+    }
+    if !h.metadata.is_empty() {
+        d.insert("header_metadata".into(), json!(h.metadata.len()));
+    }
+    if !s.warnings.is_empty() {
+        d.insert(
+            "warnings".into(),
+            json!(
+                s.warnings
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
+    d
+}
+
+/// The session a single file belongs to, from the names of its siblings alone (no file opened):
+/// `(template, files, processes)`.
+fn siblings(path: &Path) -> Option<(PathBuf, usize, usize)> {
+    let template = template_of(path)?;
+    let files = template_files(&template).ok()?;
+    let mut ids: Vec<&str> = files
+        .iter()
+        .filter_map(|f| {
+            let name = f.file_name()?.to_str()?;
+            let name = name.strip_suffix('_').unwrap_or(name);
+            name.get(name.len().checked_sub(8 + 1 + 48)?..name.len() - 9)
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Some((template, files.len(), ids.len()))
+}
+
+/// A file's warnings as findings; the caller fails on trailing data unless told otherwise.
+fn findings(summary: &Summary, out: &mut Vec<Finding>) {
+    for w in &summary.warnings {
+        if let Warning::TrailingData(t) = w {
+            out.push(Finding::TrailingData {
+                offset: t.offset,
+                size: t.size,
+            });
+        }
+    }
+}
+
+/// One counting pass over a file: its header, container and summary.
+fn scan(bytes: &[u8]) -> Result<(Header, Container, Summary), OpError> {
+    let mut reader = Reader::from_slice(bytes).map_err(invalid)?;
+    let mut summary = Summary::default();
+    check(&mut reader, &mut summary).map_err(invalid)?;
+    Ok((reader.header().clone(), reader.container(), summary))
+}
+
+/// A Perl string as JSON text, without copying it first (its `Display`: UTF-8, or Latin-1).
+struct Text<'a>(PerlStr<'a>);
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+fn is_zero(flags: &u8) -> bool {
+    *flags == 0
+}
+
+/// A frame's kind.
+#[derive(Serialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum FrameKind {
+    Sub,
+    Xsub,
+    Eval,
+    Main,
+}
+
+/// One record of the dump (schema in the CLI README).
+#[derive(Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum DumpRecord<'a> {
+    /// A file starts: where it is and its header.
+    File {
+        file: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        container: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        perl_version: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tick_duration_us: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stack_depth: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        process_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ordinal: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_ordinal: Option<u32>,
+    },
+    /// A string used by frames and samples, written once.
+    String {
+        id: u32,
+        text: Text<'a>,
+        #[serde(skip_serializing_if = "is_zero")]
+        flags: u8,
+    },
+    /// A frame, written once; its strings are string ids.
+    Frame {
+        id: u32,
+        kind: FrameKind,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        package: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<i32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        first_line: Option<i32>,
+    },
+    /// A whole sample: its frames' ids, innermost first.
+    Sample {
+        weight: u32,
+        op: u32,
+        frames: &'a [u32],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        skipped: Option<String>,
+    },
+    EvalSource {
+        seq: u32,
+        source: Text<'a>,
+        #[serde(skip_serializing_if = "is_zero")]
+        flags: u8,
+    },
+    SectionStart {
+        name: Text<'a>,
+        #[serde(skip_serializing_if = "is_zero")]
+        flags: u8,
+    },
+    SectionEnd {
+        name: Text<'a>,
+        #[serde(skip_serializing_if = "is_zero")]
+        flags: u8,
+    },
+    Metadata {
+        key: Text<'a>,
+        value: Text<'a>,
+        in_header: bool,
+    },
+    FileEnd,
+    StreamEnd,
+    Unknown {
+        tag: u8,
+        payload: String,
+    },
+    TrailingData {
+        offset: u64,
+        size: u64,
+    },
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The strings and frames written so far, by content.
+#[derive(Default)]
+struct Interner {
+    /// By flag byte, then bytes (nearly every string has flag 0).
+    strings: HashMap<u8, HashMap<Vec<u8>, u32>>,
+    string_count: u32,
+    frames: HashMap<Frame<u32>, u32>,
+    files: u64,
+    /// The open sample's frame ids.
+    sample: Vec<u32>,
+}
+
+impl Interner {
+    fn string(&mut self, s: PerlStr<'_>, dump: &mut Dump<'_>) -> Result<u32, OpError> {
+        let by_flags = self.strings.entry(s.flags).or_default();
+        if let Some(&id) = by_flags.get(s.bytes) {
+            return Ok(id);
+        }
+        let id = self.string_count;
+        self.string_count += 1;
+        by_flags.insert(s.bytes.to_vec(), id);
+        dump.record(&DumpRecord::String {
+            id,
+            text: Text(s),
+            flags: s.flags,
+        })?;
+        Ok(id)
+    }
+
+    fn frame(&mut self, f: &Frame<PerlStr<'_>>, dump: &mut Dump<'_>) -> Result<u32, OpError> {
+        let key = match *f {
+            Frame::Sub {
+                package,
+                name,
+                file,
+                line,
+                first_line,
+            } => Frame::Sub {
+                package: self.string(package, dump)?,
+                name: self.string(name, dump)?,
+                file: self.string(file, dump)?,
+                line,
+                first_line,
+            },
+            Frame::Xsub { package, name } => Frame::Xsub {
+                package: self.string(package, dump)?,
+                name: self.string(name, dump)?,
+            },
+            Frame::Eval { file, line } => Frame::Eval {
+                file: self.string(file, dump)?,
+                line,
+            },
+            Frame::Main { file, line } => Frame::Main {
+                file: self.string(file, dump)?,
+                line,
+            },
+        };
+        if let Some(&id) = self.frames.get(&key) {
+            return Ok(id);
+        }
+        let id = u32::try_from(self.frames.len()).unwrap_or(u32::MAX);
+        self.frames.insert(key, id);
+        let record = match key {
+            Frame::Sub {
+                package,
+                name,
+                file,
+                line,
+                first_line,
+            } => DumpRecord::Frame {
+                id,
+                kind: FrameKind::Sub,
+                package: Some(package),
+                name: Some(name),
+                file: Some(file),
+                line: Some(line),
+                first_line: Some(first_line),
+            },
+            Frame::Xsub { package, name } => DumpRecord::Frame {
+                id,
+                kind: FrameKind::Xsub,
+                package: Some(package),
+                name: Some(name),
+                file: None,
+                line: None,
+                first_line: None,
+            },
+            Frame::Eval { file, line } | Frame::Main { file, line } => DumpRecord::Frame {
+                id,
+                kind: if matches!(key, Frame::Eval { .. }) {
+                    FrameKind::Eval
+                } else {
+                    FrameKind::Main
+                },
+                package: None,
+                name: None,
+                file: Some(file),
+                line: Some(line),
+                first_line: None,
+            },
+        };
+        dump.record(&record)?;
+        Ok(id)
+    }
+
+    /// Streams one file's records.
+    fn dump_file(
+        &mut self,
+        place: Option<(&Process, &Path)>,
+        bytes: &[u8],
+        dump: &mut Dump<'_>,
+    ) -> Result<(), OpError> {
+        let mut reader = Reader::from_slice(bytes).map_err(invalid)?;
+        let header = reader.header().clone();
+        let g = header.genealogy;
+        let file = self.files;
+        self.files += 1;
+        dump.record(&DumpRecord::File {
+            file,
+            path: place.map(|(_, p)| p.display().to_string()),
+            container: container_name(reader.container()),
+            perl_version: header.perl_version.map(|v| v.to_string()),
+            tick_duration_us: header.tick_duration_us,
+            stack_depth: header.stack_depth,
+            process_id: g.map(|g| g.id.to_string()),
+            ordinal: g.map(|g| g.ordinal),
+            parent_id: g
+                .filter(|g| !g.parent_id.is_zero())
+                .map(|g| g.parent_id.to_string()),
+            parent_ordinal: g
+                .filter(|g| !g.parent_id.is_zero())
+                .map(|g| g.parent_ordinal),
+        })?;
+        for (key, value) in &header.metadata {
+            dump.record(&DumpRecord::Metadata {
+                key: Text(key.as_str()),
+                value: Text(value.as_str()),
+                in_header: true,
+            })?;
+        }
+        // The open sample: weight and op name id.
+        let mut sample: Option<(u32, u32)> = None;
+        loop {
+            let Some(event) = reader.next_event().map_err(invalid)? else {
+                return Ok(());
+            };
+            let end = matches!(event, Record::FileEnd | Record::StreamEnd);
+            let mut stray = None;
+            match event {
+                Record::SampleStart { weight, op_name } => {
+                    sample = Some((weight, self.string(op_name, dump)?));
+                    self.sample.clear();
+                }
+                Record::Frame(frame) => {
+                    if sample.is_some() {
+                        let id = self.frame(&frame, dump)?;
+                        self.sample.push(id);
+                    } else {
+                        stray = Some("frame record");
+                    }
+                }
+                Record::SampleEnd { skipped } => match sample.take() {
+                    Some((weight, op)) => dump.record(&DumpRecord::Sample {
+                        weight,
+                        op,
+                        frames: &self.sample,
+                        skipped: (!skipped.is_empty()).then(|| hex(skipped)),
+                    })?,
+                    None => stray = Some("sample end record"),
+                },
+                Record::EvalSource { source, seq } => dump.record(&DumpRecord::EvalSource {
+                    seq,
+                    source: Text(source),
+                    flags: source.flags,
+                })?,
+                // The real reader returns a trace at a section record: an open sample is lost.
+                Record::SectionStart { name } => {
+                    sample = None;
+                    dump.record(&DumpRecord::SectionStart {
+                        name: Text(name),
+                        flags: name.flags,
+                    })?
+                }
+                Record::SectionEnd { name } => {
+                    sample = None;
+                    dump.record(&DumpRecord::SectionEnd {
+                        name: Text(name),
+                        flags: name.flags,
+                    })?
+                }
+                Record::Metadata { key, value } => dump.record(&DumpRecord::Metadata {
+                    key: Text(key),
+                    value: Text(value),
+                    in_header: false,
+                })?,
+                Record::FileEnd => dump.record(&DumpRecord::FileEnd)?,
+                Record::StreamEnd => dump.record(&DumpRecord::StreamEnd)?,
+                Record::Unknown { tag, payload } => dump.record(&DumpRecord::Unknown {
+                    tag,
+                    payload: hex(payload),
+                })?,
+            }
+            if let Some(what) = stray {
+                let pos = reader.position_of(reader.record_offset());
+                return Err(invalid(Error::StrayRecord { what, pos }));
+            }
+            if end {
+                if let Some(t) = reader.trailing_data().map_err(invalid)? {
+                    dump.record(&DumpRecord::TrailingData {
+                        offset: t.offset,
+                        size: t.size,
+                    })?;
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The dump's header.
+#[derive(Serialize)]
+struct DumpHeader {
+    format: &'static str,
+    version: u32,
+    /// True for a session (a folder or a template prefix).
+    session: bool,
+}
+
+/// Rewrites one file into `out`, record by record.
+fn rewrite_file(
+    bytes: &[u8],
+    out: &Path,
+    options: &RewriteOptions,
+) -> Result<RewriteReport, OpError> {
+    let mut reader = Reader::from_slice(bytes).map_err(invalid)?;
+    let container = match options.to.as_deref() {
+        None | Some("statprofiler") | Some("1") => reader.container(),
+        Some("snappy") => Container::Snappy,
+        Some("plain") => Container::Plain,
+        Some("text") => return rewrite_text(bytes, out),
+        Some(other) => {
+            return Err(OpError::Usage(format!(
+                "statprofiler files can be rewritten --to statprofiler, snappy, plain or text, not {other}"
+            )));
+        }
+    };
+    let file = BufWriter::new(std::fs::File::create(out)?);
+    let mut writer = Writer::new(file, &reader.header().clone(), container)?;
+    while let Some(event) = reader.next_event().map_err(invalid)? {
+        writer.write(&event)?;
+    }
+    writer.finish()?.flush()?;
+    Ok(RewriteReport::default())
+}
+
+/// `--to text`: the early note's one-line-per-sample format, written sample by sample as the
+/// records are read (the line of the open sample is the only thing held).
+fn rewrite_text(bytes: &[u8], out: &Path) -> Result<RewriteReport, OpError> {
+    let mut reader = Reader::from_slice(bytes).map_err(invalid)?;
+    let mut file = BufWriter::new(std::fs::File::create(out)?);
+    let mut line = Vec::new();
+    let mut op_name: Option<PerlString> = None;
+    let mut other = 0u64;
+    while let Some(event) = reader.next_event().map_err(invalid)? {
+        match event {
+            Record::SampleStart {
+                weight,
+                op_name: op,
+            } => {
+                line.clear();
+                line.extend_from_slice(weight.to_string().as_bytes());
+                op_name = Some(op.to_owned());
+            }
+            Record::Frame(frame) => {
+                if op_name.is_some() {
+                    text::write_frame(&mut line, &frame);
+                }
+            }
+            Record::SampleEnd { .. } => {
+                if let Some(op) = op_name.take() {
+                    text::end_line(&mut line, &op);
+                    file.write_all(&line)?;
+                }
+            }
+            _ => other += 1,
+        }
+    }
+    file.flush()?;
+    Ok(RewriteReport {
+        dropped: vec![format!(
+            "the text format keeps samples only: the header, {other} other records, \
+             sub first lines and string flags are dropped"
+        )],
+        ..RewriteReport::default()
+    })
 }
 
 impl Codec for StatProfiler {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
-        let details = match session(input)? {
-            Some(procs) => {
-                let mut details = Map::new();
-                let mut totals = [0u64; 3];
-                each_session_file(&procs, |_, _, bytes| {
-                    let d = file_details(bytes)?;
-                    for (total, key) in totals.iter_mut().zip(["traces", "frames", "total_weight"])
-                    {
-                        *total += d.get(key).and_then(Value::as_u64).unwrap_or(0);
-                    }
-                    Ok(())
-                })?;
-                details.insert("processes".into(), json!(procs.len()));
-                let files: usize = procs.iter().map(|p| p.files.len()).sum();
-                details.insert("files".into(), json!(files));
-                details.insert("traces".into(), json!(totals[0]));
-                details.insert("frames".into(), json!(totals[1]));
-                details.insert("total_weight".into(), json!(totals[2]));
-                details.insert("session".into(), session_json(&procs));
-                details
-            }
-            None => {
-                let mut details = file_details(input.bytes())?;
-                if let Some(template) = template_of(input.path())
-                    && let Ok(procs) = open_session(&template)
-                {
-                    details.insert("session".into(), session_json(&procs));
+        let mut totals = Totals::default();
+        let mut is_session = false;
+        each_file(input, |place, bytes| {
+            let (header, container, summary) = scan(bytes)?;
+            if let Some((process, path)) = place {
+                is_session = true;
+                if totals.processes.last() != Some(&process.id) {
+                    totals.processes.push(process.id);
                 }
-                details
+                if path.to_string_lossy().ends_with('_') {
+                    totals.open_files += 1;
+                }
             }
-        };
+            if totals.files == 0 {
+                totals.header = header;
+                totals.container = Some(container);
+            } else if totals.container != Some(container) {
+                totals.container = None;
+            }
+            if totals.program.is_none() {
+                totals.program = program_of(&summary);
+            }
+            totals.files += 1;
+            totals.add(summary);
+            Ok(())
+        })?;
+        let mut details = info_details(&totals, is_session);
+        if !is_session && let Some((template, files, procs)) = siblings(input.path()) {
+            details.insert(
+                "session_template".into(),
+                json!(template.display().to_string()),
+            );
+            details.insert("session_files".into(), json!(files));
+            details.insert("session_processes".into(), json!(procs));
+        }
         Ok(Info {
             format: input.format(),
             version: "1".into(),
@@ -314,74 +680,172 @@ impl Codec for StatProfiler {
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
-        // Findings (trailing data) are not reported yet by this format.
-        let checked = || -> Result<(), OpError> {
-            match session(input)? {
-                Some(procs) => each_session_file(&procs, |_, _, bytes| {
-                    profcodec_statprofiler::validate(bytes).map_err(invalid)
-                })
-                .map(drop),
-                None => profcodec_statprofiler::validate(input.bytes()).map_err(invalid),
-            }
-        };
-        checked().map(|()| Validated::default())
+        let mut out = Validated::default();
+        each_file(input, |_, bytes| {
+            let (_, _, summary) = scan(bytes)?;
+            findings(&summary, &mut out.findings);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
-        // The whole document as one record until this format streams its records.
-        let mut buf = Vec::new();
-        let out: &mut dyn std::io::Write = &mut buf;
-        let mut whole = || -> Result<(), OpError> {
-            match session(input)? {
-                Some(procs) => {
-                    let files = each_session_file(&procs, |process, file, bytes| {
-                        let mut dump = file_dump(bytes)?;
-                        if let Value::Object(m) = &mut dump {
-                            m.insert("process".into(), json!(process.id.hex()));
-                            m.insert("path".into(), json!(file.path.display().to_string()));
-                            m.insert("ordinal".into(), json!(file.genealogy().ordinal));
-                            m.insert("open".into(), json!(file.open));
-                        }
-                        Ok(dump)
-                    })?;
-                    write_json(
-                        out,
-                        &json!({"session": session_json(&procs), "files": files}),
-                    )
+        let session = session(input)?;
+        dump.header(&DumpHeader {
+            format: "statprofiler",
+            version: 1,
+            session: session.is_some(),
+        })?;
+        let mut interner = Interner::default();
+        match session {
+            None => interner.dump_file(None, input.bytes(), dump),
+            Some(procs) => {
+                for process in &procs {
+                    for file in &process.files {
+                        let bytes = std::fs::read(&file.path)?;
+                        interner.dump_file(Some((process, &file.path)), &bytes, dump)?;
+                    }
                 }
-                None => write_json(out, &file_dump(input.bytes())?),
+                Ok(())
             }
-        };
-        whole()?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
-        dump.record(&value)
+        }
     }
 
-    /// A single file is rewritten into the file `out`; a session directory into the directory
-    /// `out`, each file under its own name.
+    /// A single file is rewritten into the file `out`; a session into the folder `out`, each
+    /// file under its own name.
     fn rewrite(
         &self,
         input: &Opened,
         out: &Path,
         options: &RewriteOptions,
     ) -> Result<RewriteReport, OpError> {
-        match session(input)? {
-            Some(procs) => {
-                std::fs::create_dir_all(out)?;
-                let reports = each_session_file(&procs, |_, file, bytes| {
-                    let name = file.path.file_name().unwrap_or_default();
-                    rewrite_file(bytes, &out.join(name), options)
-                })?;
-                let mut dropped: Vec<String> =
-                    reports.into_iter().flat_map(|r| r.dropped).collect();
-                dropped.dedup();
-                Ok(RewriteReport {
-                    dropped,
-                    ..RewriteReport::default()
-                })
-            }
-            None => rewrite_file(input.bytes(), out, options),
+        if !input.path().is_file() {
+            std::fs::create_dir(out)?;
         }
+        let mut report = RewriteReport::default();
+        each_file(input, |place, bytes| {
+            let target = match place {
+                None => out.to_path_buf(),
+                Some((_, path)) => out.join(path.file_name().unwrap_or_default()),
+            };
+            let r = rewrite_file(bytes, &target, options)?;
+            for d in r.dropped {
+                if !report.dropped.contains(&d) {
+                    report.dropped.push(d);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::ops::dump::dump_value;
+
+    fn testdata(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/statprofiler")
+            .join(name)
+    }
+
+    /// Every string and frame is defined once, before the first record that uses it, and every
+    /// sample is one record holding its whole stack.
+    #[test]
+    fn dump_defines_strings_and_frames_before_samples_use_them() {
+        let opened = profcodec::open(testdata("features.statprof")).unwrap();
+        let dump = dump_value(&StatProfiler, &opened);
+        assert_eq!(dump["header"]["format"], "statprofiler");
+        let (mut strings, mut frames, mut samples) = (HashSet::new(), HashSet::new(), 0);
+        for r in dump["records"].as_array().unwrap() {
+            match r["record"].as_str().unwrap() {
+                "string" => assert!(strings.insert(r["id"].as_u64().unwrap())),
+                "frame" => {
+                    for key in ["package", "name", "file"] {
+                        if let Some(id) = r[key].as_u64() {
+                            assert!(strings.contains(&id), "{r}");
+                        }
+                    }
+                    assert!(frames.insert(r["id"].as_u64().unwrap()));
+                }
+                "sample" => {
+                    samples += 1;
+                    assert!(strings.contains(&r["op"].as_u64().unwrap()));
+                    for id in r["frames"].as_array().unwrap() {
+                        assert!(frames.contains(&id.as_u64().unwrap()), "{r}");
+                    }
+                }
+                _ => {}
+            }
+        }
+        let summary = profcodec_statprofiler::validate(opened.bytes()).unwrap();
+        assert_eq!(samples, summary.samples);
+    }
+
+    /// Packets after the stream-end record are a finding with their offset and size.
+    #[test]
+    fn validate_reports_packets_after_the_stream_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = std::fs::read(testdata("features.statprof")).unwrap();
+        let end = bytes.len() as u64;
+        assert!(
+            Codec::validate(
+                &StatProfiler,
+                &profcodec::open(testdata("features.statprof")).unwrap()
+            )
+            .unwrap()
+            .findings
+            .is_empty()
+        );
+        // Packets of a one-byte Snappy block (an empty piece of stream), 1,000 of them.
+        for _ in 0..1000 {
+            bytes.extend_from_slice(&[0, 1, 0]);
+        }
+        let path = dir.path().join("trailing.statprof");
+        std::fs::write(&path, &bytes).unwrap();
+        let found = StatProfiler
+            .validate(&profcodec::open(&path).unwrap())
+            .unwrap();
+        assert_eq!(
+            found.findings,
+            [Finding::TrailingData {
+                offset: end,
+                size: 3000
+            }]
+        );
+    }
+
+    /// The text written sample by sample equals the text of the owned model's samples.
+    #[test]
+    fn text_rewrite_streams_what_the_model_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["features.statprof", "features.plain.statprof"] {
+            let bytes = std::fs::read(testdata(name)).unwrap();
+            let out = dir.path().join(format!("{name}.txt"));
+            rewrite_text(&bytes, &out).unwrap();
+            let profile = profcodec_statprofiler::Profile::parse(&bytes).unwrap();
+            let expected = text::write_text(&text::samples(&profile), Vec::new()).unwrap();
+            assert_eq!(std::fs::read(&out).unwrap(), expected, "{name}");
+        }
+    }
+
+    /// A session is summarised once: counts, no list of every file's path.
+    #[test]
+    fn session_info_is_a_summary() {
+        let opened = profcodec::open(testdata("session")).unwrap();
+        let info = StatProfiler.info(&opened).unwrap();
+        let d = &info.details;
+        assert_eq!(d["processes"], 3);
+        assert_eq!(d["files"], 8);
+        assert_eq!(d["open_files"], 1);
+        assert!(d.values().all(|v| !v.is_array() && !v.is_object()), "{d:?}");
+        // First in display order once serde_json keeps insertion order (`preserve_order`).
+        assert!(d.contains_key("program") && d.contains_key("sampled_time_s"));
     }
 }

@@ -1,5 +1,5 @@
 //! The hot path of the logical stream: samples and frames, which are nearly every record of a
-//! profile, parsed with no error details (statprofiler.md, "Body records" 1-6).
+//! profile, parsed with no error details (the crate docs, "Body records" 1-6).
 //!
 //! Each function here gives `None` for anything unusual: a record of another kind, a record not
 //! complete in the window, a varint longer than 2 bytes, a string of 128 bytes or more, a sample

@@ -1,4 +1,4 @@
-//! The container: the prologue and the Snappy packets (statprofiler.md, "Container"; S:21-61).
+//! The container: the prologue and the Snappy packets (the crate docs, "Container"; S:21-61).
 //!
 //! A packet is a u16 big-endian length N and N bytes holding one raw Snappy block (Snappy's own
 //! little-endian varint length, then its elements). The reader refuses a block that decompresses
@@ -16,7 +16,7 @@ use crate::raw::{FORMAT_VERSION, MAGIC, MAX_PACKET_LEN, PROLOGUE_LEN};
 /// Checks the prologue (magic and version byte) and tells how the stream is stored.
 ///
 /// A build without Snappy writes the logical stream as is, and nothing in the file says so
-/// (statprofiler.md, Container). A Snappy packet holds at most 32000 bytes, which compress to at
+/// (the crate docs, Container). A Snappy packet holds at most 32000 bytes, which compress to at
 /// most 37365 (csnappy's bound, 0x91f5), so the high byte of the first packet length is at most
 /// 0x91; every header tag (200-205, 254; the writer starts with 201, T:1115) is above it. Byte 14
 /// tells the two apart.
@@ -205,6 +205,12 @@ pub trait StreamSource {
     fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, Error>;
     /// How the stream is stored.
     fn container(&self) -> Container;
+    /// The file offset of the first byte no call to [`StreamSource::fill`] has returned, and
+    /// the number of bytes from there to the end of the file, counted without decoding them (for
+    /// a reader: read into a fixed buffer and dropped). `None` when the source cannot tell.
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        Ok(None)
+    }
 }
 
 /// A file in memory.
@@ -257,6 +263,11 @@ impl StreamSource for SliceSource<'_> {
 
     fn container(&self) -> Container {
         self.container
+    }
+
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        let c = &self.packets.cursor;
+        Ok(Some((c.offset(), c.remaining() as u64)))
     }
 }
 
@@ -373,5 +384,15 @@ impl<R: Read> StreamSource for ReadSource<R> {
 
     fn container(&self) -> Container {
         self.container
+    }
+
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, Error> {
+        let offset = self.offset;
+        let pending = u64::from(self.pending.take().is_some());
+        let mut sink = std::io::sink();
+        let copied = std::io::copy(&mut self.input, &mut sink)
+            .map_err(|e| io_error(offset + pending, &e))?;
+        self.offset += pending + copied;
+        Ok(Some((offset, pending + copied)))
     }
 }

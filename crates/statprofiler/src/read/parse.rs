@@ -1,5 +1,5 @@
 //! Parsing one record of the logical stream from a window of decompressed bytes
-//! (statprofiler.md, "Primitives", "Header", "Body records").
+//! (the crate docs, "Primitives", "Header", "Body records").
 //!
 //! Records span packets, so a record may be cut by the end of the window. The parser then stops
 //! with [`Stop::Short`], saying which field needs how many bytes at which position; the reader
@@ -38,7 +38,7 @@ pub(crate) enum Stop {
 
 pub(crate) type SpanRecord = Record<Span, Span>;
 
-/// A header record (statprofiler.md, Header).
+/// A header record (the crate docs, Header).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum HeaderRecord {
     PerlVersion(PerlVersion),

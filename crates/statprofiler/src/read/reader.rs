@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use crate::error::{Error, StreamPos};
+use crate::error::{Error, StreamPos, TrailingData};
 use crate::model::{Container, Event, Genealogy, Header, PerlStr};
 use crate::raw::PROLOGUE_LEN;
 use crate::read::hot::{HotSample, hot_record, hot_sample};
@@ -168,6 +168,9 @@ impl<S: StreamSource> Reader<S> {
             }
             let stream = self.base + self.filled as u64;
             match self.source.fill(&mut self.buf, self.filled) {
+                // An empty packet adds no byte: it is not recorded, so that a run of them
+                // cannot grow the packet list (the window does not move while they are read).
+                Ok(Some((_, 0))) => {}
                 Ok(Some((file, n))) => {
                     self.filled += n;
                     self.packets.push((stream, file));
@@ -326,6 +329,41 @@ impl<S: StreamSource> Reader<S> {
     /// Resolves a span record into a borrowed event.
     pub(crate) fn resolve(&self, rec: SpanRecord) -> Event<'_> {
         rec.map(|span| self.str(*span), |span| self.str(*span).bytes)
+    }
+
+    /// What follows the last record returned, found without decoding it: `None` when the file
+    /// ends there. Meant for after a file-end or stream-end record, after which the profiler
+    /// writes nothing; the reader reads on all the same (as the real reader does), so calling
+    /// this first is what keeps trailing data from being decoded.
+    ///
+    /// The bytes after the record that were already decompressed (the rest of its packet) are
+    /// `stream_bytes`; `offset` is the file offset where the trailing data starts: for a Snappy
+    /// file, of the packet holding the first trailing byte (the packet holding the end record
+    /// when it continues past it), exact for a file without Snappy. `size` counts from `offset`
+    /// to the end of the file. After this call the reader is at the end of the file.
+    pub fn trailing_data(&mut self) -> Result<Option<TrailingData>, Error> {
+        let stream_offset = self.base + self.pos as u64;
+        let stream_bytes = (self.filled - self.pos) as u64;
+        let Some((next, rest)) = self.source.rest()? else {
+            return Ok(None);
+        };
+        let end = next + rest;
+        let offset = if stream_bytes > 0 {
+            self.position_of(stream_offset).file
+        } else {
+            next
+        };
+        self.exhausted = true;
+        self.pos = self.filled;
+        if end <= offset {
+            return Ok(None);
+        }
+        Ok(Some(TrailingData {
+            offset,
+            size: end - offset,
+            stream_offset,
+            stream_bytes,
+        }))
     }
 
     /// The next body record, or `None` at the end of the file (end of data without a 196/197

@@ -42,8 +42,10 @@ pub struct Trace<'r> {
 }
 
 impl<'r> Trace<'r> {
-    /// The frames, innermost first.
-    pub fn frames(&self) -> impl ExactSizeIterator<Item = Frame<PerlStr<'r>>> + 'r {
+    /// The frames, innermost first (`.rev()` gives them outermost first).
+    pub fn frames(
+        &self,
+    ) -> impl ExactSizeIterator<Item = Frame<PerlStr<'r>>> + DoubleEndedIterator + 'r {
         Frames {
             frames: self.frames.iter(),
             window: self.window,
@@ -64,11 +66,9 @@ struct Frames<'r> {
     base: u64,
 }
 
-impl<'r> Iterator for Frames<'r> {
-    type Item = Frame<PerlStr<'r>>;
-
+impl<'r> Frames<'r> {
     #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
+    fn resolve(&self, frame: &Frame<Span>) -> Frame<PerlStr<'r>> {
         let (window, base) = (self.window, self.base);
         // The spans lie in the window (the trace reader pins the sample's bytes); `get` keeps
         // this free of a panic path all the same.
@@ -80,7 +80,7 @@ impl<'r> Iterator for Frames<'r> {
                 .unwrap_or_default(),
         };
         // By hand rather than `Frame::map`, which the compiler does not inline here.
-        Some(match *self.frames.next()? {
+        match *frame {
             Frame::Sub {
                 ref package,
                 ref name,
@@ -109,11 +109,29 @@ impl<'r> Iterator for Frames<'r> {
                 file: str(file),
                 line,
             },
-        })
+        }
+    }
+}
+
+impl<'r> Iterator for Frames<'r> {
+    type Item = Frame<PerlStr<'r>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let frame = self.frames.next()?;
+        Some(self.resolve(frame))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.frames.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Frames<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let frame = self.frames.next_back()?;
+        Some(self.resolve(frame))
     }
 }
 

@@ -138,7 +138,7 @@ impl<W: Write> Out<W> {
 /// record: the synthetic empty sample and the end records of the real profiler are records
 /// of the stream).
 ///
-/// Every record gets the length value the C++ writer computes (statprofiler.md, "The length
+/// Every record gets the length value the C++ writer computes (the crate docs, "The length
 /// field is NOT reliable"), so the logical stream of a rewritten real file is byte-identical.
 #[derive(Debug)]
 pub struct Writer<W> {

@@ -1,4 +1,4 @@
-//! A process's files with rotation by size, as the profiler writes them (statprofiler.md,
+//! A process's files with rotation by size, as the profiler writes them (the crate docs,
 //! "Files"; R:779-793, T:1065-1101).
 
 use std::fs::File;

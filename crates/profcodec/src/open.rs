@@ -76,14 +76,27 @@ impl Opened {
 /// A directory is accepted when it holds `meta.db` (an HPCToolkit database), `.hpcrun` files (an
 /// hpcrun measurement folder, `*.m`: one profile and trace per thread) or files starting with
 /// `=statprofiler` (a Devel::StatProfiler session: rotated and forked files of one run);
-/// its files are not mapped here, since the format's reader opens them itself.
+/// its files are not mapped here, since the format's reader opens them itself. A path that does
+/// not exist but is the template of a StatProfiler session (`statprof.out` for the files
+/// `statprof.out.<id>.<ordinal>`) opens that session.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     let path = path.as_ref().to_path_buf();
     let io_err = |source| OpenError::Io {
         path: path.clone(),
         source,
     };
-    let meta = std::fs::metadata(&path).map_err(io_err)?;
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        // A StatProfiler template names no file itself: its session's files carry suffixes.
+        Err(e) if e.kind() == io::ErrorKind::NotFound && is_statprofiler_template(&path) => {
+            return Ok(Opened {
+                path,
+                format: Format::StatProfiler,
+                data: Data::Empty,
+            });
+        }
+        Err(e) => return Err(io_err(e)),
+    };
     if meta.is_dir() {
         if path.join("meta.db").is_file() {
             return Ok(Opened {
@@ -141,23 +154,31 @@ fn holds_hpcrun_files(dir: &Path) -> bool {
     })
 }
 
-/// True when some regular file directly in `dir` starts with the StatProfiler magic.
-///
-/// Only regular files are opened (links are followed): opening a FIFO blocks until a writer
-/// comes, which would hang the probe.
+/// True when `dir` holds a Devel::StatProfiler session (the probe opens regular files only).
 fn holds_statprofiler_files(dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        if !std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
-            return false;
-        }
-        let mut head = [0u8; 13];
-        File::open(entry.path())
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-            .is_ok_and(|()| Format::detect(&head) == Ok(Format::StatProfiler))
-    })
+    #[cfg(feature = "statprofiler")]
+    {
+        profcodec_statprofiler::session::is_session_dir(dir)
+    }
+    #[cfg(not(feature = "statprofiler"))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
+/// True when `path` is a Devel::StatProfiler template (the `-template` given to the profiler,
+/// whose files are `<template>.<id>.<ordinal>`) with at least one file of its session.
+fn is_statprofiler_template(path: &Path) -> bool {
+    #[cfg(feature = "statprofiler")]
+    {
+        profcodec_statprofiler::session::template_files(path).is_ok_and(|f| !f.is_empty())
+    }
+    #[cfg(not(feature = "statprofiler"))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// Maps a file read-only.

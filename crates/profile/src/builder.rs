@@ -636,13 +636,13 @@ impl Profile {
         }
         for (i, n) in self.nodes.iter().enumerate() {
             check(n.frame.0, self.frames.len(), "frames")?;
-            if let Some(p) = n.parent {
-                if p.index() >= i {
-                    return Err(ModelError::ParentAfterChild {
-                        node: i as u32,
-                        parent: p.0,
-                    });
-                }
+            if let Some(p) = n.parent
+                && p.index() >= i
+            {
+                return Err(ModelError::ParentAfterChild {
+                    node: i as u32,
+                    parent: p.0,
+                });
             }
         }
         for v in &self.value_types {

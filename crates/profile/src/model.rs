@@ -622,10 +622,10 @@ impl Profile {
     /// address.
     pub fn frame_label(&self, id: FrameId) -> String {
         let frame = self.frame(id);
-        if let Some(function) = frame.function {
-            if frame.kind.is_function_like() {
-                return self.string(function).to_owned();
-            }
+        if let Some(function) = frame.function
+            && frame.kind.is_function_like()
+        {
+            return self.string(function).to_owned();
         }
         let mut label = frame.kind.name().to_owned();
         if let Some(file) = frame.file {

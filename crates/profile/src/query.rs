@@ -524,10 +524,10 @@ fn group_tree(
         if v.value_type == value_type {
             self_values[i] += v.self_value.unwrap_or(0.0);
             measured_inclusive[i] += v.inclusive.unwrap_or(0.0);
-        } else if Some(v.value_type) == calls_type {
-            if let Some(c) = &mut node_calls {
-                c[i] += v.self_value.unwrap_or(0.0);
-            }
+        } else if Some(v.value_type) == calls_type
+            && let Some(c) = &mut node_calls
+        {
+            c[i] += v.self_value.unwrap_or(0.0);
         }
     }
     // Children have larger ids than their parents, so one sweep from the last node to the first

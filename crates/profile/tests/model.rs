@@ -426,16 +426,25 @@ fn deep_tree_needs_no_deep_call_stack() {
         .unwrap();
     let f = function(&mut b, "f");
     let g = function(&mut b, "g");
-    let depth = 200_000;
+    let depth = 100_000;
     let mut node = None;
     for i in 0..depth {
         node = Some(b.add_node(node, if i % 2 == 0 { f } else { g }).unwrap());
     }
     b.add_self(ctx, node.unwrap(), v, 1.0).unwrap();
+    // And a chain of distinct functions, on which looking up each node's ancestors for its own
+    // function would be quadratic.
+    let mut chain = None;
+    for i in 0..depth {
+        let frame = function(&mut b, &format!("h{i}"));
+        chain = Some(b.add_node(chain, frame).unwrap());
+    }
+    b.add_self(ctx, chain.unwrap(), v, 1.0).unwrap();
     let p = b.build();
     assert_eq!(p.stack(node.unwrap()).count(), depth);
     let top = p.top(&Query::new().by(Order::Inclusive)).unwrap();
-    assert_eq!(top.rows.len(), 2);
+    assert_eq!(top.rows.len(), 2 + depth);
+    assert_eq!(top.total.self_value, 2.0);
     assert!(top.rows.iter().all(|r| r.inclusive == Some(1.0)));
 }
 

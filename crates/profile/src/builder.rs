@@ -89,6 +89,8 @@ pub struct ProfileBuilder {
     frame_index: HashMap<Frame, FrameId>,
     nodes: Vec<Node>,
     node_index: HashMap<(Option<NodeId>, FrameId), NodeId>,
+    /// The root-first path of the last stack interned from the roots, as (frame, node).
+    last_stack: Vec<(FrameId, NodeId)>,
     value_types: Vec<ValueType>,
     value_type_index: HashMap<(StringId, Unit), ValueTypeId>,
     contexts: Vec<Context>,
@@ -118,7 +120,7 @@ impl ProfileBuilder {
     }
 
     /// Interns a string.
-    pub fn intern(&mut self, s: &str) -> Result<StringId, ModelError> {
+    pub fn intern_string(&mut self, s: &str) -> Result<StringId, ModelError> {
         if let Some(&id) = self.strings.get(s) {
             return Ok(id);
         }
@@ -129,12 +131,12 @@ impl ProfileBuilder {
 
     /// Sets the program or profile name.
     pub fn set_name(&mut self, name: &str) -> Result<(), ModelError> {
-        self.name = Some(self.intern(name)?);
+        self.name = Some(self.intern_string(name)?);
         Ok(())
     }
 
     /// Interns a frame (equal frames get the same handle).
-    pub fn add_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
+    pub fn intern_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
         if let Some(&id) = self.frame_index.get(&frame) {
             return Ok(id);
         }
@@ -148,7 +150,7 @@ impl ProfileBuilder {
     }
 
     /// Interns the node for `frame` called from `parent` (`None`: a root).
-    pub fn add_node(
+    pub fn intern_node(
         &mut self,
         parent: Option<NodeId>,
         frame: FrameId,
@@ -167,16 +169,37 @@ impl ProfileBuilder {
     }
 
     /// Interns a call path below `parent`, outermost frame first, and returns its innermost node.
-    pub fn add_stack(
+    pub fn intern_stack(
         &mut self,
         parent: Option<NodeId>,
         frames: impl IntoIterator<Item = FrameId>,
     ) -> Result<NodeId, ModelError> {
-        let mut node = None;
-        let mut parent = parent;
-        for frame in frames {
-            let id = self.add_node(parent, frame)?;
-            parent = Some(id);
+        let mut node = parent;
+        if parent.is_some() {
+            let mut empty = true;
+            for frame in frames {
+                node = Some(self.intern_node(node, frame)?);
+                empty = false;
+            }
+            return match node {
+                Some(node) if !empty => Ok(node),
+                _ => Err(ModelError::EmptyStack),
+            };
+        }
+        // Successive samples mostly share a prefix with the one before: reusing its nodes skips
+        // hashing the shared frames.
+        let mut shared = true;
+        for (depth, frame) in frames.into_iter().enumerate() {
+            let id = match self.last_stack.get(depth) {
+                Some(&(last_frame, last_node)) if shared && last_frame == frame => last_node,
+                _ => {
+                    shared = false;
+                    self.last_stack.truncate(depth);
+                    let id = self.intern_node(node, frame)?;
+                    self.last_stack.push((frame, id));
+                    id
+                }
+            };
             node = Some(id);
         }
         node.ok_or(ModelError::EmptyStack)
@@ -184,13 +207,13 @@ impl ProfileBuilder {
 
     /// Interns a value type by name and unit. Adding it again with another [`Measured`] widens
     /// what it measured.
-    pub fn add_value_type(
+    pub fn intern_value_type(
         &mut self,
         name: &str,
         unit: Unit,
         measured: Measured,
     ) -> Result<ValueTypeId, ModelError> {
-        let name = self.intern(name)?;
+        let name = self.intern_string(name)?;
         if let Unit::Other(s) = unit {
             check(s.0, self.strings.len(), "strings")?;
         }
@@ -229,7 +252,7 @@ impl ProfileBuilder {
     }
 
     /// Interns a context (equal identifier tuples, names and summary flags share a handle).
-    pub fn add_context(&mut self, context: Context) -> Result<ContextId, ModelError> {
+    pub fn intern_context(&mut self, context: Context) -> Result<ContextId, ModelError> {
         if let Some(&id) = self.context_index.get(&context) {
             return Ok(id);
         }
@@ -314,7 +337,7 @@ impl ProfileBuilder {
         value_type: ValueTypeId,
         weight: f64,
     ) -> Result<NodeId, ModelError> {
-        let node = self.add_stack(None, stack)?;
+        let node = self.intern_stack(None, stack)?;
         self.add_self(context, node, value_type, weight)?;
         Ok(node)
     }
@@ -377,7 +400,7 @@ impl ProfileBuilder {
     }
 
     /// Interns a call edge.
-    pub fn add_call_edge(&mut self, edge: CallEdge) -> Result<EdgeId, ModelError> {
+    pub fn intern_call_edge(&mut self, edge: CallEdge) -> Result<EdgeId, ModelError> {
         if let Some(&id) = self.call_edge_index.get(&edge) {
             return Ok(id);
         }
@@ -460,7 +483,7 @@ impl ProfileBuilder {
         let strings = profile
             .strings
             .iter()
-            .map(|s| self.intern(s))
+            .map(|s| self.intern_string(s))
             .collect::<Result<Vec<_>, _>>()?;
         let string = |s: StringId| strings[s.index()];
         if self.name.is_none() {
@@ -472,7 +495,7 @@ impl ProfileBuilder {
         };
         let mut frames = Vec::with_capacity(profile.frames.len());
         for f in &profile.frames {
-            frames.push(self.add_frame(Frame {
+            frames.push(self.intern_frame(Frame {
                 function: f.function.map(string),
                 file: f.file.map(string),
                 module: f.module.map(string),
@@ -483,12 +506,12 @@ impl ProfileBuilder {
         for n in &profile.nodes {
             // Parents come first, so the parent's new handle is already known.
             let parent = n.parent.map(|p| nodes[p.index()]);
-            nodes.push(self.add_node(parent, frames[n.frame.index()])?);
+            nodes.push(self.intern_node(parent, frames[n.frame.index()])?);
         }
         let mut value_types = Vec::with_capacity(profile.value_types.len());
         for v in &profile.value_types {
             let name = profile.string(v.name);
-            value_types.push(self.add_value_type(name, unit(v.unit), v.measured)?);
+            value_types.push(self.intern_value_type(name, unit(v.unit), v.measured)?);
         }
         let mut contexts = Vec::with_capacity(profile.contexts.len());
         for c in &profile.contexts {
@@ -500,7 +523,7 @@ impl ProfileBuilder {
                     other => (other, v),
                 })
                 .collect::<Vec<_>>();
-            contexts.push(self.add_context(Context {
+            contexts.push(self.intern_context(Context {
                 ids,
                 name: c.name.map(string),
                 summary: c.summary,
@@ -534,7 +557,7 @@ impl ProfileBuilder {
         }
         let mut edges = Vec::with_capacity(profile.call_edges.len());
         for e in &profile.call_edges {
-            edges.push(self.add_call_edge(CallEdge {
+            edges.push(self.intern_call_edge(CallEdge {
                 caller: frames[e.caller.index()],
                 site: e.site.map(|s| frames[s.index()]),
                 callee: frames[e.callee.index()],

@@ -63,12 +63,12 @@
 //!
 //! # fn main() -> Result<(), profcodec_profile::ModelError> {
 //! let mut b = ProfileBuilder::new();
-//! let thread = b.add_context(Context::new([(IdKind::Thread, 0)]))?;
-//! let time = b.add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)?;
-//! let main = b.intern("main")?;
-//! let main = b.add_frame(Frame::function(main))?;
-//! let work = b.intern("work")?;
-//! let work = b.add_frame(Frame::function(work))?;
+//! let thread = b.intern_context(Context::new([(IdKind::Thread, 0)]))?;
+//! let time = b.intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)?;
+//! let main = b.intern_string("main")?;
+//! let main = b.intern_frame(Frame::function(main))?;
+//! let work = b.intern_string("work")?;
+//! let work = b.intern_frame(Frame::function(work))?;
 //! b.add_sample(thread, [main, work], time, 30.0)?;
 //! b.add_sample(thread, [main], time, 10.0)?;
 //! let profile = b.build();

@@ -194,6 +194,20 @@ impl Unit {
             Unit::Other(_) => Quantity::Other,
         }
     }
+
+    /// How many seconds one unit is, for time units whose length is known (ticks with their
+    /// rate).
+    pub fn seconds(self) -> Option<f64> {
+        match self {
+            Unit::Nanoseconds => Some(1e-9),
+            Unit::Microseconds => Some(1e-6),
+            Unit::Seconds => Some(1.0),
+            Unit::Ticks {
+                per_second: Some(rate),
+            } if rate > 0 => Some(1.0 / rate as f64),
+            _ => None,
+        }
+    }
 }
 
 /// Which values of a value type the source format measured. What was not measured is computed by

@@ -17,16 +17,19 @@ fn build(samples: usize) -> (usize, usize) {
     {
         let mut b = ProfileBuilder::new();
         let time = b
-            .add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+            .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
             .unwrap();
         let frames: Vec<_> = (0..16)
             .map(|i| {
-                let name = b.intern(&format!("function_{i}")).unwrap();
-                b.add_frame(Frame::function(name)).unwrap()
+                let name = b.intern_string(&format!("function_{i}")).unwrap();
+                b.intern_frame(Frame::function(name)).unwrap()
             })
             .collect();
         let threads: Vec<_> = (0..4)
-            .map(|t| b.add_context(Context::new([(IdKind::Thread, t)])).unwrap())
+            .map(|t| {
+                b.intern_context(Context::new([(IdKind::Thread, t)]))
+                    .unwrap()
+            })
             .collect();
         let mut stack = Vec::with_capacity(16);
         for i in 0..samples {

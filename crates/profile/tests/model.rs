@@ -8,8 +8,8 @@ use profcodec_profile::{
 };
 
 fn function(b: &mut ProfileBuilder, name: &str) -> FrameId {
-    let name = b.intern(name).unwrap();
-    b.add_frame(Frame::function(name)).unwrap()
+    let name = b.intern_string(name).unwrap();
+    b.intern_frame(Frame::function(name)).unwrap()
 }
 
 fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
@@ -22,9 +22,11 @@ fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
 /// main -> b (5), main (1).
 fn recursive() -> Profile {
     let mut b = ProfileBuilder::new();
-    let ctx = b.add_context(Context::new([(IdKind::Thread, 1)])).unwrap();
+    let ctx = b
+        .intern_context(Context::new([(IdKind::Thread, 1)]))
+        .unwrap();
     let time = b
-        .add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
         .unwrap();
     let (main, a, bb) = (
         function(&mut b, "main"),
@@ -64,9 +66,9 @@ fn recursion_counts_once_per_stack() {
 #[test]
 fn samples_share_nodes() {
     let mut b = ProfileBuilder::new();
-    let ctx = b.add_context(Context::new([])).unwrap();
+    let ctx = b.intern_context(Context::new([])).unwrap();
     let samples = b
-        .add_value_type("samples", Unit::Samples, Measured::SelfOnly)
+        .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
         .unwrap();
     let frames: Vec<_> = (0..10)
         .map(|i| function(&mut b, &format!("f{i}")))
@@ -90,43 +92,45 @@ fn samples_share_nodes() {
 fn hpctoolkit_like() -> Profile {
     let mut b = ProfileBuilder::new();
     let time = b
-        .add_value_type("CPUTIME (sec)", Unit::Seconds, Measured::SelfAndInclusive)
+        .intern_value_type("CPUTIME (sec)", Unit::Seconds, Measured::SelfAndInclusive)
         .unwrap();
-    let module = b.intern("/bin/app").unwrap();
-    let file = b.intern("app.c").unwrap();
-    let main_name = b.intern("main").unwrap();
-    let solve_name = b.intern("solve").unwrap();
+    let module = b.intern_string("/bin/app").unwrap();
+    let file = b.intern_string("app.c").unwrap();
+    let main_name = b.intern_string("main").unwrap();
+    let solve_name = b.intern_string("solve").unwrap();
     let main = b
-        .add_frame(
+        .intern_frame(
             Frame::function(main_name)
                 .with_file(file)
                 .with_module(module),
         )
         .unwrap();
     let solve = b
-        .add_frame(
+        .intern_frame(
             Frame::function(solve_name)
                 .with_file(file)
                 .with_module(module),
         )
         .unwrap();
     let loop_frame = b
-        .add_frame(Frame::new(FrameKind::Loop).with_file(file).with_line(12))
+        .intern_frame(Frame::new(FrameKind::Loop).with_file(file).with_line(12))
         .unwrap();
     let line = |b: &mut ProfileBuilder, l| {
-        b.add_frame(Frame::new(FrameKind::Line).with_file(file).with_line(l))
+        b.intern_frame(Frame::new(FrameKind::Line).with_file(file).with_line(l))
             .unwrap()
     };
     let (l5, l13, l20) = (line(&mut b, 5), line(&mut b, 13), line(&mut b, 20));
-    let n_main = b.add_node(None, main).unwrap();
-    let n_l5 = b.add_node(Some(n_main), l5).unwrap(); // call site of solve
-    let n_solve = b.add_node(Some(n_l5), solve).unwrap();
-    let n_loop = b.add_node(Some(n_solve), loop_frame).unwrap();
-    let n_l13 = b.add_node(Some(n_loop), l13).unwrap();
-    let n_l20 = b.add_node(Some(n_main), l20).unwrap();
-    let summary = b.add_context(Context::summary()).unwrap();
+    let n_main = b.intern_node(None, main).unwrap();
+    let n_l5 = b.intern_node(Some(n_main), l5).unwrap(); // call site of solve
+    let n_solve = b.intern_node(Some(n_l5), solve).unwrap();
+    let n_loop = b.intern_node(Some(n_solve), loop_frame).unwrap();
+    let n_l13 = b.intern_node(Some(n_loop), l13).unwrap();
+    let n_l20 = b.intern_node(Some(n_main), l20).unwrap();
+    let summary = b.intern_context(Context::summary()).unwrap();
     for rank in 0..2u64 {
-        let ctx = b.add_context(Context::new([(IdKind::Rank, rank)])).unwrap();
+        let ctx = b
+            .intern_context(Context::new([(IdKind::Rank, rank)]))
+            .unwrap();
         let scale = (rank + 1) as f64;
         for (ctx, scale) in [(ctx, scale), (summary, scale)] {
             b.add_self(ctx, n_l13, time, 6.0 * scale).unwrap();
@@ -206,13 +210,13 @@ fn context_filters_and_mean() {
 #[test]
 fn self_derived_from_inclusive_only() {
     let mut b = ProfileBuilder::new();
-    let ctx = b.add_context(Context::new([])).unwrap();
+    let ctx = b.intern_context(Context::new([])).unwrap();
     let v = b
-        .add_value_type("cycles", Unit::Count, Measured::InclusiveOnly)
+        .intern_value_type("cycles", Unit::Count, Measured::InclusiveOnly)
         .unwrap();
     let (f, g) = (function(&mut b, "f"), function(&mut b, "g"));
-    let nf = b.add_node(None, f).unwrap();
-    let ng = b.add_node(Some(nf), g).unwrap();
+    let nf = b.intern_node(None, f).unwrap();
+    let ng = b.intern_node(Some(nf), g).unwrap();
     b.add_inclusive(ctx, nf, v, 10.0).unwrap();
     b.add_inclusive(ctx, ng, v, 4.0).unwrap();
     let top = b.build().top(&Query::new()).unwrap();
@@ -227,27 +231,27 @@ fn self_derived_from_inclusive_only() {
 fn flat_values_win_in_auto() {
     let mut b = ProfileBuilder::new();
     let ctx = b
-        .add_context(Context::new([(IdKind::Process, 42)]))
+        .intern_context(Context::new([(IdKind::Process, 42)]))
         .unwrap();
     let ticks = Unit::Ticks {
         per_second: Some(10_000_000),
     };
     let time = b
-        .add_value_type("time", ticks, Measured::SelfAndInclusive)
+        .intern_value_type("time", ticks, Measured::SelfAndInclusive)
         .unwrap();
     let calls = b
-        .add_value_type("calls", Unit::Count, Measured::SelfOnly)
+        .intern_value_type("calls", Unit::Count, Measured::SelfOnly)
         .unwrap();
     let statements = b
-        .add_value_type("statements", Unit::Count, Measured::SelfOnly)
+        .intern_value_type("statements", Unit::Count, Measured::SelfOnly)
         .unwrap();
     b.set_calls_value_type(calls).unwrap();
     b.set_default_value_type(time).unwrap();
-    let file = b.intern("x.pl").unwrap();
+    let file = b.intern_string("x.pl").unwrap();
     let main = function(&mut b, "main::RUNTIME");
     let fib = function(&mut b, "main::fib");
     let line = b
-        .add_frame(Frame::new(FrameKind::Line).with_file(file).with_line(7))
+        .intern_frame(Frame::new(FrameKind::Line).with_file(file).with_line(7))
         .unwrap();
     b.add_flat_self(ctx, fib, time, 90.0).unwrap();
     b.add_flat_inclusive(ctx, fib, time, 100.0).unwrap();
@@ -257,7 +261,7 @@ fn flat_values_win_in_auto() {
     b.add_flat_self(ctx, line, time, 55.0).unwrap();
     b.add_flat_self(ctx, line, statements, 3.0).unwrap();
     let edge = b
-        .add_call_edge(CallEdge {
+        .intern_call_edge(CallEdge {
             caller: main,
             site: Some(line),
             callee: fib,
@@ -302,9 +306,11 @@ fn merge_matches_frames_and_contexts() {
     // Same frames interned in another order, another thread.
     let mut b = ProfileBuilder::new();
     let time = b
-        .add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
         .unwrap();
-    let ctx = b.add_context(Context::new([(IdKind::Thread, 2)])).unwrap();
+    let ctx = b
+        .intern_context(Context::new([(IdKind::Thread, 2)]))
+        .unwrap();
     let bb = function(&mut b, "b");
     let main = function(&mut b, "main");
     b.add_sample(ctx, [main, bb], time, 7.0).unwrap();
@@ -325,9 +331,11 @@ fn diff_reports_changes() {
     let base = recursive();
     let mut b = ProfileBuilder::new();
     b.append(&base).unwrap();
-    let ctx = b.add_context(Context::new([(IdKind::Thread, 1)])).unwrap();
+    let ctx = b
+        .intern_context(Context::new([(IdKind::Thread, 1)]))
+        .unwrap();
     let time = b
-        .add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
         .unwrap();
     let main = function(&mut b, "main");
     let c = function(&mut b, "c");
@@ -359,9 +367,9 @@ fn diff_reports_changes() {
 fn diff_refuses_other_units() {
     let base = recursive();
     let mut b = ProfileBuilder::new();
-    let ctx = b.add_context(Context::new([])).unwrap();
+    let ctx = b.intern_context(Context::new([])).unwrap();
     let time = b
-        .add_value_type("time", Unit::Seconds, Measured::SelfOnly)
+        .intern_value_type("time", Unit::Seconds, Measured::SelfOnly)
         .unwrap();
     let f = function(&mut b, "a");
     b.add_sample(ctx, [f], time, 1.0).unwrap();
@@ -392,7 +400,7 @@ fn foreign_handles_are_errors() {
     }
     let foreign = function(&mut big, "g");
     let mut b = ProfileBuilder::new();
-    let err = b.add_node(None, foreign).unwrap_err();
+    let err = b.intern_node(None, foreign).unwrap_err();
     assert!(matches!(
         err,
         ModelError::InvalidId {
@@ -405,12 +413,26 @@ fn foreign_handles_are_errors() {
         err.to_string(),
         "handle names no entry of this profile: frames: index 5 but the table holds 0"
     );
-    assert_eq!(b.add_stack(None, []).unwrap_err(), ModelError::EmptyStack);
-    let ctx = big.add_context(Context::new([])).unwrap();
+    assert_eq!(
+        b.intern_stack(None, []).unwrap_err(),
+        ModelError::EmptyStack
+    );
+    let own = function(&mut b, "own");
+    let root = b.intern_node(None, own).unwrap();
+    assert_eq!(
+        b.intern_stack(Some(root), []).unwrap_err(),
+        ModelError::EmptyStack
+    );
+    let below = b.intern_stack(Some(root), [own, own]).unwrap();
+    // The same path from the roots reuses the nodes, through the cache of the last stack or not.
+    assert_eq!(b.intern_stack(None, [own, own, own]).unwrap(), below);
+    assert_eq!(b.intern_stack(None, [own]).unwrap(), root);
+    assert_eq!(b.intern_stack(None, [own, own, own]).unwrap(), below);
+    let ctx = big.intern_context(Context::new([])).unwrap();
     let vt = big
-        .add_value_type("t", Unit::Count, Measured::SelfOnly)
+        .intern_value_type("t", Unit::Count, Measured::SelfOnly)
         .unwrap();
-    let node = big.add_node(None, foreign).unwrap();
+    let node = big.intern_node(None, foreign).unwrap();
     assert!(b.add_self(ctx, node, vt, 1.0).is_err());
     assert!(b.add_span(ctx, node, 0, 1).is_err());
     assert!(b.set_default_value_type(vt).is_err());
@@ -420,16 +442,16 @@ fn foreign_handles_are_errors() {
 fn deep_tree_needs_no_deep_call_stack() {
     // A naive recursive walk would overflow the test thread's stack at this depth.
     let mut b = ProfileBuilder::new();
-    let ctx = b.add_context(Context::new([])).unwrap();
+    let ctx = b.intern_context(Context::new([])).unwrap();
     let v = b
-        .add_value_type("samples", Unit::Samples, Measured::SelfOnly)
+        .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
         .unwrap();
     let f = function(&mut b, "f");
     let g = function(&mut b, "g");
     let depth = 100_000;
     let mut node = None;
     for i in 0..depth {
-        node = Some(b.add_node(node, if i % 2 == 0 { f } else { g }).unwrap());
+        node = Some(b.intern_node(node, if i % 2 == 0 { f } else { g }).unwrap());
     }
     b.add_self(ctx, node.unwrap(), v, 1.0).unwrap();
     // And a chain of distinct functions, on which looking up each node's ancestors for its own
@@ -437,7 +459,7 @@ fn deep_tree_needs_no_deep_call_stack() {
     let mut chain = None;
     for i in 0..depth {
         let frame = function(&mut b, &format!("h{i}"));
-        chain = Some(b.add_node(chain, frame).unwrap());
+        chain = Some(b.intern_node(chain, frame).unwrap());
     }
     b.add_self(ctx, chain.unwrap(), v, 1.0).unwrap();
     let p = b.build();
@@ -451,15 +473,15 @@ fn deep_tree_needs_no_deep_call_stack() {
 #[test]
 fn spans_and_labels() {
     let mut b = ProfileBuilder::new();
-    let name = b.intern("Main thread").unwrap();
+    let name = b.intern_string("Main thread").unwrap();
     let ctx = b
-        .add_context(Context::new([(IdKind::Thread, 7)]).with_name(name))
+        .intern_context(Context::new([(IdKind::Thread, 7)]).with_name(name))
         .unwrap();
     b.set_span_unit(Unit::Nanoseconds).unwrap();
-    let block_name = b.intern("update").unwrap();
-    let file = b.intern("game.cpp").unwrap();
+    let block_name = b.intern_string("update").unwrap();
+    let file = b.intern_string("game.cpp").unwrap();
     let block = b
-        .add_frame(
+        .intern_frame(
             Frame::new(FrameKind::Block)
                 .with_function(block_name)
                 .with_file(file)
@@ -467,12 +489,12 @@ fn spans_and_labels() {
         )
         .unwrap();
     let lp = b
-        .add_frame(Frame::new(FrameKind::Loop).with_file(file).with_line(12))
+        .intern_frame(Frame::new(FrameKind::Loop).with_file(file).with_line(12))
         .unwrap();
     let ins = b
-        .add_frame(Frame::new(FrameKind::Instruction).with_address(0x4010))
+        .intern_frame(Frame::new(FrameKind::Instruction).with_address(0x4010))
         .unwrap();
-    let node = b.add_node(None, block).unwrap();
+    let node = b.intern_node(None, block).unwrap();
     b.add_span(ctx, node, 100, 250).unwrap();
     let p = b.build();
     assert_eq!(p.spans().len(), 1);

@@ -29,20 +29,20 @@ fn samples() -> impl Strategy<Value = Vec<Sample>> {
 fn build(samples: &[Sample]) -> Profile {
     let mut b = ProfileBuilder::new();
     let time = b
-        .add_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
         .unwrap();
-    let file = b.intern("p.rs").unwrap();
+    let file = b.intern_string("p.rs").unwrap();
     for (thread, stack, weight) in samples {
         let ctx = b
-            .add_context(Context::new([(IdKind::Thread, *thread)]))
+            .intern_context(Context::new([(IdKind::Thread, *thread)]))
             .unwrap();
         let mut frames = Vec::new();
         for &f in stack {
-            let name = b.intern(NAMES[f]).unwrap();
+            let name = b.intern_string(NAMES[f]).unwrap();
             // Each function at two lines, so that line and function grouping differ.
             let line = (f as u32) * 10 + (*weight % 2);
             frames.push(
-                b.add_frame(Frame::function(name).with_file(file).with_line(line))
+                b.intern_frame(Frame::function(name).with_file(file).with_line(line))
                     .unwrap(),
             );
         }

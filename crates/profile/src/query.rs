@@ -564,21 +564,34 @@ fn group_tree(
         };
         owner.push(own);
     }
+    // A node's group depends on its own frame or its owner's only: each frame's key is hashed
+    // once, not once per node.
     let mut keys = KeyTable::default();
+    let mut frame_group = vec![u32::MAX; profile.frames.len()];
     let node_group: Vec<u32> = profile
         .nodes
         .iter()
         .zip(&owner)
         .map(|(node, &owner)| {
-            let frame = profile.frame(node.frame);
-            let key = match group {
-                GroupBy::Function => GroupKey::function(profile.frame(owner)),
-                GroupBy::Line => GroupKey::line(frame),
-                GroupBy::Module => GroupKey::module(frame.module.or(profile.frame(owner).module)),
+            let by = match group {
+                GroupBy::Function => owner,
+                GroupBy::Line => node.frame,
+                GroupBy::Module if profile.frame(node.frame).module.is_some() => node.frame,
+                GroupBy::Module => owner,
             };
-            keys.get(key)
+            let memo = &mut frame_group[by.index()];
+            if *memo == u32::MAX {
+                let frame = profile.frame(by);
+                *memo = keys.get(match group {
+                    GroupBy::Function => GroupKey::function(frame),
+                    GroupBy::Line => GroupKey::line(frame),
+                    GroupBy::Module => GroupKey::module(frame.module),
+                });
+            }
+            *memo
         })
         .collect();
+    drop(frame_group);
     drop(owner);
     let groups = keys.keys.len();
 

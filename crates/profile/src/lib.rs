@@ -43,9 +43,14 @@
 //! - HPCToolkit: one node per context of the context tree (loops, lines and instructions as
 //!   [`FrameKind::Loop`], [`FrameKind::Line`], [`FrameKind::Instruction`] frames below their
 //!   function; inlined calls as [`FrameKind::Inlined`]); each metric one value type with
-//!   [`Measured::SelfAndInclusive`], the self value being the cost at exactly that context (so
-//!   that self values over all nodes add up to the total), the inclusive value the execution
-//!   scope; one context per identifier tuple plus [`Context::summary`] for the summary profile.
+//!   [`Measured::SelfAndInclusive`]. The self value is the metric's `point` scope, the cost at
+//!   exactly that context, so that self values over all nodes add up to the total; grouped by
+//!   function (a loop's or line's cost goes to its enclosing function) they give the `function`
+//!   scope, hpcviewer's exclusive value. Where a metric lacks the point scope, a node's point
+//!   value is its function-scope value minus that of its loop and line children. The inclusive
+//!   value is the `execution` scope. Instruction contexts that meta.db elides fold into their
+//!   parent context. One context per identifier tuple, plus [`Context::summary`] for the
+//!   summary profile.
 //! - hpcrun: the CCT as nodes with load-module-resolved frames, every metric per node, one
 //!   context per thread ([`IdKind::Thread`], and [`IdKind::Rank`] where known).
 //! - NYTProf: subs as [`FrameKind::Function`] frames with flat values (calls via

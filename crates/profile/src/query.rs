@@ -97,7 +97,8 @@ pub enum ContextFilter {
 /// A query: which value type, which contexts, how grouped and ordered, how many rows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Query {
-    /// The value type's name; `None` for the profile's default value type.
+    /// The value type's name (the first value type of that name, if units differ); `None` for
+    /// the profile's default value type.
     pub value_type: Option<String>,
     /// The ordering value.
     pub order: Order,

@@ -531,3 +531,64 @@ fn serde_round_trip_and_checked() {
     let err = serde_json::from_value::<Profile>(value).unwrap_err();
     assert!(err.to_string().contains("value types: index 99"), "{err}");
 }
+
+/// hpcrun-shaped: functions known by address only in a load module, an inlined function, and
+/// instructions below them.
+#[test]
+fn modules_addresses_and_inlined_frames() {
+    let mut b = ProfileBuilder::new();
+    let ctx = b
+        .intern_context(Context::new([(IdKind::Rank, 0), (IdKind::Thread, 3)]))
+        .unwrap();
+    let cycles = b
+        .intern_value_type("CYCLES", Unit::Count, Measured::SelfOnly)
+        .unwrap();
+    let libc = b.intern_string("libc.so.6").unwrap();
+    let app = b.intern_string("app").unwrap();
+    let unresolved = |b: &mut ProfileBuilder, address| {
+        b.intern_frame(
+            Frame::new(FrameKind::Function)
+                .with_module(libc)
+                .with_address(address),
+        )
+        .unwrap()
+    };
+    let (memcpy, memset) = (unresolved(&mut b, 0x1000), unresolved(&mut b, 0x2000));
+    let main_name = b.intern_string("main").unwrap();
+    let main = b
+        .intern_frame(Frame::function(main_name).with_module(app))
+        .unwrap();
+    let inline_name = b.intern_string("helper").unwrap();
+    let inlined = b
+        .intern_frame(
+            Frame::new(FrameKind::Inlined)
+                .with_function(inline_name)
+                .with_module(app),
+        )
+        .unwrap();
+    let instruction = b
+        .intern_frame(Frame::new(FrameKind::Instruction).with_address(0x4242))
+        .unwrap();
+    b.add_sample(ctx, [main, memcpy, instruction], cycles, 5.0)
+        .unwrap();
+    b.add_sample(ctx, [main, memset], cycles, 3.0).unwrap();
+    b.add_sample(ctx, [main, inlined, instruction], cycles, 2.0)
+        .unwrap();
+    b.add_sample(ctx, [main, instruction], cycles, 1.0).unwrap();
+    let p = b.build();
+    assert_eq!(p.context_label(ctx), "rank 0 thread 3");
+
+    let functions = p.top(&Query::new()).unwrap();
+    assert_eq!(row(&functions.rows, "[0x1000]").self_value, 5.0);
+    assert_eq!(row(&functions.rows, "[0x2000]").self_value, 3.0);
+    assert_eq!(row(&functions.rows, "helper").self_value, 2.0);
+    assert_eq!(row(&functions.rows, "main").self_value, 1.0);
+    assert_eq!(row(&functions.rows, "main").inclusive, Some(11.0));
+
+    // The instructions carry no module: they count for their enclosing function's module.
+    let modules = p.top(&Query::new().group(GroupBy::Module)).unwrap();
+    assert_eq!(row(&modules.rows, "libc.so.6").self_value, 8.0);
+    assert_eq!(row(&modules.rows, "app").self_value, 3.0);
+    assert_eq!(row(&modules.rows, "app").inclusive, Some(11.0));
+    assert_eq!(modules.rows.len(), 2);
+}

@@ -97,6 +97,7 @@ pub struct ProfileBuilder {
     context_index: HashMap<Context, ContextId>,
     node_values: Vec<NodeValue>,
     node_value_index: HashMap<(ContextId, NodeId, ValueTypeId), u32>,
+    last_node_value: Option<((ContextId, NodeId, ValueTypeId), u32)>,
     flat_values: Vec<FlatValue>,
     flat_value_index: HashMap<(ContextId, FrameId, ValueTypeId), u32>,
     call_edges: Vec<CallEdge>,
@@ -278,7 +279,14 @@ impl ProfileBuilder {
         node: NodeId,
         value_type: ValueTypeId,
     ) -> Result<&mut NodeValue, ModelError> {
-        let index = match self.node_value_index.entry((context, node, value_type)) {
+        let key = (context, node, value_type);
+        // A sampler often records the same stack many times in a row.
+        if let Some((last, index)) = self.last_node_value
+            && last == key
+        {
+            return Ok(&mut self.node_values[index as usize]);
+        }
+        let index = match self.node_value_index.entry(key) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
                 check(context.0, self.contexts.len(), "contexts")?;
@@ -295,6 +303,7 @@ impl ProfileBuilder {
                 *e.insert(index)
             }
         };
+        self.last_node_value = Some((key, index));
         Ok(&mut self.node_values[index as usize])
     }
 

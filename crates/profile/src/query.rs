@@ -743,6 +743,28 @@ impl Groups {
 }
 
 impl Profile {
+    /// The total self value of one value type in every context, in one pass over the values:
+    /// the per-thread or per-rank balance of a run. A value type measured inclusive only has
+    /// its total in the roots' inclusive values.
+    pub fn context_totals(&self, value_type: ValueTypeId) -> Vec<(ContextId, f64)> {
+        let measured = self.value_type(value_type).measured;
+        let mut totals = vec![0.0; self.contexts.len()];
+        for v in &self.node_values {
+            if v.value_type != value_type {
+                continue;
+            }
+            let value = if measured.has_self() {
+                v.self_value
+            } else if self.node(v.node).parent.is_none() {
+                v.inclusive
+            } else {
+                None
+            };
+            totals[v.context.index()] += value.unwrap_or(0.0);
+        }
+        self.contexts().map(|(id, _)| id).zip(totals).collect()
+    }
+
     /// The top rows of `query`: groups ordered by self or inclusive value, largest first, with
     /// the totals over all groups. Linear in the size of the profile (plus sorting the groups
     /// returned).

@@ -201,6 +201,13 @@ fn context_filters_and_mean() {
         .top(&Query::new().contexts(ContextFilter::Ids(vec![rank0])))
         .unwrap();
     assert_eq!(by_id.total.self_value, 7.0);
+    let (time, _) = p.value_types().next().unwrap();
+    let totals = p.context_totals(time);
+    assert_eq!(totals.len(), 3);
+    assert_eq!(
+        totals.iter().map(|&(_, t)| t).collect::<Vec<_>>(),
+        [21.0, 7.0, 14.0]
+    );
     let none = p
         .top(&Query::new().contexts(ContextFilter::Matching(vec![(IdKind::Thread, 9)])))
         .unwrap();

@@ -134,6 +134,9 @@ proptest! {
             })
             .sum();
         prop_assert_eq!(per_context, all.total.self_value);
+        let (time, _) = p.value_types().next().unwrap();
+        let in_one_pass: f64 = p.context_totals(time).iter().map(|&(_, t)| t).sum();
+        prop_assert_eq!(in_one_pass, all.total.self_value);
         let mean = p
             .top(&Query::new().contexts(ContextFilter::All).combine(Combine::Mean))
             .unwrap();

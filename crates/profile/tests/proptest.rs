@@ -74,7 +74,64 @@ fn by_name(p: &Profile, query: &Query) -> BTreeMap<String, (f64, Option<f64>)> {
         .collect()
 }
 
+/// The same samples as [`build`], given as measured inclusive values (each node on a sample's
+/// path gets its weight, as a timed block's duration covers its children), with or without the
+/// self values too.
+fn build_inclusive(samples: &[Sample], with_self: bool) -> Profile {
+    let mut b = ProfileBuilder::new();
+    let measured = if with_self {
+        Measured::SelfAndInclusive
+    } else {
+        Measured::InclusiveOnly
+    };
+    let time = b
+        .intern_value_type("time", Unit::Nanoseconds, measured)
+        .unwrap();
+    let file = b.intern_string("p.rs").unwrap();
+    for (thread, stack, weight) in samples {
+        let ctx = b
+            .intern_context(Context::new([(IdKind::Thread, *thread)]))
+            .unwrap();
+        let mut node = None;
+        for &f in stack {
+            let name = b.intern_string(NAMES[f]).unwrap();
+            let line = (f as u32) * 10 + (*weight % 2);
+            let frame = b
+                .intern_frame(Frame::function(name).with_file(file).with_line(line))
+                .unwrap();
+            let id = b.intern_node(node, frame).unwrap();
+            b.add_inclusive(ctx, id, time, f64::from(*weight)).unwrap();
+            node = Some(id);
+        }
+        if with_self {
+            b.add_self(ctx, node.unwrap(), time, f64::from(*weight))
+                .unwrap();
+        }
+    }
+    b.build()
+}
+
 proptest! {
+    #[test]
+    fn measured_inclusive_agrees_with_computed(samples in samples()) {
+        let computed = build(&samples);
+        for with_self in [false, true] {
+            let measured = build_inclusive(&samples, with_self);
+            for group in [GroupBy::Function, GroupBy::Line, GroupBy::Module] {
+                let q = Query::new().group(group).contexts(ContextFilter::All);
+                prop_assert_eq!(by_name(&measured, &q), by_name(&computed, &q));
+            }
+        }
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_round_trip(samples in samples()) {
+        let p = build(&samples);
+        let json = serde_json::to_string(&p).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Profile>(&json).unwrap(), p);
+    }
+
     #[test]
     fn top_matches_a_flat_profiler(samples in samples()) {
         let p = build(&samples);

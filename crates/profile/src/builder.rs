@@ -488,6 +488,11 @@ impl ProfileBuilder {
     /// name and unit) and contexts (by identifier tuple) are matched by identity, values on
     /// matched entries are added. This is how per-rank or per-process profiles are merged: keep
     /// a distinct context per input and both the per-rank and the summed views stay available.
+    ///
+    /// Inputs should measure a value type alike: where one input measured inclusive values and
+    /// another did not, the merged value type counts as measured inclusive and the nodes of the
+    /// other input have none (zero) rather than computed ones. Time and memory are linear in the
+    /// size of `profile`.
     pub fn append(&mut self, profile: &Profile) -> Result<(), ModelError> {
         let strings = profile
             .strings

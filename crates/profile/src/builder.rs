@@ -1,0 +1,778 @@
+//! [`ProfileBuilder`]: interning tables that turn a format's records into a [`Profile`].
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
+use crate::model::{
+    CallEdge, Context, EdgeValue, FlatValue, Frame, IdKind, Measured, Node, NodeValue, Profile,
+    Span, Unit, ValueType,
+};
+
+/// What went wrong while building (or deserializing) a profile. Every variant names the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// A table would hold more entries than a `u32` handle can name.
+    #[error("too many entries for the profile model: {table}: more than {max} distinct entries")]
+    TooMany {
+        /// The table (`"strings"`, `"frames"`, `"nodes"` ...).
+        table: &'static str,
+        /// The most entries the table holds.
+        max: u32,
+    },
+    /// A handle does not name an entry of this builder (it came from another builder or
+    /// profile), or in deserialized data a handle is out of range.
+    #[error(
+        "handle names no entry of this profile: {table}: index {index} but the table holds {len}"
+    )]
+    InvalidId {
+        /// The table the handle points into.
+        table: &'static str,
+        /// The handle's index.
+        index: u32,
+        /// The number of entries in the table.
+        len: u32,
+    },
+    /// In deserialized data, a node's parent does not come before it.
+    #[error(
+        "call tree out of order: nodes: node {node} names parent {parent}, which does not come before it"
+    )]
+    ParentAfterChild {
+        /// The node.
+        node: u32,
+        /// Its parent.
+        parent: u32,
+    },
+    /// A stack with no frame was given where a call path is needed.
+    #[error("empty stack: a call path needs at least one frame")]
+    EmptyStack,
+}
+
+/// Handles are `u32`; `u32::MAX` is kept free so that no table's length overflows.
+const MAX_ENTRIES: u32 = u32::MAX - 1;
+
+fn next_id(len: usize, table: &'static str) -> Result<u32, ModelError> {
+    u32::try_from(len)
+        .ok()
+        .filter(|&n| n < MAX_ENTRIES)
+        .ok_or(ModelError::TooMany {
+            table,
+            max: MAX_ENTRIES,
+        })
+}
+
+fn check(index: u32, len: usize, table: &'static str) -> Result<(), ModelError> {
+    if (index as usize) < len {
+        Ok(())
+    } else {
+        Err(ModelError::InvalidId {
+            table,
+            index,
+            len: len as u32,
+        })
+    }
+}
+
+/// Builds a [`Profile`]: interns strings, frames, call-tree nodes, value types and contexts, and
+/// accumulates values. Adding the same (context, node, value type) twice adds the values, so
+/// memory grows with the distinct entries, not with the samples or records fed in; every table
+/// is a vector plus a hash index, so memory and time are linear in the input given.
+///
+/// Handles returned by one builder are checked on use: a foreign handle is an
+/// [`ModelError::InvalidId`], never a panic or a corrupt profile.
+#[derive(Debug, Default)]
+pub struct ProfileBuilder {
+    name: Option<StringId>,
+    strings: HashMap<Box<str>, StringId>,
+    frames: Vec<Frame>,
+    frame_index: HashMap<Frame, FrameId>,
+    nodes: Vec<Node>,
+    node_index: HashMap<(Option<NodeId>, FrameId), NodeId>,
+    /// The root-first path of the last stack interned from the roots, as (frame, node).
+    last_stack: Vec<(FrameId, NodeId)>,
+    value_types: Vec<ValueType>,
+    value_type_index: HashMap<(StringId, Unit), ValueTypeId>,
+    contexts: Vec<Context>,
+    context_index: HashMap<Context, ContextId>,
+    node_values: Vec<NodeValue>,
+    node_value_index: HashMap<(ContextId, NodeId, ValueTypeId), u32>,
+    last_node_value: Option<((ContextId, NodeId, ValueTypeId), u32)>,
+    flat_values: Vec<FlatValue>,
+    flat_value_index: HashMap<(ContextId, FrameId, ValueTypeId), u32>,
+    call_edges: Vec<CallEdge>,
+    call_edge_index: HashMap<CallEdge, EdgeId>,
+    edge_values: Vec<EdgeValue>,
+    edge_value_index: HashMap<(ContextId, EdgeId, ValueTypeId), u32>,
+    spans: Vec<Span>,
+    span_unit: Option<Unit>,
+    default_value_type: Option<ValueTypeId>,
+    calls_value_type: Option<ValueTypeId>,
+}
+
+fn add_option(total: &mut Option<f64>, value: f64) {
+    *total = Some(total.unwrap_or(0.0) + value);
+}
+
+impl ProfileBuilder {
+    /// An empty builder.
+    pub fn new() -> ProfileBuilder {
+        ProfileBuilder::default()
+    }
+
+    /// Interns a string.
+    pub fn intern_string(&mut self, s: &str) -> Result<StringId, ModelError> {
+        if let Some(&id) = self.strings.get(s) {
+            return Ok(id);
+        }
+        let id = StringId(next_id(self.strings.len(), "strings")?);
+        self.strings.insert(s.into(), id);
+        Ok(id)
+    }
+
+    /// Sets the program or profile name.
+    pub fn set_name(&mut self, name: &str) -> Result<(), ModelError> {
+        self.name = Some(self.intern_string(name)?);
+        Ok(())
+    }
+
+    /// Interns a frame (equal frames get the same handle).
+    pub fn intern_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
+        if let Some(&id) = self.frame_index.get(&frame) {
+            return Ok(id);
+        }
+        for s in frame.string_ids() {
+            check(s.0, self.strings.len(), "strings")?;
+        }
+        let id = FrameId(next_id(self.frames.len(), "frames")?);
+        self.frames.push(frame);
+        self.frame_index.insert(frame, id);
+        Ok(id)
+    }
+
+    /// Interns the node for `frame` called from `parent` (`None`: a root).
+    pub fn intern_node(
+        &mut self,
+        parent: Option<NodeId>,
+        frame: FrameId,
+    ) -> Result<NodeId, ModelError> {
+        if let Some(&id) = self.node_index.get(&(parent, frame)) {
+            return Ok(id);
+        }
+        if let Some(p) = parent {
+            check(p.0, self.nodes.len(), "nodes")?;
+        }
+        check(frame.0, self.frames.len(), "frames")?;
+        let id = NodeId(next_id(self.nodes.len(), "nodes")?);
+        self.nodes.push(Node { parent, frame });
+        self.node_index.insert((parent, frame), id);
+        Ok(id)
+    }
+
+    /// Interns a call path below `parent`, outermost frame first, and returns its innermost node.
+    pub fn intern_stack(
+        &mut self,
+        parent: Option<NodeId>,
+        frames: impl IntoIterator<Item = FrameId>,
+    ) -> Result<NodeId, ModelError> {
+        let mut node = parent;
+        if parent.is_some() {
+            let mut empty = true;
+            for frame in frames {
+                node = Some(self.intern_node(node, frame)?);
+                empty = false;
+            }
+            return match node {
+                Some(node) if !empty => Ok(node),
+                _ => Err(ModelError::EmptyStack),
+            };
+        }
+        // Successive samples mostly share a prefix with the one before: reusing its nodes skips
+        // hashing the shared frames.
+        let mut shared = true;
+        for (depth, frame) in frames.into_iter().enumerate() {
+            let id = match self.last_stack.get(depth) {
+                Some(&(last_frame, last_node)) if shared && last_frame == frame => last_node,
+                _ => {
+                    shared = false;
+                    self.last_stack.truncate(depth);
+                    let id = self.intern_node(node, frame)?;
+                    self.last_stack.push((frame, id));
+                    id
+                }
+            };
+            node = Some(id);
+        }
+        node.ok_or(ModelError::EmptyStack)
+    }
+
+    /// Interns a value type by name and unit. Adding it again with another [`Measured`] widens
+    /// what it measured.
+    pub fn intern_value_type(
+        &mut self,
+        name: &str,
+        unit: Unit,
+        measured: Measured,
+    ) -> Result<ValueTypeId, ModelError> {
+        let name = self.intern_string(name)?;
+        if let Unit::Other(s) = unit {
+            check(s.0, self.strings.len(), "strings")?;
+        }
+        match self.value_type_index.entry((name, unit)) {
+            Entry::Occupied(e) => {
+                let id = *e.get();
+                let vt = &mut self.value_types[id.index()];
+                vt.measured = vt.measured.union(measured);
+                Ok(id)
+            }
+            Entry::Vacant(e) => {
+                let id = ValueTypeId(next_id(self.value_types.len(), "value types")?);
+                self.value_types.push(ValueType {
+                    name,
+                    unit,
+                    measured,
+                });
+                e.insert(id);
+                Ok(id)
+            }
+        }
+    }
+
+    /// Names the value type shown when none is asked for.
+    pub fn set_default_value_type(&mut self, id: ValueTypeId) -> Result<(), ModelError> {
+        check(id.0, self.value_types.len(), "value types")?;
+        self.default_value_type = Some(id);
+        Ok(())
+    }
+
+    /// Names the value type that counts calls (its self value is the number of entries).
+    pub fn set_calls_value_type(&mut self, id: ValueTypeId) -> Result<(), ModelError> {
+        check(id.0, self.value_types.len(), "value types")?;
+        self.calls_value_type = Some(id);
+        Ok(())
+    }
+
+    /// Interns a context (equal identifier tuples, names and summary flags share a handle).
+    pub fn intern_context(&mut self, context: Context) -> Result<ContextId, ModelError> {
+        if let Some(&id) = self.context_index.get(&context) {
+            return Ok(id);
+        }
+        for s in context
+            .name
+            .iter()
+            .chain(context.ids.iter().filter_map(|(k, _)| match k {
+                IdKind::Other(s) => Some(s),
+                _ => None,
+            }))
+        {
+            check(s.0, self.strings.len(), "strings")?;
+        }
+        let id = ContextId(next_id(self.contexts.len(), "contexts")?);
+        self.contexts.push(context.clone());
+        self.context_index.insert(context, id);
+        Ok(id)
+    }
+
+    fn node_value(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+    ) -> Result<&mut NodeValue, ModelError> {
+        let key = (context, node, value_type);
+        // A sampler often records the same stack many times in a row.
+        if let Some((last, index)) = self.last_node_value
+            && last == key
+        {
+            return Ok(&mut self.node_values[index as usize]);
+        }
+        let index = match self.node_value_index.entry(key) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                check(context.0, self.contexts.len(), "contexts")?;
+                check(node.0, self.nodes.len(), "nodes")?;
+                check(value_type.0, self.value_types.len(), "value types")?;
+                let index = next_id(self.node_values.len(), "node values")?;
+                self.node_values.push(NodeValue {
+                    context,
+                    node,
+                    value_type,
+                    self_value: None,
+                    inclusive: None,
+                });
+                *e.insert(index)
+            }
+        };
+        self.last_node_value = Some((key, index));
+        Ok(&mut self.node_values[index as usize])
+    }
+
+    /// Adds `value` to the self value of `node` in `context`.
+    pub fn add_self(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        add_option(
+            &mut self.node_value(context, node, value_type)?.self_value,
+            value,
+        );
+        Ok(())
+    }
+
+    /// Adds `value` to the measured inclusive value of `node` in `context`.
+    pub fn add_inclusive(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        add_option(
+            &mut self.node_value(context, node, value_type)?.inclusive,
+            value,
+        );
+        Ok(())
+    }
+
+    /// Adds a sample: interns the call path (outermost frame first) and adds `weight` to the
+    /// self value of its innermost node. Returns that node.
+    pub fn add_sample(
+        &mut self,
+        context: ContextId,
+        stack: impl IntoIterator<Item = FrameId>,
+        value_type: ValueTypeId,
+        weight: f64,
+    ) -> Result<NodeId, ModelError> {
+        let node = self.intern_stack(None, stack)?;
+        self.add_self(context, node, value_type, weight)?;
+        Ok(node)
+    }
+
+    fn flat_value(
+        &mut self,
+        context: ContextId,
+        frame: FrameId,
+        value_type: ValueTypeId,
+    ) -> Result<&mut FlatValue, ModelError> {
+        let index = match self.flat_value_index.entry((context, frame, value_type)) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                check(context.0, self.contexts.len(), "contexts")?;
+                check(frame.0, self.frames.len(), "frames")?;
+                check(value_type.0, self.value_types.len(), "value types")?;
+                let index = next_id(self.flat_values.len(), "flat values")?;
+                self.flat_values.push(FlatValue {
+                    context,
+                    frame,
+                    value_type,
+                    self_value: None,
+                    inclusive: None,
+                });
+                *e.insert(index)
+            }
+        };
+        Ok(&mut self.flat_values[index as usize])
+    }
+
+    /// Adds `value` to the measured flat self value of `frame` (a sub's self time, a line's
+    /// statement time or count).
+    pub fn add_flat_self(
+        &mut self,
+        context: ContextId,
+        frame: FrameId,
+        value_type: ValueTypeId,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        add_option(
+            &mut self.flat_value(context, frame, value_type)?.self_value,
+            value,
+        );
+        Ok(())
+    }
+
+    /// Adds `value` to the measured flat inclusive value of `frame` (as the tool computed it).
+    pub fn add_flat_inclusive(
+        &mut self,
+        context: ContextId,
+        frame: FrameId,
+        value_type: ValueTypeId,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        add_option(
+            &mut self.flat_value(context, frame, value_type)?.inclusive,
+            value,
+        );
+        Ok(())
+    }
+
+    /// Interns a call edge.
+    pub fn intern_call_edge(&mut self, edge: CallEdge) -> Result<EdgeId, ModelError> {
+        if let Some(&id) = self.call_edge_index.get(&edge) {
+            return Ok(id);
+        }
+        for frame in [Some(edge.caller), edge.site, Some(edge.callee)]
+            .into_iter()
+            .flatten()
+        {
+            check(frame.0, self.frames.len(), "frames")?;
+        }
+        let id = EdgeId(next_id(self.call_edges.len(), "call edges")?);
+        self.call_edges.push(edge);
+        self.call_edge_index.insert(edge, id);
+        Ok(id)
+    }
+
+    /// Adds `value` to a call edge's value (a call count, the time spent in the callee from that
+    /// call site).
+    pub fn add_edge_value(
+        &mut self,
+        context: ContextId,
+        edge: EdgeId,
+        value_type: ValueTypeId,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        let index = match self.edge_value_index.entry((context, edge, value_type)) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                check(context.0, self.contexts.len(), "contexts")?;
+                check(edge.0, self.call_edges.len(), "call edges")?;
+                check(value_type.0, self.value_types.len(), "value types")?;
+                let index = next_id(self.edge_values.len(), "edge values")?;
+                self.edge_values.push(EdgeValue {
+                    context,
+                    edge,
+                    value_type,
+                    value: 0.0,
+                });
+                *e.insert(index)
+            }
+        };
+        self.edge_values[index as usize].value += value;
+        Ok(())
+    }
+
+    /// Sets the time unit of the spans.
+    pub fn set_span_unit(&mut self, unit: Unit) -> Result<(), ModelError> {
+        if let Unit::Other(s) = unit {
+            check(s.0, self.strings.len(), "strings")?;
+        }
+        self.span_unit = Some(unit);
+        Ok(())
+    }
+
+    /// Records one timed execution of `node` (an EasyProfiler block). Spans are kept one by one
+    /// (they are the timeline); their durations are not added to any value by this call.
+    pub fn add_span(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        begin: u64,
+        end: u64,
+    ) -> Result<(), ModelError> {
+        check(context.0, self.contexts.len(), "contexts")?;
+        check(node.0, self.nodes.len(), "nodes")?;
+        next_id(self.spans.len(), "spans")?;
+        self.spans.push(Span {
+            context,
+            node,
+            begin,
+            end,
+        });
+        Ok(())
+    }
+
+    /// Adds every table of `profile` to this builder: strings, frames, nodes, value types (by
+    /// name and unit) and contexts (by identifier tuple) are matched by identity, values on
+    /// matched entries are added. This is how per-rank or per-process profiles are merged: keep
+    /// a distinct context per input and both the per-rank and the summed views stay available.
+    ///
+    /// Inputs should measure a value type alike: where one input measured inclusive values and
+    /// another did not, the merged value type counts as measured inclusive and the nodes of the
+    /// other input have none (zero) rather than computed ones. Time and memory are linear in the
+    /// size of `profile`.
+    pub fn append(&mut self, profile: &Profile) -> Result<(), ModelError> {
+        let strings = profile
+            .strings
+            .iter()
+            .map(|s| self.intern_string(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let string = |s: StringId| strings[s.index()];
+        if self.name.is_none() {
+            self.name = profile.name.map(string);
+        }
+        let unit = |u: Unit| match u {
+            Unit::Other(s) => Unit::Other(string(s)),
+            other => other,
+        };
+        let mut frames = Vec::with_capacity(profile.frames.len());
+        for f in &profile.frames {
+            frames.push(self.intern_frame(Frame {
+                function: f.function.map(string),
+                file: f.file.map(string),
+                module: f.module.map(string),
+                ..*f
+            })?);
+        }
+        let mut nodes: Vec<NodeId> = Vec::with_capacity(profile.nodes.len());
+        for n in &profile.nodes {
+            // Parents come first, so the parent's new handle is already known.
+            let parent = n.parent.map(|p| nodes[p.index()]);
+            nodes.push(self.intern_node(parent, frames[n.frame.index()])?);
+        }
+        let mut value_types = Vec::with_capacity(profile.value_types.len());
+        for v in &profile.value_types {
+            let name = profile.string(v.name);
+            value_types.push(self.intern_value_type(name, unit(v.unit), v.measured)?);
+        }
+        let mut contexts = Vec::with_capacity(profile.contexts.len());
+        for c in &profile.contexts {
+            let ids = c
+                .ids
+                .iter()
+                .map(|&(k, v)| match k {
+                    IdKind::Other(s) => (IdKind::Other(string(s)), v),
+                    other => (other, v),
+                })
+                .collect::<Vec<_>>();
+            contexts.push(self.intern_context(Context {
+                ids,
+                name: c.name.map(string),
+                summary: c.summary,
+            })?);
+        }
+        for v in &profile.node_values {
+            let entry = self.node_value(
+                contexts[v.context.index()],
+                nodes[v.node.index()],
+                value_types[v.value_type.index()],
+            )?;
+            if let Some(x) = v.self_value {
+                add_option(&mut entry.self_value, x);
+            }
+            if let Some(x) = v.inclusive {
+                add_option(&mut entry.inclusive, x);
+            }
+        }
+        for v in &profile.flat_values {
+            let entry = self.flat_value(
+                contexts[v.context.index()],
+                frames[v.frame.index()],
+                value_types[v.value_type.index()],
+            )?;
+            if let Some(x) = v.self_value {
+                add_option(&mut entry.self_value, x);
+            }
+            if let Some(x) = v.inclusive {
+                add_option(&mut entry.inclusive, x);
+            }
+        }
+        let mut edges = Vec::with_capacity(profile.call_edges.len());
+        for e in &profile.call_edges {
+            edges.push(self.intern_call_edge(CallEdge {
+                caller: frames[e.caller.index()],
+                site: e.site.map(|s| frames[s.index()]),
+                callee: frames[e.callee.index()],
+            })?);
+        }
+        for v in &profile.edge_values {
+            self.add_edge_value(
+                contexts[v.context.index()],
+                edges[v.edge.index()],
+                value_types[v.value_type.index()],
+                v.value,
+            )?;
+        }
+        for s in &profile.spans {
+            self.add_span(
+                contexts[s.context.index()],
+                nodes[s.node.index()],
+                s.begin,
+                s.end,
+            )?;
+        }
+        if self.span_unit.is_none() {
+            self.span_unit = profile.span_unit.map(unit);
+        }
+        if self.default_value_type.is_none() {
+            self.default_value_type = profile.default_value_type.map(|v| value_types[v.index()]);
+        }
+        if self.calls_value_type.is_none() {
+            self.calls_value_type = profile.calls_value_type.map(|v| value_types[v.index()]);
+        }
+        Ok(())
+    }
+
+    /// The profile. The hash indexes are dropped: a built profile is its tables only.
+    pub fn build(self) -> Profile {
+        let mut strings: Vec<Box<str>> = vec![Box::from(""); self.strings.len()];
+        for (s, id) in self.strings {
+            strings[id.index()] = s;
+        }
+        Profile {
+            name: self.name,
+            strings,
+            frames: self.frames,
+            nodes: self.nodes,
+            value_types: self.value_types,
+            contexts: self.contexts,
+            node_values: self.node_values,
+            flat_values: self.flat_values,
+            call_edges: self.call_edges,
+            edge_values: self.edge_values,
+            spans: self.spans,
+            span_unit: self.span_unit,
+            default_value_type: self.default_value_type,
+            calls_value_type: self.calls_value_type,
+        }
+    }
+}
+
+impl Profile {
+    /// Merges profiles (see [`ProfileBuilder::append`]).
+    pub fn merge<'a>(
+        profiles: impl IntoIterator<Item = &'a Profile>,
+    ) -> Result<Profile, ModelError> {
+        let mut builder = ProfileBuilder::new();
+        for profile in profiles {
+            builder.append(profile)?;
+        }
+        Ok(builder.build())
+    }
+
+    /// Checks that every handle in every table names an entry and that parents come before their
+    /// children: what a [`ProfileBuilder`] guarantees, checked again for deserialized data.
+    pub fn check(&self) -> Result<(), ModelError> {
+        let strings = self.strings.len();
+        let s = |id: StringId| check(id.0, strings, "strings");
+        let unit = |u: Unit| match u {
+            Unit::Other(id) => s(id),
+            _ => Ok(()),
+        };
+        for table in [
+            self.strings.len(),
+            self.frames.len(),
+            self.nodes.len(),
+            self.value_types.len(),
+            self.contexts.len(),
+            self.node_values.len(),
+            self.flat_values.len(),
+            self.call_edges.len(),
+            self.edge_values.len(),
+            self.spans.len(),
+        ] {
+            next_id(table.saturating_sub(1), "a table")?;
+        }
+        if let Some(name) = self.name {
+            s(name)?;
+        }
+        for f in &self.frames {
+            f.string_ids().try_for_each(s)?;
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            check(n.frame.0, self.frames.len(), "frames")?;
+            if let Some(p) = n.parent
+                && p.index() >= i
+            {
+                return Err(ModelError::ParentAfterChild {
+                    node: i as u32,
+                    parent: p.0,
+                });
+            }
+        }
+        for v in &self.value_types {
+            s(v.name)?;
+            unit(v.unit)?;
+        }
+        for c in &self.contexts {
+            c.name.into_iter().try_for_each(s)?;
+            for &(k, _) in &c.ids {
+                if let IdKind::Other(id) = k {
+                    s(id)?;
+                }
+            }
+        }
+        let ctx = |c: ContextId| check(c.0, self.contexts.len(), "contexts");
+        let vt = |v: ValueTypeId| check(v.0, self.value_types.len(), "value types");
+        let frame = |f: FrameId| check(f.0, self.frames.len(), "frames");
+        let node = |n: NodeId| check(n.0, self.nodes.len(), "nodes");
+        for v in &self.node_values {
+            ctx(v.context)?;
+            node(v.node)?;
+            vt(v.value_type)?;
+        }
+        for v in &self.flat_values {
+            ctx(v.context)?;
+            frame(v.frame)?;
+            vt(v.value_type)?;
+        }
+        for e in &self.call_edges {
+            frame(e.caller)?;
+            e.site.into_iter().try_for_each(frame)?;
+            frame(e.callee)?;
+        }
+        for v in &self.edge_values {
+            ctx(v.context)?;
+            check(v.edge.0, self.call_edges.len(), "call edges")?;
+            vt(v.value_type)?;
+        }
+        for sp in &self.spans {
+            ctx(sp.context)?;
+            node(sp.node)?;
+        }
+        if let Some(u) = self.span_unit {
+            unit(u)?;
+        }
+        self.default_value_type.into_iter().try_for_each(vt)?;
+        self.calls_value_type.into_iter().try_for_each(vt)?;
+        Ok(())
+    }
+}
+
+/// The serde form of a [`Profile`] before [`Profile::check`] accepts it.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+pub(crate) struct Unchecked {
+    name: Option<StringId>,
+    strings: Vec<Box<str>>,
+    frames: Vec<Frame>,
+    nodes: Vec<Node>,
+    value_types: Vec<ValueType>,
+    contexts: Vec<Context>,
+    node_values: Vec<NodeValue>,
+    flat_values: Vec<FlatValue>,
+    call_edges: Vec<CallEdge>,
+    edge_values: Vec<EdgeValue>,
+    spans: Vec<Span>,
+    span_unit: Option<Unit>,
+    default_value_type: Option<ValueTypeId>,
+    calls_value_type: Option<ValueTypeId>,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<Unchecked> for Profile {
+    type Error = ModelError;
+
+    fn try_from(u: Unchecked) -> Result<Profile, ModelError> {
+        let profile = Profile {
+            name: u.name,
+            strings: u.strings,
+            frames: u.frames,
+            nodes: u.nodes,
+            value_types: u.value_types,
+            contexts: u.contexts,
+            node_values: u.node_values,
+            flat_values: u.flat_values,
+            call_edges: u.call_edges,
+            edge_values: u.edge_values,
+            spans: u.spans,
+            span_unit: u.span_unit,
+            default_value_type: u.default_value_type,
+            calls_value_type: u.calls_value_type,
+        };
+        profile.check()?;
+        Ok(profile)
+    }
+}

@@ -1,0 +1,981 @@
+//! Questions a profiler user asks: the top functions, lines or modules by self or inclusive
+//! cost ([`Profile::top`]), and what changed between two profiles ([`diff`]).
+//!
+//! # How values are aggregated
+//!
+//! A query picks one value type by name, a set of contexts and a grouping, then takes its values
+//! from one of two sources ([`Source`]):
+//!
+//! - **Tree**: the call tree. A node's self value is its measured self value (or, for a value
+//!   type with inclusive values only, its inclusive minus its children's inclusive); its
+//!   inclusive value is the measured one (or self plus the children's inclusive, computed once
+//!   bottom-up). A group's self is the sum of the self values of its nodes. A group's inclusive
+//!   is the sum of the inclusive values of its nodes that have no ancestor in the same group, so
+//!   a recursive function is counted once per stack, as flat profilers and hpcviewer's flat view
+//!   count it. With non-negative values, a group's inclusive is never below its self.
+//!   Loops, lines and instructions belong to the nearest enclosing function-like frame when
+//!   grouping by function or module.
+//! - **Flat**: the per-frame values measured outside the tree (NYTProf's per-sub and per-line
+//!   tables), taken as the tool reports them.
+//!
+//! [`Source::Auto`] takes the flat values when the value type has some for the frames of the
+//! grouping in the chosen contexts, and the tree otherwise. The whole query is linear in the
+//! size of the profile.
+
+use std::collections::HashMap;
+
+use crate::ids::{ContextId, FrameId, StringId, ValueTypeId};
+use crate::model::{Frame, FrameKind, IdKind, Profile};
+
+/// How rows are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum GroupBy {
+    /// One row per function (name, file and module; its loops and lines included).
+    #[default]
+    Function,
+    /// One row per source position (file and line).
+    Line,
+    /// One row per load module (or package).
+    Module,
+}
+
+/// Which value orders the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Order {
+    /// The self (exclusive) value.
+    #[default]
+    SelfValue,
+    /// The inclusive value (a row without one is ordered by its self value).
+    Inclusive,
+}
+
+/// How the values of several contexts are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Combine {
+    /// The sum over the chosen contexts.
+    #[default]
+    Sum,
+    /// The sum divided by the number of chosen contexts.
+    Mean,
+}
+
+/// Where a query takes its values from (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Source {
+    /// Flat values where the profile has them for the grouping, else the tree.
+    #[default]
+    Auto,
+    /// The call tree.
+    Tree,
+    /// The flat per-frame values.
+    Flat,
+}
+
+/// Which contexts a query reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ContextFilter {
+    /// The whole program: the summary contexts if the profile has any, else every context.
+    #[default]
+    Whole,
+    /// Every context that is not a summary.
+    All,
+    /// The non-summary contexts whose identifier tuple holds every given (kind, value), for
+    /// example `[(IdKind::Rank, 3)]` for all threads of rank 3.
+    Matching(Vec<(IdKind, u64)>),
+    /// These contexts.
+    Ids(Vec<ContextId>),
+}
+
+/// A query: which value type, which contexts, how grouped and ordered, how many rows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Query {
+    /// The value type's name (the first value type of that name, if units differ); `None` for
+    /// the profile's default value type.
+    pub value_type: Option<String>,
+    /// The ordering value.
+    pub order: Order,
+    /// The grouping.
+    pub group: GroupBy,
+    /// The contexts read.
+    pub contexts: ContextFilter,
+    /// How contexts are combined.
+    pub combine: Combine,
+    /// Where values come from.
+    pub source: Source,
+    /// The most rows returned; `None` for all.
+    pub limit: Option<usize>,
+}
+
+impl Query {
+    /// The default query: every function of the whole program by self value of the default
+    /// value type.
+    pub fn new() -> Query {
+        Query::default()
+    }
+
+    /// This query on the value type called `name`.
+    pub fn value_type(mut self, name: impl Into<String>) -> Query {
+        self.value_type = Some(name.into());
+        self
+    }
+
+    /// This query ordered by `order`.
+    pub fn by(mut self, order: Order) -> Query {
+        self.order = order;
+        self
+    }
+
+    /// This query grouped by `group`.
+    pub fn group(mut self, group: GroupBy) -> Query {
+        self.group = group;
+        self
+    }
+
+    /// This query over `contexts`.
+    pub fn contexts(mut self, contexts: ContextFilter) -> Query {
+        self.contexts = contexts;
+        self
+    }
+
+    /// This query combining contexts with `combine`.
+    pub fn combine(mut self, combine: Combine) -> Query {
+        self.combine = combine;
+        self
+    }
+
+    /// This query reading `source`.
+    pub fn source(mut self, source: Source) -> Query {
+        self.source = source;
+        self
+    }
+
+    /// This query returning at most `n` rows.
+    pub fn limit(mut self, n: usize) -> Query {
+        self.limit = Some(n);
+        self
+    }
+}
+
+/// Why a query could not be answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// No value type has the name asked for.
+    #[error("no such metric: value type: {name:?} is not one of {known}")]
+    UnknownValueType {
+        /// The name asked for.
+        name: String,
+        /// The names the profile has, comma-separated.
+        known: String,
+    },
+    /// The profile has no value type at all.
+    #[error("the profile holds no values: value types: none")]
+    NoValueTypes,
+    /// A context handle names no context of the profile.
+    #[error("no such context: context filter: index {index} but the profile has {len}")]
+    UnknownContext {
+        /// The handle's index.
+        index: usize,
+        /// The number of contexts.
+        len: usize,
+    },
+    /// The two profiles of a diff measure the value type in different units.
+    #[error("units differ: value type {value_type:?}: base in {base} but new in {new}")]
+    UnitMismatch {
+        /// The value type.
+        value_type: String,
+        /// The base profile's unit.
+        base: String,
+        /// The new profile's unit.
+        new: String,
+    },
+}
+
+/// One row of a [`Table`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Row {
+    /// The display name: a function, `file:line`, or a module.
+    pub name: String,
+    /// The function, for function rows.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub function: Option<String>,
+    /// The source file.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub file: Option<String>,
+    /// The source line, for line rows.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub line: Option<u32>,
+    /// The load module or package.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub module: Option<String>,
+    /// The address, for a frame known by its address only.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub address: Option<u64>,
+    /// The self value.
+    #[cfg_attr(feature = "serde", serde(rename = "self"))]
+    pub self_value: f64,
+    /// The inclusive value, where known.
+    pub inclusive: Option<f64>,
+    /// The number of calls, where the profile counts them.
+    pub calls: Option<f64>,
+    /// The value type's name.
+    pub value_type: String,
+    /// The value type's unit.
+    pub unit: String,
+}
+
+/// The totals of a query over all groups.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Total {
+    /// The sum of every group's self value: the program's total.
+    #[cfg_attr(feature = "serde", serde(rename = "self"))]
+    pub self_value: f64,
+    /// The sum of the roots' inclusive values (tree source only).
+    pub inclusive: Option<f64>,
+}
+
+/// The answer to [`Profile::top`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Table {
+    /// The value type's name.
+    pub value_type: String,
+    /// Its unit.
+    pub unit: String,
+    /// The source the values came from ([`Source::Tree`] or [`Source::Flat`]).
+    pub source: Source,
+    /// The number of contexts read.
+    pub contexts: usize,
+    /// Totals over all groups, not only the rows returned.
+    pub total: Total,
+    /// The rows, largest first.
+    pub rows: Vec<Row>,
+}
+
+/// The identity of a group inside one profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct GroupKey {
+    function: Option<StringId>,
+    file: Option<StringId>,
+    line: Option<u32>,
+    module: Option<StringId>,
+    address: Option<u64>,
+}
+
+impl GroupKey {
+    fn function(frame: &Frame) -> GroupKey {
+        GroupKey {
+            function: frame.function,
+            file: frame.file,
+            line: None,
+            module: frame.module,
+            // A function known by its address only is told apart by that address.
+            address: frame.address.filter(|_| frame.function.is_none()),
+        }
+    }
+
+    fn line(frame: &Frame) -> GroupKey {
+        match frame.line {
+            Some(line) => GroupKey {
+                function: None,
+                file: frame.file,
+                line: Some(line),
+                module: None,
+                address: None,
+            },
+            None => GroupKey::function(frame),
+        }
+    }
+
+    fn module(module: Option<StringId>) -> GroupKey {
+        GroupKey {
+            function: None,
+            file: None,
+            line: None,
+            module,
+            address: None,
+        }
+    }
+}
+
+/// The per-group sums of one query, before rows are made.
+struct Groups {
+    value_type: ValueTypeId,
+    source: Source,
+    contexts: usize,
+    keys: Vec<GroupKey>,
+    self_values: Vec<f64>,
+    inclusive: Vec<Option<f64>>,
+    calls: Option<Vec<f64>>,
+    total: Total,
+}
+
+fn resolve_value_type(profile: &Profile, name: Option<&str>) -> Result<ValueTypeId, QueryError> {
+    match name {
+        None => profile.default_value_type().ok_or(QueryError::NoValueTypes),
+        Some(name) => {
+            profile
+                .value_type_by_name(name)
+                .ok_or_else(|| QueryError::UnknownValueType {
+                    name: name.to_owned(),
+                    known: profile
+                        .value_types()
+                        .map(|(id, _)| profile.value_type_name(id))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+        }
+    }
+}
+
+fn select_contexts(profile: &Profile, filter: &ContextFilter) -> Result<Vec<bool>, QueryError> {
+    let len = profile.contexts.len();
+    let mut selected = vec![false; len];
+    match filter {
+        ContextFilter::Whole => {
+            let has_summary = profile.contexts.iter().any(|c| c.summary);
+            for (s, c) in selected.iter_mut().zip(&profile.contexts) {
+                *s = c.summary == has_summary;
+            }
+        }
+        ContextFilter::All => {
+            for (s, c) in selected.iter_mut().zip(&profile.contexts) {
+                *s = !c.summary;
+            }
+        }
+        ContextFilter::Matching(wanted) => {
+            for (s, c) in selected.iter_mut().zip(&profile.contexts) {
+                *s = !c.summary && wanted.iter().all(|w| c.ids.contains(w));
+            }
+        }
+        ContextFilter::Ids(ids) => {
+            for id in ids {
+                *selected
+                    .get_mut(id.index())
+                    .ok_or(QueryError::UnknownContext {
+                        index: id.index(),
+                        len,
+                    })? = true;
+            }
+        }
+    }
+    Ok(selected)
+}
+
+/// Interns group keys into dense indexes.
+#[derive(Default)]
+struct KeyTable {
+    index: HashMap<GroupKey, u32>,
+    keys: Vec<GroupKey>,
+}
+
+impl KeyTable {
+    fn get(&mut self, key: GroupKey) -> u32 {
+        *self.index.entry(key).or_insert_with(|| {
+            self.keys.push(key);
+            // Keys are at most one per frame or node, whose counts fit in u32.
+            (self.keys.len() - 1) as u32
+        })
+    }
+}
+
+fn flat_frame_matches(group: GroupBy, kind: FrameKind) -> bool {
+    match group {
+        GroupBy::Function | GroupBy::Module => kind.is_function_like(),
+        GroupBy::Line => kind == FrameKind::Line,
+    }
+}
+
+fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
+    let value_type = resolve_value_type(profile, query.value_type.as_deref())?;
+    let selected = select_contexts(profile, &query.contexts)?;
+    let contexts = selected.iter().filter(|&&s| s).count();
+    let calls_type = profile.calls_value_type.filter(|&c| c != value_type);
+    let source = match query.source {
+        Source::Auto => {
+            let has_flat = profile.flat_values.iter().any(|v| {
+                v.value_type == value_type
+                    && selected[v.context.index()]
+                    && flat_frame_matches(query.group, profile.frame(v.frame).kind)
+            });
+            if has_flat { Source::Flat } else { Source::Tree }
+        }
+        other => other,
+    };
+    let mut groups = match source {
+        Source::Flat => group_flat(profile, query.group, value_type, calls_type, &selected),
+        _ => group_tree(profile, query.group, value_type, calls_type, &selected),
+    };
+    groups.contexts = contexts;
+    if query.combine == Combine::Mean && contexts > 1 {
+        let n = contexts as f64;
+        for v in &mut groups.self_values {
+            *v /= n;
+        }
+        for v in groups.inclusive.iter_mut().flatten() {
+            *v /= n;
+        }
+        for v in groups.calls.iter_mut().flatten() {
+            *v /= n;
+        }
+        groups.total.self_value /= n;
+        if let Some(v) = &mut groups.total.inclusive {
+            *v /= n;
+        }
+    }
+    Ok(groups)
+}
+
+fn group_flat(
+    profile: &Profile,
+    group: GroupBy,
+    value_type: ValueTypeId,
+    calls_type: Option<ValueTypeId>,
+    selected: &[bool],
+) -> Groups {
+    let mut keys = KeyTable::default();
+    let mut self_values = Vec::new();
+    let mut inclusive: Vec<Option<f64>> = Vec::new();
+    let mut calls = calls_type.map(|_| Vec::new());
+    let mut total = 0.0;
+    for v in &profile.flat_values {
+        let is_value = v.value_type == value_type;
+        let is_calls = Some(v.value_type) == calls_type;
+        if !(is_value || is_calls) || !selected[v.context.index()] {
+            continue;
+        }
+        let frame = profile.frame(v.frame);
+        if !flat_frame_matches(group, frame.kind) {
+            continue;
+        }
+        let key = match group {
+            GroupBy::Function => GroupKey::function(frame),
+            GroupBy::Line => GroupKey::line(frame),
+            GroupBy::Module => GroupKey::module(frame.module),
+        };
+        let g = keys.get(key) as usize;
+        if g == self_values.len() {
+            self_values.push(0.0);
+            inclusive.push(None);
+            if let Some(c) = &mut calls {
+                c.push(0.0);
+            }
+        }
+        if is_value {
+            let s = v.self_value.unwrap_or(0.0);
+            self_values[g] += s;
+            total += s;
+            // A module's functions may call each other: their inclusive values do not add up.
+            if let (Some(x), false) = (v.inclusive, group == GroupBy::Module) {
+                *inclusive[g].get_or_insert(0.0) += x;
+            }
+        } else if let Some(c) = &mut calls {
+            c[g] += v.self_value.unwrap_or(0.0);
+        }
+    }
+    Groups {
+        value_type,
+        source: Source::Flat,
+        contexts: 0,
+        keys: keys.keys,
+        self_values,
+        inclusive,
+        calls,
+        total: Total {
+            self_value: total,
+            inclusive: None,
+        },
+    }
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+fn group_tree(
+    profile: &Profile,
+    group: GroupBy,
+    value_type: ValueTypeId,
+    calls_type: Option<ValueTypeId>,
+    selected: &[bool],
+) -> Groups {
+    let n = profile.nodes.len();
+    let parents: Vec<u32> = profile
+        .nodes
+        .iter()
+        .map(|node| node.parent.map_or(NO_PARENT, |p| p.0))
+        .collect();
+    let measured = profile.value_type(value_type).measured;
+    let mut self_values = vec![0.0; n];
+    let mut measured_inclusive = vec![0.0; n];
+    let mut node_calls = calls_type.map(|_| vec![0.0; n]);
+    for v in &profile.node_values {
+        if !selected[v.context.index()] {
+            continue;
+        }
+        let i = v.node.index();
+        if v.value_type == value_type {
+            self_values[i] += v.self_value.unwrap_or(0.0);
+            measured_inclusive[i] += v.inclusive.unwrap_or(0.0);
+        } else if Some(v.value_type) == calls_type
+            && let Some(c) = &mut node_calls
+        {
+            c[i] += v.self_value.unwrap_or(0.0);
+        }
+    }
+    // Children have larger ids than their parents, so one sweep from the last node to the first
+    // sees every child of a node before the node itself.
+    if !measured.has_self() {
+        let mut children_inclusive = vec![0.0; n];
+        for i in (0..n).rev() {
+            self_values[i] = measured_inclusive[i] - children_inclusive[i];
+            if parents[i] != NO_PARENT {
+                children_inclusive[parents[i] as usize] += measured_inclusive[i];
+            }
+        }
+    }
+    let inclusive = if measured.has_inclusive() {
+        measured_inclusive
+    } else {
+        drop(measured_inclusive);
+        let mut inclusive = self_values.clone();
+        for i in (0..n).rev() {
+            if parents[i] != NO_PARENT {
+                inclusive[parents[i] as usize] += inclusive[i];
+            }
+        }
+        inclusive
+    };
+
+    // The function-like frame owning each node, in one sweep from the roots.
+    let mut owner: Vec<FrameId> = Vec::with_capacity(n);
+    for (i, node) in profile.nodes.iter().enumerate() {
+        let own = if profile.frame(node.frame).kind.is_function_like() || parents[i] == NO_PARENT {
+            node.frame
+        } else {
+            owner[parents[i] as usize]
+        };
+        owner.push(own);
+    }
+    // A node's group depends on its own frame or its owner's only: each frame's key is hashed
+    // once, not once per node.
+    let mut keys = KeyTable::default();
+    let mut frame_group = vec![u32::MAX; profile.frames.len()];
+    let node_group: Vec<u32> = profile
+        .nodes
+        .iter()
+        .zip(&owner)
+        .map(|(node, &owner)| {
+            let by = match group {
+                GroupBy::Function => owner,
+                GroupBy::Line => node.frame,
+                GroupBy::Module if profile.frame(node.frame).module.is_some() => node.frame,
+                GroupBy::Module => owner,
+            };
+            let memo = &mut frame_group[by.index()];
+            if *memo == u32::MAX {
+                let frame = profile.frame(by);
+                *memo = keys.get(match group {
+                    GroupBy::Function => GroupKey::function(frame),
+                    GroupBy::Line => GroupKey::line(frame),
+                    GroupBy::Module => GroupKey::module(frame.module),
+                });
+            }
+            *memo
+        })
+        .collect();
+    drop(frame_group);
+    drop(owner);
+    let groups = keys.keys.len();
+
+    // Children lists in one flat array (compressed rows), for the depth-first walk below.
+    let mut first_child = vec![0u32; n + 1];
+    for &p in &parents {
+        if p != NO_PARENT {
+            first_child[p as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        first_child[i + 1] += first_child[i];
+    }
+    let mut fill = first_child.clone();
+    let mut children = vec![0u32; first_child[n] as usize];
+    for (i, &p) in parents.iter().enumerate() {
+        if p != NO_PARENT {
+            children[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    drop(fill);
+
+    // A node's inclusive value counts for its group only when no ancestor is in the same
+    // group: `open[g]` is the number of nodes of group g on the current path.
+    let mut open = vec![0u32; groups];
+    let mut group_inclusive = vec![0.0; groups];
+    let mut root_inclusive = 0.0;
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for root in (0..n).filter(|&i| parents[i] == NO_PARENT) {
+        root_inclusive += inclusive[root];
+        stack.push((root as u32, false));
+        while let Some((node, leaving)) = stack.pop() {
+            let i = node as usize;
+            let g = node_group[i] as usize;
+            if leaving {
+                open[g] -= 1;
+                continue;
+            }
+            if open[g] == 0 {
+                group_inclusive[g] += inclusive[i];
+            }
+            open[g] += 1;
+            stack.push((node, true));
+            let (from, to) = (first_child[i] as usize, first_child[i + 1] as usize);
+            stack.extend(children[from..to].iter().rev().map(|&c| (c, false)));
+        }
+    }
+
+    let mut group_self = vec![0.0; groups];
+    let mut group_calls = calls_type.map(|_| vec![0.0; groups]);
+    let mut total = 0.0;
+    for i in 0..n {
+        let g = node_group[i] as usize;
+        group_self[g] += self_values[i];
+        total += self_values[i];
+        if let (Some(gc), Some(nc)) = (&mut group_calls, &node_calls) {
+            gc[g] += nc[i];
+        }
+    }
+    Groups {
+        value_type,
+        source: Source::Tree,
+        contexts: 0,
+        keys: keys.keys,
+        self_values: group_self,
+        inclusive: group_inclusive.into_iter().map(Some).collect(),
+        calls: group_calls,
+        total: Total {
+            self_value: total,
+            inclusive: Some(root_inclusive),
+        },
+    }
+}
+
+impl Groups {
+    fn order_value(&self, order: Order, g: usize) -> f64 {
+        match order {
+            Order::SelfValue => self.self_values[g],
+            Order::Inclusive => self.inclusive[g].unwrap_or(self.self_values[g]),
+        }
+    }
+
+    fn is_empty_group(&self, g: usize) -> bool {
+        self.self_values[g] == 0.0
+            && self.inclusive[g].unwrap_or(0.0) == 0.0
+            && self.calls.as_ref().is_none_or(|c| c[g] == 0.0)
+    }
+
+    /// The non-empty groups, largest first (ties in first-seen order), at most `limit`.
+    fn ranked(&self, order: Order, limit: Option<usize>) -> Vec<usize> {
+        let mut ranked: Vec<usize> = (0..self.keys.len())
+            .filter(|&g| !self.is_empty_group(g))
+            .collect();
+        let cmp = |a: &usize, b: &usize| {
+            self.order_value(order, *b)
+                .total_cmp(&self.order_value(order, *a))
+                .then(a.cmp(b))
+        };
+        if let Some(limit) = limit {
+            if limit == 0 {
+                return Vec::new();
+            }
+            if limit < ranked.len() {
+                ranked.select_nth_unstable_by(limit - 1, cmp);
+                ranked.truncate(limit);
+            }
+        }
+        ranked.sort_unstable_by(cmp);
+        ranked
+    }
+
+    fn row(&self, profile: &Profile, group: GroupBy, g: usize) -> Row {
+        let key = self.keys[g];
+        let s = |id: Option<StringId>| id.map(|id| profile.string(id).to_owned());
+        let value_type = profile.value_type(self.value_type);
+        let name = match (group, key.line) {
+            (GroupBy::Module, _) => key
+                .module
+                .map_or("[unknown module]", |m| profile.string(m))
+                .to_owned(),
+            (GroupBy::Line, Some(line)) => format!(
+                "{}:{line}",
+                key.file.map_or("[unknown file]", |f| profile.string(f))
+            ),
+            _ => match (key.function, key.address, key.file, key.module) {
+                (Some(f), ..) => profile.string(f).to_owned(),
+                (None, Some(a), ..) => format!("[0x{a:x}]"),
+                (None, None, Some(f), _) => format!("[{}]", profile.string(f)),
+                (None, None, None, Some(m)) => format!("[{}]", profile.string(m)),
+                _ => "[unknown]".to_owned(),
+            },
+        };
+        Row {
+            name,
+            function: s(key.function),
+            file: s(key.file),
+            line: key.line,
+            module: s(key.module),
+            address: key.address,
+            self_value: self.self_values[g],
+            inclusive: self.inclusive[g],
+            calls: self.calls.as_ref().map(|c| c[g]),
+            value_type: profile.string(value_type.name).to_owned(),
+            unit: profile.unit_name(value_type.unit).to_owned(),
+        }
+    }
+}
+
+impl Profile {
+    /// The total self value of one value type in every context, in one pass over the values:
+    /// the per-thread or per-rank balance of a run. A value type measured inclusive only has
+    /// its total in the roots' inclusive values.
+    pub fn context_totals(&self, value_type: ValueTypeId) -> Vec<(ContextId, f64)> {
+        let measured = self.value_type(value_type).measured;
+        let mut totals = vec![0.0; self.contexts.len()];
+        for v in &self.node_values {
+            if v.value_type != value_type {
+                continue;
+            }
+            let value = if measured.has_self() {
+                v.self_value
+            } else if self.node(v.node).parent.is_none() {
+                v.inclusive
+            } else {
+                None
+            };
+            totals[v.context.index()] += value.unwrap_or(0.0);
+        }
+        self.contexts().map(|(id, _)| id).zip(totals).collect()
+    }
+
+    /// The top rows of `query`: groups ordered by self or inclusive value, largest first, with
+    /// the totals over all groups. Linear in the size of the profile (plus sorting the groups
+    /// returned).
+    pub fn top(&self, query: &Query) -> Result<Table, QueryError> {
+        let groups = group(self, query)?;
+        let rows = groups
+            .ranked(query.order, query.limit)
+            .into_iter()
+            .map(|g| groups.row(self, query.group, g))
+            .collect();
+        let value_type = self.value_type(groups.value_type);
+        Ok(Table {
+            value_type: self.string(value_type.name).to_owned(),
+            unit: self.unit_name(value_type.unit).to_owned(),
+            source: groups.source,
+            contexts: groups.contexts,
+            total: groups.total,
+            rows,
+        })
+    }
+}
+
+/// A row's values on one side of a [`diff`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Values {
+    /// The self value.
+    #[cfg_attr(feature = "serde", serde(rename = "self"))]
+    pub self_value: f64,
+    /// The inclusive value, where known.
+    pub inclusive: Option<f64>,
+    /// The calls, where counted.
+    pub calls: Option<f64>,
+}
+
+/// One row of a [`Diff`]: a group matched by identity (function, file, line, module) in both
+/// profiles, or present in one only.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct DiffRow {
+    /// The display name.
+    pub name: String,
+    /// The function, for function rows.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub function: Option<String>,
+    /// The source file.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub file: Option<String>,
+    /// The source line.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub line: Option<u32>,
+    /// The module.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub module: Option<String>,
+    /// The address.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub address: Option<u64>,
+    /// The values in the base profile (`None`: absent there).
+    pub base: Option<Values>,
+    /// The values in the new profile (`None`: absent there).
+    pub new: Option<Values>,
+    /// New self minus base self (an absent side counts as zero).
+    pub self_change: f64,
+    /// New inclusive minus base inclusive, where both sides know it (or one side is absent).
+    pub inclusive_change: Option<f64>,
+    /// `self_change` relative to the base self value; `None` when the base is zero.
+    pub self_relative: Option<f64>,
+    /// `inclusive_change` relative to the base inclusive value; `None` when unknown or zero.
+    pub inclusive_relative: Option<f64>,
+}
+
+/// The answer to [`diff`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Diff {
+    /// The value type's name.
+    pub value_type: String,
+    /// Its unit.
+    pub unit: String,
+    /// The base profile's totals.
+    pub base_total: Total,
+    /// The new profile's totals.
+    pub new_total: Total,
+    /// The rows, largest absolute change (of the query's order) first.
+    pub rows: Vec<DiffRow>,
+}
+
+type RowIdentity = (
+    Option<String>,
+    Option<String>,
+    Option<u32>,
+    Option<String>,
+    Option<u64>,
+);
+
+fn identity(row: &Row) -> RowIdentity {
+    (
+        row.function.clone(),
+        row.file.clone(),
+        row.line,
+        row.module.clone(),
+        row.address,
+    )
+}
+
+fn relative(change: f64, base: f64) -> Option<f64> {
+    (base != 0.0).then(|| change / base)
+}
+
+/// Compares two profiles under the same query: every group of either profile, matched by its
+/// identity (function, file, line, module as strings, so the profiles need not share tables),
+/// with both sides' values and the absolute and relative change. `query.limit` bounds the rows
+/// after ordering by the largest absolute change. The value type (by default the base
+/// profile's default) must have the same unit in both.
+pub fn diff(base: &Profile, new: &Profile, query: &Query) -> Result<Diff, QueryError> {
+    let mut query = query.clone();
+    if query.value_type.is_none() {
+        let id = resolve_value_type(base, None)?;
+        query.value_type = Some(base.value_type_name(id).to_owned());
+    }
+    let full = Query {
+        limit: None,
+        ..query.clone()
+    };
+    let base_table = base.top(&full)?;
+    let new_table = new.top(&full)?;
+    if base_table.unit != new_table.unit {
+        return Err(QueryError::UnitMismatch {
+            value_type: base_table.value_type,
+            base: base_table.unit,
+            new: new_table.unit,
+        });
+    }
+    let values = |r: &Row| Values {
+        self_value: r.self_value,
+        inclusive: r.inclusive,
+        calls: r.calls,
+    };
+    let mut base_rows: HashMap<RowIdentity, usize> = base_table
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (identity(r), i))
+        .collect();
+    let mut pairs: Vec<(Option<&Row>, Option<&Row>)> = Vec::new();
+    for row in &new_table.rows {
+        let matched = base_rows
+            .remove(&identity(row))
+            .map(|i| &base_table.rows[i]);
+        pairs.push((matched, Some(row)));
+    }
+    let mut base_only: Vec<usize> = base_rows.into_values().collect();
+    base_only.sort_unstable();
+    pairs.extend(
+        base_only
+            .into_iter()
+            .map(|i| (Some(&base_table.rows[i]), None)),
+    );
+
+    let mut rows: Vec<DiffRow> = pairs
+        .into_iter()
+        .filter_map(|(b, n)| {
+            let any = n.or(b)?;
+            let b_values = b.map(values);
+            let n_values = n.map(values);
+            let base_self = b_values.map_or(0.0, |v| v.self_value);
+            let self_change = n_values.map_or(0.0, |v| v.self_value) - base_self;
+            let base_inclusive = match b_values {
+                Some(v) => v.inclusive,
+                None => Some(0.0),
+            };
+            let new_inclusive = match n_values {
+                Some(v) => v.inclusive,
+                None => Some(0.0),
+            };
+            let inclusive_change = match (base_inclusive, new_inclusive) {
+                (Some(b), Some(n)) => Some(n - b),
+                _ => None,
+            };
+            Some(DiffRow {
+                name: any.name.clone(),
+                function: any.function.clone(),
+                file: any.file.clone(),
+                line: any.line,
+                module: any.module.clone(),
+                address: any.address,
+                base: b_values,
+                new: n_values,
+                self_change,
+                inclusive_change,
+                self_relative: relative(self_change, base_self),
+                inclusive_relative: inclusive_change
+                    .zip(base_inclusive)
+                    .and_then(|(c, b)| relative(c, b)),
+            })
+        })
+        .collect();
+    let magnitude = |r: &DiffRow| match query.order {
+        Order::SelfValue => r.self_change.abs(),
+        Order::Inclusive => r.inclusive_change.unwrap_or(r.self_change).abs(),
+    };
+    // A stable sort keeps ties in first-seen order.
+    rows.sort_by(|a, b| magnitude(b).total_cmp(&magnitude(a)));
+    if let Some(limit) = query.limit {
+        rows.truncate(limit);
+    }
+    Ok(Diff {
+        value_type: base_table.value_type,
+        unit: base_table.unit,
+        base_total: base_table.total,
+        new_total: new_table.total,
+        rows,
+    })
+}

@@ -43,18 +43,20 @@
 
 mod error;
 mod model;
+mod name;
 pub mod raw;
 mod read;
 mod write;
 
 pub use error::{Error, Oddity, WriteError};
+pub use name::Name;
 pub use model::{
     BlockType, Bookmark, Capture, ContextSwitch, Convention, Counters, DataType, Descriptor,
     Layout, Record, RecordBody, Tail, Thread, Value, ValueData, Version,
 };
 pub use read::tree::TickConverter;
 pub use read::{
-    BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode,
+    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode, DescriptorTable,
     ContextSwitchRef, DescriptorRef, Header, Mode, Node, NodeRecords, RawRecord, RecordIter,
     RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeBuffers,
     TreeDescriptor, c_str, parse, parse_with,

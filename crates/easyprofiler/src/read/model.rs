@@ -65,7 +65,7 @@ impl CaptureView<'_> {
             iter.records_walked(&walked);
             threads.push(Thread {
                 id: t.id,
-                name: t.name.map(<[u8]>::to_vec),
+                name: t.name.map(|n| n.to_vec()),
                 context_switches,
                 records,
             });

@@ -5,6 +5,7 @@ use zerocopy::FromBytes;
 
 use super::{CaptureView, ThreadsEnd, strip_nul};
 use crate::error::{Error, Oddity};
+use crate::name::Name;
 use crate::model::Layout;
 use crate::raw::{self, BookmarkBase};
 
@@ -18,7 +19,7 @@ pub struct BookmarkRef<'a> {
     /// ARGB colour.
     pub color: u32,
     /// Text without its NUL.
-    pub text: &'a [u8],
+    pub text: Name<'a>,
 }
 
 /// The part of the file after the threads.
@@ -139,10 +140,10 @@ fn bookmark<'a>(cur: &mut Cursor<'a>) -> Result<BookmarkRef<'a>, Error> {
         offset,
         position: base.position.get(),
         color: base.color.get(),
-        text: strip_nul(
+        text: Name(strip_nul(
             text,
             offset + 2 + raw::BOOKMARK_BASE as u64,
             "bookmark text",
-        )?,
+        )?),
     })
 }

@@ -56,7 +56,7 @@ pub use model::{
 };
 pub use read::tree::TickConverter;
 pub use read::{
-    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode, DescriptorTable,
+    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode, DescriptorTable, FlatNode, FlatNodes,
     ContextSwitchRef, DescriptorRef, Header, Mode, Node, NodeRecords, RawRecord, RecordIter,
     RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeBuffers,
     TreeDescriptor, c_str, parse, parse_with,

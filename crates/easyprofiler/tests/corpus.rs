@@ -17,7 +17,8 @@ fn corpus() -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
-fn lossy(b: &[u8]) -> String {
+fn lossy(b: impl AsRef<[u8]>) -> String {
+    let b = b.as_ref();
     String::from_utf8_lossy(b).into_owned()
 }
 

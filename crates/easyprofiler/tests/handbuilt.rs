@@ -375,7 +375,7 @@ fn runtime_names_get_synthetic_descriptors_by_name() {
     assert_eq!(ids, vec![1, 2, 1, 0]);
     let names: Vec<&[u8]> = tree
         .descriptors()
-        .map(|d| d.expect("d").name())
+        .map(|d| d.expect("d").name().as_bytes())
         .collect();
     assert_eq!(names, vec![&b"blk"[..], b"alpha", b"beta"]);
 }

@@ -230,25 +230,6 @@ fn descriptor_record<'a>(id: u32, d: &ep::TreeDescriptor<'a>) -> Record<'a> {
     }
 }
 
-/// Each node's parent (`u32::MAX` for a root) and depth (0 for a root), in node order: one pass
-/// over the children, one backwards (parents come after their children in file order).
-fn parents_and_depths(th: &ep::ThreadTree<'_>) -> (Vec<u32>, Vec<u32>) {
-    let n = th.nodes.len();
-    let mut parent = vec![u32::MAX; n];
-    for i in 0..n as u32 {
-        for c in th.children_rev(i) {
-            parent[c as usize] = i;
-        }
-    }
-    let mut depth = vec![0u32; n];
-    for i in (0..n).rev() {
-        if let Some(&d) = depth.get(parent[i] as usize) {
-            depth[i] = d + 1;
-        }
-    }
-    (parent, depth)
-}
-
 impl Codec for EasyProfiler {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
         // Tolerant: `info` describes what the C++ reader would refuse too, with its oddities.
@@ -401,12 +382,15 @@ impl Codec for EasyProfiler {
                     target_name: c.name,
                 })?;
             }
-            let (parents, depths) = parents_and_depths(th);
             let records = tree.node_records(&view, th);
-            for (i, (n, raw)) in th.nodes.iter().zip(records).enumerate() {
-                let id = th.block_index(i as u32);
-                let parent = (parents[i] != u32::MAX).then(|| th.block_index(parents[i]));
-                let depth = depths[i];
+            for (flat, raw) in th.flat().zip(records) {
+                let ep::FlatNode {
+                    id,
+                    parent,
+                    depth,
+                    node: n,
+                    ..
+                } = flat;
                 let record = match view.decode_record(&raw).map_err(invalid)? {
                     ep::RecordRef::Value { head, data } => Record::Value {
                         thread: th.id,
@@ -454,14 +438,20 @@ impl Codec for EasyProfiler {
         out: &Path,
         options: &RewriteOptions,
     ) -> Result<RewriteReport, OpError> {
-        let model = ep::parse(input.bytes())
-            .and_then(|v| v.to_model())
-            .map_err(invalid)?;
+        let view = ep::parse(input.bytes()).map_err(invalid)?;
+        let Some(to) = options.to.as_deref() else {
+            // The same version: what reads is written back byte for byte (the model keeps every
+            // byte), so once the tree has walked it all, the input is the output; no owned model
+            // (64 bytes an empty descriptor slot) is built.
+            view.tree().map_err(invalid)?;
+            std::fs::write(out, input.bytes())?;
+            return Ok(RewriteReport::default());
+        };
+        let model = view.to_model().map_err(invalid)?;
         let mut dropped = Vec::new();
-        let model = match options.to.as_deref() {
-            None => model,
-            Some("gui") => model.to_gui_convention(),
-            Some(to) => {
+        let model = match to {
+            "gui" => model.to_gui_convention(),
+            to => {
                 let version = parse_version(to).ok_or_else(|| {
                     OpError::Usage(format!(
                         "an EasyProfiler capture is rewritten as `gui` or as a version a.b.c, not {to}"

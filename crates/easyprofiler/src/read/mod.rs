@@ -20,7 +20,7 @@ use crate::raw::{
 
 pub use tail::{BookmarkRef, TailRef};
 pub use tree::{
-    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, Node, NodeRecords, ThreadTree, TreeBuffers,
+    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, FlatNode, FlatNodes, Node, NodeRecords, ThreadTree, TreeBuffers,
     TreeDescriptor,
 };
 

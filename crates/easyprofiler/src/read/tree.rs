@@ -97,7 +97,7 @@ impl Iterator for ChildrenRev<'_> {
     }
 }
 
-impl ThreadTree<'_> {
+impl<'a> ThreadTree<'a> {
     /// The children of node `i`, last first.
     pub fn children_rev(&self, i: u32) -> ChildrenRev<'_> {
         ChildrenRev {
@@ -112,6 +112,32 @@ impl ThreadTree<'_> {
         v.reverse();
         v
     }
+    /// The nodes in file (post-)order, each with its block index, its parent's and its depth:
+    /// the flat form of the tree (a parent comes after its children). Takes 8 bytes a node,
+    /// computed in two passes before the first item.
+    pub fn flat(&self) -> FlatNodes<'_, 'a> {
+        let n = self.nodes.len();
+        let mut parents = vec![NO_PARENT; n];
+        for i in 0..n as u32 {
+            for c in self.children_rev(i) {
+                parents[c as usize] = i;
+            }
+        }
+        // A parent comes after its children, so walking backwards meets it first.
+        let mut depths = vec![0u32; n];
+        for i in (0..n).rev() {
+            if let Some(&d) = depths.get(parents[i] as usize) {
+                depths[i] = d + 1;
+            }
+        }
+        FlatNodes {
+            tree: self,
+            parents,
+            depths,
+            next: 0,
+        }
+    }
+
     /// The C++ reader's block index of node `i` (its position among all kept context switches
     /// and records of the capture; the converter's `id`).
     pub fn block_index(&self, i: u32) -> u32 {
@@ -122,6 +148,59 @@ impl ThreadTree<'_> {
         }
     }
 }
+
+/// A node with its place in the tree ([`ThreadTree::flat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlatNode {
+    /// The node's index in [`ThreadTree::nodes`].
+    pub index: u32,
+    /// Its block index (the C++ reader's, see [`ThreadTree::block_index`]).
+    pub id: u32,
+    /// The block index of its parent (`None` for a top-level node).
+    pub parent: Option<u32>,
+    /// Its depth (0 for a top-level node).
+    pub depth: u32,
+    /// The node.
+    pub node: Node,
+}
+
+/// Iterator over a thread's nodes in file order with their parents and depths
+/// ([`ThreadTree::flat`]).
+#[derive(Debug, Clone)]
+pub struct FlatNodes<'t, 'a> {
+    tree: &'t ThreadTree<'a>,
+    /// Per node, the parent's node index (`NO_PARENT` for a root) and the depth.
+    parents: Vec<u32>,
+    depths: Vec<u32>,
+    next: u32,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl Iterator for FlatNodes<'_, '_> {
+    type Item = FlatNode;
+
+    fn next(&mut self) -> Option<FlatNode> {
+        let i = self.next;
+        let node = *self.tree.nodes.get(i as usize)?;
+        self.next += 1;
+        let parent = self.parents[i as usize];
+        Some(FlatNode {
+            index: i,
+            id: self.tree.block_index(i),
+            parent: (parent != NO_PARENT).then(|| self.tree.block_index(parent)),
+            depth: self.depths[i as usize],
+            node,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.tree.nodes.len() - self.next as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for FlatNodes<'_, '_> {}
 
 /// A descriptor of the tree: a file descriptor, or a synthetic one for a runtime name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -512,3 +512,228 @@ fn convert(mut m: ep::Capture, to: ep::Version, dropped: &mut Vec<String>) -> ep
     m.update_counters(ep::Convention::Runtime);
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::dump::dump_value;
+
+    fn block(begin: u64, end: u64, descriptor: u32) -> ep::Record {
+        ep::Record {
+            begin,
+            end,
+            descriptor,
+            body: ep::RecordBody::Named(Vec::new()),
+        }
+    }
+
+    fn capture(name: Vec<u8>, records: Vec<ep::Record>) -> Vec<u8> {
+        let end = records.iter().map(|r| r.end).max().unwrap_or(0) + 1;
+        let mut c = ep::Capture {
+            version: ep::Version::V2_1_0,
+            pid: 1,
+            end_time: end,
+            descriptors: vec![Some(ep::Descriptor {
+                id: 0,
+                block_type: 1,
+                status: 1,
+                name,
+                file: b"f.cpp".to_vec(),
+                ..ep::Descriptor::default()
+            })],
+            threads: vec![ep::Thread {
+                id: 7,
+                name: Some(b"Main".to_vec()),
+                context_switches: Vec::new(),
+                records,
+            }],
+            ..ep::Capture::default()
+        };
+        c.update_counters(ep::Convention::Runtime);
+        c.to_bytes().expect("writable")
+    }
+
+    /// `bytes` written to a temporary file and opened as the CLI opens its inputs.
+    fn opened(bytes: &[u8]) -> (tempfile::TempDir, Opened) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.prof");
+        std::fs::write(&path, bytes).expect("write");
+        let o = profcodec::open(&path).expect("open");
+        (dir, o)
+    }
+
+    fn dump_bytes(input: &Opened) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut dump = Dump::new(
+            &mut out,
+            super::super::dump::DumpOptions {
+                layout: super::super::dump::DumpLayout::Ndjson,
+                pretty: false,
+            },
+        );
+        EasyProfiler.dump(input, &mut dump).expect("dump");
+        dump.finish().expect("finish");
+        out
+    }
+
+    fn testdata(name: &str) -> Vec<u8> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
+        std::fs::read(dir.join(name)).expect("testdata")
+    }
+
+    #[test]
+    fn a_long_name_is_dumped_once() {
+        // 2,000 tiny blocks under one 65,000-byte name: 111 KB that once dumped 130 MB.
+        let name = vec![b'n'; 65_000];
+        let records = (0..2_000u64).map(|i| block(2 * i, 2 * i + 1, 0)).collect();
+        let bytes = capture(name, records);
+        let (_dir, input) = opened(&bytes);
+        let out = dump_bytes(&input);
+        let long = vec![b'n'; 65_000];
+        let times = out.windows(long.len()).filter(|w| *w == &long[..]).count();
+        assert_eq!(times, 1);
+        assert!(
+            out.len() < 4 * bytes.len(),
+            "{} bytes dumped from {}",
+            out.len(),
+            bytes.len()
+        );
+    }
+
+    #[test]
+    fn the_dump_is_flat_snake_case_records() {
+        let records = (0..20_000u64).map(|i| block(2 * i, 2 * i + 1, 0)).collect();
+        let (_dir, input) = opened(&capture(b"flat".to_vec(), records));
+        let out = dump_bytes(&input);
+        let lines: Vec<serde_json::Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("a JSON line"))
+            .collect();
+        // Header, descriptor, thread, then the blocks.
+        assert_eq!(lines.len(), 3 + 20_000);
+        assert_eq!(lines[0]["record"], "header");
+        assert_eq!(lines[1]["record"], "descriptor");
+        assert_eq!(lines[2]["record"], "thread");
+        for (i, l) in lines[3..].iter().enumerate() {
+            assert_eq!(l["record"], "block");
+            assert_eq!(l["id"], i);
+            assert_eq!(l["parent"], serde_json::Value::Null);
+            assert_eq!(l["depth"], 0);
+        }
+        for l in &lines {
+            for k in l.as_object().expect("object").keys() {
+                assert!(!k.chars().any(|c| c.is_ascii_uppercase()), "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_name_their_parent_and_depth() {
+        let input = opened(&testdata("small_v210_gui_bookmarks.prof"));
+        let doc = dump_value(&EasyProfiler, &input.1);
+        let records = doc["records"].as_array().expect("records");
+        let by_kind = |k: &str| records.iter().filter(|r| r["record"] == k).count();
+        assert_eq!(by_kind("bookmark"), 2);
+        assert_eq!(by_kind("context_switch"), 2);
+        assert_eq!(by_kind("thread"), 2);
+        assert_eq!(by_kind("value"), 24);
+        let blocks: Vec<_> = records
+            .iter()
+            .filter(|r| r["record"] == "block" || r["record"] == "value")
+            .collect();
+        let depth_of = |id: &serde_json::Value| {
+            blocks
+                .iter()
+                .find(|b| b["id"] == *id && b["thread"] == blocks[0]["thread"])
+                .map(|b| b["depth"].as_u64().expect("depth"))
+        };
+        for b in blocks.iter().filter(|b| b["thread"] == blocks[0]["thread"]) {
+            match depth_of(&b["parent"]) {
+                Some(d) => assert_eq!(b["depth"].as_u64(), Some(d + 1)),
+                None => assert_eq!(b["depth"], 0),
+            }
+        }
+        let value = records
+            .iter()
+            .find(|r| r["record"] == "value")
+            .expect("a value");
+        assert_eq!(value["data_type"], "uint32");
+        assert!(value["data"].is_u64());
+    }
+
+    #[test]
+    fn validate_refuses_what_the_cpp_reader_refuses_by_depth() {
+        let nest = |levels: u64| {
+            capture(
+                b"b".to_vec(),
+                (0..levels).rev().map(|k| block(k + 1, 1000 - k, 0)).collect(),
+            )
+        };
+        let (_d1, ok) = opened(&nest(255));
+        assert!(EasyProfiler.validate(&ok).expect("valid").findings.is_empty());
+        let (_d2, deep) = opened(&nest(256));
+        match EasyProfiler.validate(&deep) {
+            Err(OpError::Invalid { message, offset }) => {
+                assert!(message.contains("expected a depth below 254"), "{message}");
+                assert!(offset.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn trailing_bytes_are_a_finding() {
+        let mut bytes = testdata("small_v210.prof");
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(&[0; 10]);
+        let (_dir, input) = opened(&bytes);
+        let v = EasyProfiler.validate(&input).expect("valid");
+        assert_eq!(
+            v.findings,
+            vec![Finding::TrailingData {
+                offset: end,
+                size: 10
+            }]
+        );
+    }
+
+    #[test]
+    fn info_leads_with_the_human_summary() {
+        let (_dir, input) = opened(&testdata("small_v210_gui_bookmarks.prof"));
+        let info = EasyProfiler.info(&input).expect("info");
+        assert_eq!(info.details["time_span"], "559 ns");
+        assert_eq!(
+            info.details["thread_names"],
+            "Main (tid 1481), Worker (tid 1482)"
+        );
+        assert_eq!(info.details["values"], 24);
+        assert!(
+            info.details["top_blocks_by_self_time"]
+                .as_str()
+                .expect("text")
+                .starts_with("leaf: ")
+        );
+        for k in info.details.keys() {
+            assert!(!k.contains(' ') && !k.chars().any(|c| c.is_ascii_uppercase()), "{k}");
+        }
+        assert_eq!(human_ns(1_234_567_890), "1.235 s");
+        assert_eq!(human_ns(814_942), "814.9 µs");
+    }
+
+    #[test]
+    fn rewrite_keeps_the_bytes_or_converts() {
+        let bytes = testdata("small_v210_gui_bookmarks.prof");
+        let (dir, input) = opened(&bytes);
+        let same = dir.path().join("same.prof");
+        EasyProfiler
+            .rewrite(&input, &same, &RewriteOptions::default())
+            .expect("rewrite");
+        assert_eq!(std::fs::read(&same).expect("read"), bytes);
+        let old = dir.path().join("old.prof");
+        let report = EasyProfiler
+            .rewrite(&input, &old, &RewriteOptions::to("1.3.0"))
+            .expect("rewrite");
+        assert_eq!(report.dropped.len(), 2, "{:?}", report.dropped);
+    }
+}

@@ -14,6 +14,7 @@ use std::fmt;
 /// assert_eq!(name.to_string(), "frame \u{fffd}");
 /// assert_eq!(name, b"frame \xff");
 /// assert_eq!(name.len(), 7);
+/// assert_eq!(format!("[{:<6}]", Name(b"leaf")), "[leaf  ]");
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Name<'a>(pub &'a [u8]);
@@ -27,6 +28,10 @@ impl<'a> Name<'a> {
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Valid UTF-8 (the usual case) honours width and alignment (`{name:<24}`).
+        if let Ok(s) = std::str::from_utf8(self.0) {
+            return f.pad(s);
+        }
         for chunk in self.0.utf8_chunks() {
             f.write_str(chunk.valid())?;
             if !chunk.invalid().is_empty() {

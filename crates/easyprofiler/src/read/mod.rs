@@ -1,4 +1,4 @@
-//! Views borrowing the input (easyprofiler.md): the header and descriptors, parsed by [`parse`];
+//! Views borrowing the input (the crate docs, "The format"): the header and descriptors, parsed by [`parse`];
 //! thread sections and their records, walked lazily by zero-copy iterators.
 
 mod model;
@@ -35,7 +35,7 @@ pub enum Mode {
     Strict,
 }
 
-/// The parsed header (easyprofiler.md, Header), every version in one shape.
+/// The parsed header (crate docs, "The format": Header), every version in one shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
     /// Version.

@@ -1,4 +1,4 @@
-//! What follows the threads (easyprofiler.md, "After the last thread"; R:1269-1336).
+//! What follows the threads (crate docs, "The format": "After the last thread"; R:1269-1336).
 
 use profcodec_common::{Cursor, checked_capacity};
 use zerocopy::FromBytes;

@@ -1,4 +1,4 @@
-//! The block tree exactly as the C++ reader builds it (easyprofiler.md, "Nesting", "Runtime
+//! The block tree exactly as the C++ reader builds it (crate docs, "The format": "Nesting", "Runtime
 //! names", "Time"; R:1040-1259).
 //!
 //! Records are stored when they end, so each thread's records come in post-order. The tree keeps

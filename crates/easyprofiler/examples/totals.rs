@@ -14,10 +14,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tree = view.tree()?;
     let mut totals = tree.totals();
     totals.sort_by_key(|t| std::cmp::Reverse(t.self_time));
-    println!("{:<32} {:>8} {:>14} {:>14}", "block", "calls", "self ns", "total ns");
+    println!(
+        "{:<32} {:>8} {:>14} {:>14}",
+        "block", "calls", "self ns", "total ns"
+    );
     for t in totals.iter().take(20) {
-        let name = tree.descriptor(t.descriptor).map(|d| d.name()).unwrap_or_default();
-        println!("{name:<32} {:>8} {:>14} {:>14}", t.count, t.self_time, t.total);
+        let name = tree
+            .descriptor(t.descriptor)
+            .map(|d| d.name())
+            .unwrap_or_default();
+        println!(
+            "{name:<32} {:>8} {:>14} {:>14}",
+            t.count, t.self_time, t.total
+        );
     }
     Ok(())
 }

@@ -101,8 +101,8 @@ pub use model::{
 };
 pub use read::tree::TickConverter;
 pub use read::{
-    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode, DescriptorTable, FlatNode, FlatNodes,
-    ContextSwitchRef, DescriptorRef, Header, Mode, Node, NodeRecords, RawRecord, RecordIter,
-    RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView, ThreadsEnd, TreeBuffers,
-    TreeDescriptor, c_str, parse, parse_with,
+    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode,
+    ContextSwitchRef, DescriptorRef, DescriptorTable, FlatNode, FlatNodes, Header, Mode, Node,
+    NodeRecords, RawRecord, RecordIter, RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView,
+    ThreadsEnd, TreeBuffers, TreeDescriptor, c_str, parse, parse_with,
 };

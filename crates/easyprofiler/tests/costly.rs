@@ -106,7 +106,11 @@ fn a_long_name_is_read_once_however_many_blocks_use_it() {
         for th in &tree.threads {
             for (flat, raw) in th.flat().zip(tree.node_records(&view, th)) {
                 view.decode_record(&raw).expect("record");
-                names += tree.descriptor(flat.node.descriptor).expect("d").name().len();
+                names += tree
+                    .descriptor(flat.node.descriptor)
+                    .expect("d")
+                    .name()
+                    .len();
             }
         }
     });
@@ -148,7 +152,10 @@ fn nesting_beyond_the_cpp_limit_is_refused_when_strict() {
     // Innermost first: block k spans (k, 1000 - k); 256 levels give the outermost block 255
     // levels below it, one more than the C++ reader takes.
     let nest = |levels: u64| {
-        let records = (0..levels).rev().map(|k| block(k + 1, 1000 - k, 0)).collect();
+        let records = (0..levels)
+            .rev()
+            .map(|k| block(k + 1, 1000 - k, 0))
+            .collect();
         capture(vec![descriptor(0, b"b".to_vec())], records)
     };
     let ok = nest(255);

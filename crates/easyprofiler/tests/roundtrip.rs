@@ -211,7 +211,8 @@ fn shape(t: &BlockTree<'_>) -> Vec<(u64, Vec<NodeShape>)> {
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    let name = t.descriptor(n.descriptor)
+                    let name = t
+                        .descriptor(n.descriptor)
                         .map(|d| d.name().to_vec())
                         .unwrap_or_default();
                     (

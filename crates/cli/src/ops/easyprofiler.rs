@@ -255,7 +255,10 @@ impl Codec for EasyProfiler {
         let (mut blocks, mut events, mut values) = (0u64, 0u64, 0u64);
         for th in &tree.threads {
             for n in &th.nodes {
-                match tree.descriptor(n.descriptor).map(|d| d.descriptor.block_type) {
+                match tree
+                    .descriptor(n.descriptor)
+                    .map(|d| d.descriptor.block_type)
+                {
                     Some(0) => events += 1,
                     Some(2) => values += 1,
                     _ => blocks += 1,
@@ -667,11 +670,20 @@ mod tests {
         let nest = |levels: u64| {
             capture(
                 b"b".to_vec(),
-                (0..levels).rev().map(|k| block(k + 1, 1000 - k, 0)).collect(),
+                (0..levels)
+                    .rev()
+                    .map(|k| block(k + 1, 1000 - k, 0))
+                    .collect(),
             )
         };
         let (_d1, ok) = opened(&nest(255));
-        assert!(EasyProfiler.validate(&ok).expect("valid").findings.is_empty());
+        assert!(
+            EasyProfiler
+                .validate(&ok)
+                .expect("valid")
+                .findings
+                .is_empty()
+        );
         let (_d2, deep) = opened(&nest(256));
         match EasyProfiler.validate(&deep) {
             Err(OpError::Invalid { message, offset }) => {
@@ -715,7 +727,10 @@ mod tests {
                 .starts_with("leaf: ")
         );
         for k in info.details.keys() {
-            assert!(!k.contains(' ') && !k.chars().any(|c| c.is_ascii_uppercase()), "{k}");
+            assert!(
+                !k.contains(' ') && !k.chars().any(|c| c.is_ascii_uppercase()),
+                "{k}"
+            );
         }
         assert_eq!(human_ns(1_234_567_890), "1.235 s");
         assert_eq!(human_ns(814_942), "814.9 µs");

@@ -11,8 +11,8 @@ use profcodec_common::{Cursor, Truncated, checked_capacity};
 use zerocopy::FromBytes;
 
 use crate::error::{Error, Oddity};
-use crate::name::Name;
 use crate::model::{Counters, Layout, Version};
+use crate::name::Name;
 use crate::raw::{
     self, BlockBase, CSwitchBase, CSwitchBaseV1, DescriptorBase, HeaderV100, HeaderV120,
     HeaderV130, HeaderV200, HeaderV210, Prelude, ValueBase,
@@ -20,8 +20,8 @@ use crate::raw::{
 
 pub use tail::{BookmarkRef, TailRef};
 pub use tree::{
-    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, FlatNode, FlatNodes, Node, NodeRecords, ThreadTree, TreeBuffers,
-    TreeDescriptor,
+    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, FlatNode, FlatNodes, Node, NodeRecords,
+    ThreadTree, TreeBuffers, TreeDescriptor,
 };
 
 /// How strictly to read.

@@ -5,8 +5,8 @@ use zerocopy::FromBytes;
 
 use super::{CaptureView, ThreadsEnd, strip_nul};
 use crate::error::{Error, Oddity};
-use crate::name::Name;
 use crate::model::Layout;
+use crate::name::Name;
 use crate::raw::{self, BookmarkBase};
 
 /// A bookmark borrowed from the input.

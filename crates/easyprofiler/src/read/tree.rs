@@ -363,7 +363,9 @@ impl<'a> BlockTree<'a> {
                 });
                 t.count += 1;
                 t.total = t.total.saturating_add(duration);
-                t.self_time = t.self_time.saturating_add(duration.saturating_sub(children));
+                t.self_time = t
+                    .self_time
+                    .saturating_add(duration.saturating_sub(children));
             }
         }
         let mut totals: Vec<BlockTotals> = by_id.into_values().collect();
@@ -531,8 +533,7 @@ impl<'a> CaptureView<'a> {
                     descriptor = match runtime_ids.get(&name) {
                         Some(&id) => id,
                         None => {
-                            let id = (tree.file_descriptors.len()
-                                + tree.runtime_descriptors.len())
+                            let id = (tree.file_descriptors.len() + tree.runtime_descriptors.len())
                                 as u32;
                             // `decode_record` found the file descriptor present.
                             if let Some(&d) = self.descriptors().get(descriptor) {

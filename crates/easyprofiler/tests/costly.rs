@@ -63,11 +63,18 @@ fn capture(descriptors: Vec<Option<Descriptor>>, records: Vec<Record>) -> Vec<u8
     c.to_bytes().expect("writable")
 }
 
-/// Bytes allocated while `f` runs.
+/// Bytes allocated while `f` runs (printed with `--nocapture`).
 fn allocated(f: impl FnOnce()) -> usize {
     let before = A.total_allocated();
     f();
     A.total_allocated() - before
+}
+
+fn report(case: &str, used: usize, input: usize) {
+    println!(
+        "{case}: {used} bytes allocated for {input} bytes of input ({:.2} x)",
+        used as f64 / input as f64
+    );
 }
 
 #[test]
@@ -84,6 +91,7 @@ fn empty_descriptor_slots_cost_four_bytes_each() {
         assert_eq!(view.descriptors().present().len(), 1);
         assert_eq!(tree.totals().len(), 1);
     });
+    report("empty slots", used, data.len());
     // The slot index: 4 bytes per 2-byte slot.
     assert!(
         used <= 2 * data.len() + (1 << 20),
@@ -115,6 +123,7 @@ fn a_long_name_is_read_once_however_many_blocks_use_it() {
         }
     });
     assert_eq!(names, 2_000 * 65_000, "every block sees the name");
+    report("long name", used, data.len());
     assert!(used <= 2 * data.len(), "{used} bytes allocated");
 }
 
@@ -137,6 +146,7 @@ fn flat_blocks_cost_a_small_multiple_of_the_input() {
         }
     });
     assert_eq!(seen, BLOCKS);
+    report("flat blocks", used, data.len());
     // 24 bytes a node, the roots and their depths while building (vectors that double), then 8
     // bytes a node for the flat form; a record takes 23 bytes on disk.
     assert!(

@@ -15,6 +15,9 @@ use std::fmt;
 /// assert_eq!(name, b"frame \xff");
 /// assert_eq!(name.len(), 7);
 /// assert_eq!(format!("[{:<6}]", Name(b"leaf")), "[leaf  ]");
+/// // An owned name (the model's `Vec<u8>`):
+/// let owned: Vec<u8> = b"stage".to_vec();
+/// assert_eq!(Name::from(&owned).to_string(), "stage");
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Name<'a>(pub &'a [u8]);
@@ -63,6 +66,13 @@ impl AsRef<[u8]> for Name<'_> {
 
 impl<'a> From<&'a [u8]> for Name<'a> {
     fn from(bytes: &'a [u8]) -> Self {
+        Name(bytes)
+    }
+}
+
+/// The owned model keeps names as `Vec<u8>`: `Name::from(&descriptor.name)` shows one.
+impl<'a> From<&'a Vec<u8>> for Name<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
         Name(bytes)
     }
 }

@@ -246,7 +246,13 @@ impl Codec for EasyProfiler {
             .threads
             .iter()
             .take(SHOWN)
-            .map(|t| format!("{} (tid {})", t.name, t.id))
+            .map(|t| {
+                if t.name.is_empty() {
+                    format!("unnamed (tid {})", t.id)
+                } else {
+                    format!("{} (tid {})", t.name, t.id)
+                }
+            })
             .collect();
         if tree.threads.len() > SHOWN {
             names.push(format!("and {} more", tree.threads.len() - SHOWN));

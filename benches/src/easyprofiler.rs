@@ -21,8 +21,14 @@ const EVENT: u32 = 3;
 const VALUE: u32 = 4;
 const TEXT: u32 = 5;
 
-fn descriptor(id: u32, block_type: u8, name: &str, line: i32, color: u32) -> Option<Descriptor> {
-    Some(Descriptor {
+fn descriptor(
+    id: u32,
+    block_type: u8,
+    name: &str,
+    line: i32,
+    color: u32,
+) -> Option<Box<Descriptor>> {
+    Some(Box::new(Descriptor {
         id,
         line,
         color,
@@ -30,7 +36,7 @@ fn descriptor(id: u32, block_type: u8, name: &str, line: i32, color: u32) -> Opt
         status: 1,
         name: name.as_bytes().to_vec(),
         file: b"gen/gen_bench.cpp".to_vec(),
-    })
+    }))
 }
 
 fn block(begin: u64, end: u64, descriptor: u32, name: &[u8]) -> Record {
@@ -92,7 +98,7 @@ fn frame(rng: &mut Rng, values: bool, records: &mut Vec<Record>, mut t: u64) -> 
     t + 5
 }
 
-fn descriptors(values: bool) -> Vec<Option<Descriptor>> {
+fn descriptors(values: bool) -> Vec<Option<Box<Descriptor>>> {
     let mut d = vec![
         descriptor(FRAME, 1, "frame", 39, 0xffe0_40fb),
         descriptor(STAGE, 1, "gen/gen_bench.cpp:27", 27, 0xffff_9800),
@@ -261,26 +267,29 @@ pub fn hostile(kind: &str, n: Option<u64>, name_len: Option<usize>) -> Option<Ca
         name,
         file: b"hostile.cpp".to_vec(),
     };
-    let (descriptors, records): (Vec<Option<Descriptor>>, Vec<Record>) = match kind {
+    let (descriptors, records): (Vec<Option<Box<Descriptor>>>, Vec<Record>) = match kind {
         "empty-slots" => {
             let n = n.unwrap_or(4_000_000) as usize;
             let mut d = vec![None; n];
-            d.push(Some(named(n as u32, b"b".to_vec())));
+            d.push(Some(Box::new(named(n as u32, b"b".to_vec()))));
             (d, vec![block(1, 2, n as u32, b"")])
         }
         "long-name" => {
             let n = n.unwrap_or(2_000);
-            let d = vec![Some(named(0, vec![b'n'; name_len.unwrap_or(65_000)]))];
+            let d = vec![Some(Box::new(named(
+                0,
+                vec![b'n'; name_len.unwrap_or(65_000)],
+            )))];
             (d, (0..n).map(|i| block(2 * i, 2 * i + 1, 0, b"")).collect())
         }
         "flat" => {
             let n = n.unwrap_or(500_000);
-            let d = vec![Some(named(0, b"flat".to_vec()))];
+            let d = vec![Some(Box::new(named(0, b"flat".to_vec())))];
             (d, (0..n).map(|i| block(2 * i, 2 * i + 1, 0, b"")).collect())
         }
         "deep" => {
             let n = n.unwrap_or(256);
-            let d = vec![Some(named(0, b"nested".to_vec()))];
+            let d = vec![Some(Box::new(named(0, b"nested".to_vec())))];
             let r = (0..n).rev().map(|k| block(k + 1, 2 * n + 2 - k, 0, b""));
             (d, r.collect())
         }

@@ -22,9 +22,9 @@
 //! use profcodec_easyprofiler::{Capture, Convention, Descriptor, Record, RecordBody, Thread, Version};
 //!
 //! let mut capture = Capture { version: Version::V2_1_0, cpu_frequency: 0, ..Capture::default() };
-//! capture.descriptors.push(Some(Descriptor {
+//! capture.descriptors.push(Some(Box::new(Descriptor {
 //!     id: 0, block_type: 1, name: b"frame".to_vec(), file: b"main.cpp".to_vec(), ..Descriptor::default()
-//! }));
+//! })));
 //! capture.threads.push(Thread {
 //!     id: 7, name: Some(b"Main".to_vec()), context_switches: vec![],
 //!     records: vec![Record { begin: 10, end: 20, descriptor: 0, body: RecordBody::Named(vec![]) }],

@@ -407,8 +407,9 @@ pub struct Capture {
     pub end_time: u64,
     /// Header counters as stored.
     pub counters: Counters,
-    /// Descriptor slots; `None` is an empty slot (size 0).
-    pub descriptors: Vec<Option<Descriptor>>,
+    /// Descriptor slots; `None` is an empty slot (size 0). Boxed, so that an empty slot (2 bytes
+    /// in the file) takes 8 bytes here, not a whole descriptor's 64.
+    pub descriptors: Vec<Option<Box<Descriptor>>>,
     /// Thread sections in file order.
     pub threads: Vec<Thread>,
     /// Bookmarks (2.1.0 and later).

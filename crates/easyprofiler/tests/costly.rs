@@ -5,6 +5,7 @@
 //!   builds, allocates about 2 bytes per input byte (a 4-byte index per empty slot).
 //! - A 65,000-byte descriptor name under 2,000 tiny blocks: reading it allocates nothing per block
 //!   for the name; the dump writes it once, in its descriptor (the CLI's tests hold the output).
+//! - The same slots in the owned model (what `rewrite --to` converts): 8 bytes each.
 //! - 500,000 flat blocks: the tree and its flat form (parent and depth of every block, what the
 //!   dump streams) take about 2 bytes per input byte.
 //! - Nesting of 256 blocks: refused by the strict mode, read by the tolerant one.
@@ -21,8 +22,8 @@ static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize
 
 static TURN: Mutex<()> = Mutex::new(());
 
-fn descriptor(id: u32, name: Vec<u8>) -> Option<Descriptor> {
-    Some(Descriptor {
+fn descriptor(id: u32, name: Vec<u8>) -> Option<Box<Descriptor>> {
+    Some(Box::new(Descriptor {
         id,
         line: 1,
         color: 0xff00_ff00,
@@ -30,7 +31,7 @@ fn descriptor(id: u32, name: Vec<u8>) -> Option<Descriptor> {
         status: 1,
         name,
         file: b"f.cpp".to_vec(),
-    })
+    }))
 }
 
 fn block(begin: u64, end: u64, descriptor: u32) -> Record {
@@ -42,7 +43,7 @@ fn block(begin: u64, end: u64, descriptor: u32) -> Record {
     }
 }
 
-fn capture(descriptors: Vec<Option<Descriptor>>, records: Vec<Record>) -> Vec<u8> {
+fn capture(descriptors: Vec<Option<Box<Descriptor>>>, records: Vec<Record>) -> Vec<u8> {
     let end = records.iter().map(|r| r.end).max().unwrap_or(0) + 1;
     let mut c = Capture {
         version: Version::V2_1_0,
@@ -95,6 +96,28 @@ fn empty_descriptor_slots_cost_four_bytes_each() {
     // The slot index: 4 bytes per 2-byte slot.
     assert!(
         used <= 2 * data.len() + (1 << 20),
+        "{used} bytes allocated for {} bytes of input",
+        data.len()
+    );
+}
+
+#[test]
+fn the_owned_model_holds_an_empty_slot_in_eight_bytes() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    const SLOTS: usize = 2_000_000;
+    let mut descriptors = vec![None; SLOTS];
+    descriptors.push(descriptor(SLOTS as u32, b"b".to_vec()));
+    let data = capture(descriptors, vec![block(1, 2, SLOTS as u32)]);
+    let used = allocated(|| {
+        let model = parse_with(&data, Mode::Tolerant)
+            .and_then(|v| v.to_model())
+            .expect("model");
+        assert_eq!(model.descriptors.len(), SLOTS + 1);
+    });
+    report("empty slots, owned model", used, data.len());
+    // The view's slot index (2 x) and the model's boxes (4 x).
+    assert!(
+        used <= 6 * data.len() + (1 << 20),
         "{used} bytes allocated for {} bytes of input",
         data.len()
     );

@@ -40,18 +40,20 @@ fn capture(version: Version) -> impl Strategy<Value = Capture> {
         any::<bool>(),
     )
         .prop_flat_map(move |(pid, cpu, begin, end, descs, gui)| {
-            let descs: Vec<Option<Descriptor>> = descs
+            let descs: Vec<Option<Box<Descriptor>>> = descs
                 .into_iter()
                 .enumerate()
                 .map(|(i, d)| {
-                    d.map(|(line, color, block_type, status, name, file)| Descriptor {
-                        id: i as u32,
-                        line,
-                        color,
-                        block_type,
-                        status,
-                        name,
-                        file,
+                    d.map(|(line, color, block_type, status, name, file)| {
+                        Box::new(Descriptor {
+                            id: i as u32,
+                            line,
+                            color,
+                            block_type,
+                            status,
+                            name,
+                            file,
+                        })
                     })
                 })
                 .collect();

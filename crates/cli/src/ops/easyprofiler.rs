@@ -542,14 +542,14 @@ mod tests {
             version: ep::Version::V2_1_0,
             pid: 1,
             end_time: end,
-            descriptors: vec![Some(ep::Descriptor {
+            descriptors: vec![Some(Box::new(ep::Descriptor {
                 id: 0,
                 block_type: 1,
                 status: 1,
                 name,
                 file: b"f.cpp".to_vec(),
                 ..ep::Descriptor::default()
-            })],
+            }))],
             threads: vec![ep::Thread {
                 id: 7,
                 name: Some(b"Main".to_vec()),

@@ -8,6 +8,8 @@
 //! - The same slots in the owned model (what `rewrite --to` converts): 8 bytes each.
 //! - 500,000 flat blocks: the tree and its flat form (parent and depth of every block, what the
 //!   dump streams) take about 2 bytes per input byte.
+//! - 200,000 empty threads (18 bytes each): about 12 bytes per input byte, the thread trees and
+//!   the map that merges sections of one thread id.
 //! - Nesting of 256 blocks: refused by the strict mode, read by the tolerant one.
 
 use std::sync::Mutex;
@@ -174,6 +176,44 @@ fn flat_blocks_cost_a_small_multiple_of_the_input() {
     // bytes a node for the flat form; a record takes 23 bytes on disk.
     assert!(
         used <= 3 * data.len(),
+        "{used} bytes allocated for {} bytes of input",
+        data.len()
+    );
+}
+
+#[test]
+fn many_empty_threads_cost_a_bounded_multiple() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // 200,000 thread sections of 18 bytes (id, empty name, no context switch, no record).
+    const THREADS: u64 = 200_000;
+    let mut c = Capture {
+        version: Version::V2_1_0,
+        pid: 1,
+        end_time: 10,
+        descriptors: vec![descriptor(0, b"b".to_vec())],
+        threads: (0..THREADS)
+            .map(|id| Thread {
+                id,
+                name: None,
+                context_switches: Vec::new(),
+                records: Vec::new(),
+            })
+            .collect(),
+        ..Capture::default()
+    };
+    c.update_counters(Convention::Runtime);
+    let data = c.to_bytes().expect("writable");
+    drop(c);
+    let used = allocated(|| {
+        let view = parse_with(&data, Mode::Tolerant).expect("parse");
+        let tree = view.tree().expect("tree");
+        assert_eq!(tree.threads.len(), THREADS as usize);
+    });
+    report("empty threads", used, data.len());
+    // A thread's tree (144 bytes), its one section and its entry in the id map, for 18 bytes
+    // of input; the 2.1 thread count sizes the list and the map once.
+    assert!(
+        used <= 12 * data.len(),
         "{used} bytes allocated for {} bytes of input",
         data.len()
     );

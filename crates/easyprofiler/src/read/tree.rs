@@ -475,12 +475,23 @@ impl<'a> CaptureView<'a> {
         let mut depth_reported = false;
 
         let mut iter = self.threads();
+        if h.version.layout() == crate::model::Layout::V2_1 {
+            // The stated thread count, bounded by what the smallest thread sections (18 bytes)
+            // could hold, so that many threads cost no growth of the list and the map (growth
+            // would double what they hold); a count that lies costs no more than honest threads.
+            let rest = self.data().len() - self.threads_offset();
+            let threads = (h.counters.threads_count as usize).min(rest / 18);
+            tree.threads.reserve(threads);
+            by_id.reserve(threads);
+        }
         while let Some(t) = iter.next() {
             let t = t?;
             let ti = *by_id.entry(t.id).or_insert_with(|| {
                 tree.threads.push(ThreadTree {
                     id: t.id,
                     nodes: buffers.nodes.pop().unwrap_or_default(),
+                    // Most threads have one section: no room for four.
+                    sections: Vec::with_capacity(1),
                     ..ThreadTree::default()
                 });
                 tree.threads.len() - 1

@@ -8,6 +8,8 @@
 //!   (ticks to ns, runtime names, adoption, counters checked).
 //! - `tree build, reused buffers`: the same, in the node memory of the previous build
 //!   (`CaptureView::tree_with`), without the page faults of fresh memory.
+//! - `flat form and totals`: on a built tree, every node's parent and depth
+//!   (`ThreadTree::flat`, what `profcodec dump` streams) and the per-descriptor totals.
 //! - `to_model` and `write`: the owned model and back.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -59,6 +61,17 @@ fn benches(c: &mut Criterion) {
             let kept = tree.blocks_kept;
             buffers = Some(tree.into_buffers());
             kept
+        })
+    });
+    let view = parse(&data).expect("parse");
+    let tree = view.tree().expect("tree");
+    g.bench_function("flat form and totals", |b| {
+        b.iter(|| {
+            let mut depth = 0u64;
+            for th in &tree.threads {
+                depth += th.flat().map(|f| u64::from(f.depth)).sum::<u64>();
+            }
+            (depth, tree.totals().len())
         })
     });
     g.bench_function("to_model", |b| {

@@ -21,8 +21,14 @@ const EVENT: u32 = 3;
 const VALUE: u32 = 4;
 const TEXT: u32 = 5;
 
-fn descriptor(id: u32, block_type: u8, name: &str, line: i32, color: u32) -> Option<Descriptor> {
-    Some(Descriptor {
+fn descriptor(
+    id: u32,
+    block_type: u8,
+    name: &str,
+    line: i32,
+    color: u32,
+) -> Option<Box<Descriptor>> {
+    Some(Box::new(Descriptor {
         id,
         line,
         color,
@@ -30,7 +36,7 @@ fn descriptor(id: u32, block_type: u8, name: &str, line: i32, color: u32) -> Opt
         status: 1,
         name: name.as_bytes().to_vec(),
         file: b"gen/gen_bench.cpp".to_vec(),
-    })
+    }))
 }
 
 fn block(begin: u64, end: u64, descriptor: u32, name: &[u8]) -> Record {
@@ -92,7 +98,7 @@ fn frame(rng: &mut Rng, values: bool, records: &mut Vec<Record>, mut t: u64) -> 
     t + 5
 }
 
-fn descriptors(values: bool) -> Vec<Option<Descriptor>> {
+fn descriptors(values: bool) -> Vec<Option<Box<Descriptor>>> {
     let mut d = vec![
         descriptor(FRAME, 1, "frame", 39, 0xffe0_40fb),
         descriptor(STAGE, 1, "gen/gen_bench.cpp:27", 27, 0xffff_9800),
@@ -239,4 +245,72 @@ pub fn testdata() -> Vec<(&'static str, Capture)> {
         ("small_v210.prof", small(Version::V2_1_0)),
         ("small_v210_gui_bookmarks.prof", small_gui()),
     ]
+}
+
+/// The hostile shapes of issue 20, as `cargo xtask gen-easyprofiler hostile KIND OUT [N]` writes
+/// them for measuring the `profcodec` command (`/usr/bin/time -v`) and as fuzz seeds; N sizes each
+/// shape:
+/// - `empty-slots`: N empty descriptor slots (default 4,000,000; 2 bytes each), then one
+///   descriptor and one block using it;
+/// - `long-name`: one descriptor with a name of `name_len` bytes (default 65,000) used by N tiny
+///   blocks (default 2,000);
+/// - `flat`: N flat blocks (default 500,000);
+/// - `deep`: N blocks nested in one another (default 256, one level more than the C++ reader
+///   takes).
+pub fn hostile(kind: &str, n: Option<u64>, name_len: Option<usize>) -> Option<Capture> {
+    let named = |id: u32, name: Vec<u8>| Descriptor {
+        id,
+        line: 1,
+        color: 0xff00_ff00,
+        block_type: 1,
+        status: 1,
+        name,
+        file: b"hostile.cpp".to_vec(),
+    };
+    let (descriptors, records): (Vec<Option<Box<Descriptor>>>, Vec<Record>) = match kind {
+        "empty-slots" => {
+            let n = n.unwrap_or(4_000_000) as usize;
+            let mut d = vec![None; n];
+            d.push(Some(Box::new(named(n as u32, b"b".to_vec()))));
+            (d, vec![block(1, 2, n as u32, b"")])
+        }
+        "long-name" => {
+            let n = n.unwrap_or(2_000);
+            let d = vec![Some(Box::new(named(
+                0,
+                vec![b'n'; name_len.unwrap_or(65_000)],
+            )))];
+            (d, (0..n).map(|i| block(2 * i, 2 * i + 1, 0, b"")).collect())
+        }
+        "flat" => {
+            let n = n.unwrap_or(500_000);
+            let d = vec![Some(Box::new(named(0, b"flat".to_vec())))];
+            (d, (0..n).map(|i| block(2 * i, 2 * i + 1, 0, b"")).collect())
+        }
+        "deep" => {
+            let n = n.unwrap_or(256);
+            let d = vec![Some(Box::new(named(0, b"nested".to_vec())))];
+            let r = (0..n).rev().map(|k| block(k + 1, 2 * n + 2 - k, 0, b""));
+            (d, r.collect())
+        }
+        _ => return None,
+    };
+    let end = records.iter().map(|r| r.end).max().unwrap_or(0) + 1;
+    let mut c = Capture {
+        version: Version::V2_1_0,
+        pid: 1,
+        cpu_frequency: 0,
+        begin_time: 0,
+        end_time: end,
+        descriptors,
+        threads: vec![Thread {
+            id: 1,
+            name: Some(b"Main".to_vec()),
+            context_switches: Vec::new(),
+            records,
+        }],
+        ..Capture::default()
+    };
+    c.update_counters(Convention::Runtime);
+    Some(c)
 }

@@ -5,6 +5,10 @@
 //!   uses.
 //! - `cargo xtask gen-easyprofiler testdata [DIR]`: the small captures of
 //!   `testdata/easyprofiler/` (DIR defaults to that folder).
+//! - `cargo xtask gen-easyprofiler hostile KIND OUT [N]`: a hostile shape of issue 20
+//!   (`empty-slots`, `long-name`, `flat`, `deep`; see `profcodec_benches::easyprofiler::hostile`),
+//!   optionally followed by `--trailing BYTES` zero bytes; `--name BYTES` sets the long name's
+//!   length.
 
 use anyhow::{Context, Result, bail};
 use profcodec_benches::easyprofiler;
@@ -53,6 +57,32 @@ fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
             }
             Ok(())
         }
-        _ => bail!("usage: gen-easyprofiler large OUT [MB] [MRECORDS] | testdata [DIR]"),
+        Some("hostile") => {
+            let usage = "usage: gen-easyprofiler hostile empty-slots|long-name|flat|deep OUT [N] \
+                         [--trailing BYTES] [--name BYTES]";
+            let (Some(kind), Some(out)) = (args.get(1), args.get(2)) else {
+                bail!(usage);
+            };
+            let mut n = None;
+            let mut trailing = 0usize;
+            let mut name_len = None;
+            let mut rest = args[3..].iter();
+            while let Some(a) = rest.next() {
+                match a.as_str() {
+                    "--trailing" => trailing = rest.next().context(usage)?.parse()?,
+                    "--name" => name_len = Some(rest.next().context(usage)?.parse()?),
+                    a => n = Some(a.parse()?),
+                }
+            }
+            let c = easyprofiler::hostile(kind, n, name_len).context(usage)?;
+            let mut bytes = c.to_bytes()?;
+            bytes.resize(bytes.len() + trailing, 0);
+            std::fs::write(out, &bytes).with_context(|| format!("writing {out}"))?;
+            eprintln!("wrote {out}: {} bytes", bytes.len());
+            Ok(())
+        }
+        _ => bail!(
+            "usage: gen-easyprofiler large OUT [MB] [MRECORDS] | testdata [DIR] | hostile KIND OUT [N]"
+        ),
     }
 }

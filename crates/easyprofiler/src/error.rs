@@ -1,4 +1,4 @@
-//! Errors and oddities (easyprofiler.md; ARCHITECTURE.md, "errors").
+//! Errors and oddities (the workspace's error style).
 //!
 //! Every variant is `Copy` and carries the byte offset of the damage and the name of the field, in
 //! the workspace style `<what>: at byte 0x<offset>: <expected> but found <seen>`.

@@ -1,5 +1,5 @@
 //! The owned model of a capture: plain data holding every byte the file holds, so that
-//! [`Capture::write`](crate::Capture::write) gives back the same bytes (easyprofiler.md).
+//! [`Capture::write`](crate::Capture::write) gives back the same bytes (the crate docs, "The format").
 //!
 //! Strings are kept as bytes (the C++ library writes whatever `char*` it was given) without
 //! their final NUL; the writer adds it back.
@@ -58,7 +58,7 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// The layouts the versions use (easyprofiler.md, Header).
+/// The layouts the versions use (crate docs, "The format": Header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layout {
     /// Up to 1.0.0: 1.x header without pid, u32 thread ids.
@@ -124,7 +124,7 @@ pub enum Convention {
     Gui,
 }
 
-/// A block descriptor (easyprofiler.md, Descriptors).
+/// A block descriptor (crate docs, "The format": Descriptors).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -407,8 +407,9 @@ pub struct Capture {
     pub end_time: u64,
     /// Header counters as stored.
     pub counters: Counters,
-    /// Descriptor slots; `None` is an empty slot (size 0).
-    pub descriptors: Vec<Option<Descriptor>>,
+    /// Descriptor slots; `None` is an empty slot (size 0). Boxed, so that an empty slot (2 bytes
+    /// in the file) takes 8 bytes here, not a whole descriptor's 64.
+    pub descriptors: Vec<Option<Box<Descriptor>>>,
     /// Thread sections in file order.
     pub threads: Vec<Thread>,
     /// Bookmarks (2.1.0 and later).

@@ -1,11 +1,11 @@
-//! The bytes on disk (easyprofiler.md): constants, the binrw header structs of every version and
+//! The bytes on disk (the crate docs, "The format"): constants, the binrw header structs of every version and
 //! the zerocopy views of the fixed parts of records. No logic lives here.
 
 use binrw::binrw;
 use zerocopy::byteorder::{I32, LittleEndian, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-/// The file signature, `ysaE` on disk (easyprofiler.md, Header).
+/// The file signature, `ysaE` on disk (crate docs, "The format": Header).
 pub const SIGNATURE: u32 = 0x4561_7379;
 
 /// Packs a version as the library does: `major << 24 | minor << 16 | patch`.

@@ -1,4 +1,4 @@
-//! The writer: a model to the bytes of its version's layout (easyprofiler.md; PM:1051-1141 for
+//! The writer: a model to the bytes of its version's layout (the crate docs, "The format"; PM:1051-1141 for
 //! the runtime writer, W:425-560 for the GUI's save).
 //!
 //! The header counters are written as the model holds them, so that a file read and written

@@ -17,13 +17,14 @@ fn corpus() -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
-fn lossy(b: &[u8]) -> String {
+fn lossy(b: impl AsRef<[u8]>) -> String {
+    let b = b.as_ref();
     String::from_utf8_lossy(b).into_owned()
 }
 
 fn check_node(tree: &BlockTree<'_>, th: &ThreadTree<'_>, i: u32, json: &Value, path: &str) {
     let n = &th.nodes[i as usize];
-    let d = tree.descriptors[n.descriptor as usize].expect("descriptor present");
+    let d = tree.descriptor(n.descriptor).expect("descriptor present");
     assert_eq!(json["id"], u64::from(th.block_index(i)), "{path}: id");
     assert_eq!(json["name"], lossy(d.name()), "{path}: name");
     assert_eq!(json["start"], n.begin, "{path}: start");
@@ -67,8 +68,8 @@ fn trees_equal_the_converter_json() {
 
         // Descriptors, synthetic ones (runtime names) included.
         let descs = json["blockDescriptors"].as_array().expect("descriptors");
-        assert_eq!(descs.len(), tree.descriptors.len(), "{name}: descriptors");
-        for (i, (ours, theirs)) in tree.descriptors.iter().zip(descs).enumerate() {
+        assert_eq!(descs.len(), tree.descriptors_len(), "{name}: descriptors");
+        for (i, (ours, theirs)) in tree.descriptors().zip(descs).enumerate() {
             let d = ours.expect("no empty slots in the corpus");
             assert_eq!(theirs["id"], i, "{name}: descriptor {i}");
             let parent = theirs

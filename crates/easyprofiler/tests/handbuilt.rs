@@ -374,9 +374,8 @@ fn runtime_names_get_synthetic_descriptors_by_name() {
     let ids: Vec<u32> = tree.threads[0].nodes.iter().map(|n| n.descriptor).collect();
     assert_eq!(ids, vec![1, 2, 1, 0]);
     let names: Vec<&[u8]> = tree
-        .descriptors
-        .iter()
-        .map(|d| d.expect("d").name())
+        .descriptors()
+        .map(|d| d.expect("d").name().as_bytes())
         .collect();
     assert_eq!(names, vec![&b"blk"[..], b"alpha", b"beta"]);
 }

@@ -40,18 +40,20 @@ fn capture(version: Version) -> impl Strategy<Value = Capture> {
         any::<bool>(),
     )
         .prop_flat_map(move |(pid, cpu, begin, end, descs, gui)| {
-            let descs: Vec<Option<Descriptor>> = descs
+            let descs: Vec<Option<Box<Descriptor>>> = descs
                 .into_iter()
                 .enumerate()
                 .map(|(i, d)| {
-                    d.map(|(line, color, block_type, status, name, file)| Descriptor {
-                        id: i as u32,
-                        line,
-                        color,
-                        block_type,
-                        status,
-                        name,
-                        file,
+                    d.map(|(line, color, block_type, status, name, file)| {
+                        Box::new(Descriptor {
+                            id: i as u32,
+                            line,
+                            color,
+                            block_type,
+                            status,
+                            name,
+                            file,
+                        })
                     })
                 })
                 .collect();
@@ -211,7 +213,8 @@ fn shape(t: &BlockTree<'_>) -> Vec<(u64, Vec<NodeShape>)> {
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    let name = t.descriptors[n.descriptor as usize]
+                    let name = t
+                        .descriptor(n.descriptor)
                         .map(|d| d.name().to_vec())
                         .unwrap_or_default();
                     (

@@ -1,14 +1,15 @@
 //! `profcodec` CLI operations for EasyProfiler `.prof` captures (profcodec-easyprofiler).
 //!
-//! The JSON dump schema is documented in `crates/easyprofiler/README.md`.
+//! The dump's records are documented in the CLI README (section EasyProfiler).
 
 use std::path::Path;
 
-use profcodec_easyprofiler as ep;
-use serde_json::{Map, Value, json};
+use profcodec_easyprofiler::{self as ep, Name};
+use serde::Serialize;
+use serde_json::{Map, json};
 
 use super::dump::Dump;
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
 use profcodec::Opened;
 
 /// The EasyProfiler codec.
@@ -18,107 +19,295 @@ fn invalid(e: ep::Error) -> OpError {
     OpError::invalid(e, e.offset())
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn view(input: &Opened) -> Result<ep::CaptureView<'_>, OpError> {
-    ep::parse(input.bytes()).map_err(invalid)
-}
-
-fn value_json(v: &ep::Value) -> Value {
-    let data = match v.decode() {
-        None => json!(v.data),
-        Some(ep::ValueData::Bool(x)) => json!(x),
-        Some(ep::ValueData::Char(x) | ep::ValueData::Int8(x)) => json!(x),
-        Some(ep::ValueData::Uint8(x)) => json!(x),
-        Some(ep::ValueData::Int16(x)) => json!(x),
-        Some(ep::ValueData::Uint16(x)) => json!(x),
-        Some(ep::ValueData::Int32(x)) => json!(x),
-        Some(ep::ValueData::Uint32(x)) => json!(x),
-        Some(ep::ValueData::Int64(x)) => json!(x),
-        Some(ep::ValueData::Uint64(x)) => json!(x),
-        Some(ep::ValueData::Float(x)) => json!(x),
-        Some(ep::ValueData::Double(x)) => json!(x),
-        Some(ep::ValueData::String(x)) => json!(text(ep::c_str(&x))),
+/// A duration in ns in the largest unit that keeps it at 1 or more, with 4 significant digits.
+fn human_ns(ns: u64) -> String {
+    let x = ns as f64;
+    let (value, unit) = if ns >= 1_000_000_000 {
+        (x / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (x / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (x / 1e3, "µs")
+    } else {
+        return format!("{ns} ns");
     };
-    json!({
-        "type": v.kind().map_or_else(|| v.data_type.to_string(), |k| format!("{k:?}")),
-        "isArray": v.is_array(),
-        "valueId": v.value_id,
-        "data": data,
-    })
+    let decimals = if value >= 100.0 {
+        1
+    } else if value >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.decimals$} {unit}")
 }
 
-fn thread_json(
-    view: &ep::CaptureView<'_>,
-    tree: &ep::BlockTree<'_>,
-    th: &ep::ThreadTree<'_>,
-) -> Result<Value, OpError> {
-    // Flat, in file (post-)order, with each block's parent: no recursion however deep the tree.
-    let mut parent = vec![None; th.nodes.len()];
-    for i in 0..th.nodes.len() as u32 {
-        for c in th.children_rev(i) {
-            parent[c as usize] = Some(th.block_index(i));
+/// The snake_case name of a descriptor type.
+fn block_type_name(t: u8) -> &'static str {
+    match ep::BlockType::from_u8(t) {
+        Some(ep::BlockType::Event) => "event",
+        Some(ep::BlockType::Block) => "block",
+        Some(ep::BlockType::Value) => "value",
+        None => "unknown",
+    }
+}
+
+/// The snake_case name of a value's data type.
+fn data_type_name(t: u8) -> &'static str {
+    match ep::DataType::from_u8(t) {
+        Some(ep::DataType::Bool) => "bool",
+        Some(ep::DataType::Char) => "char",
+        Some(ep::DataType::Int8) => "int8",
+        Some(ep::DataType::Uint8) => "uint8",
+        Some(ep::DataType::Int16) => "int16",
+        Some(ep::DataType::Uint16) => "uint16",
+        Some(ep::DataType::Int32) => "int32",
+        Some(ep::DataType::Uint32) => "uint32",
+        Some(ep::DataType::Int64) => "int64",
+        Some(ep::DataType::Uint64) => "uint64",
+        Some(ep::DataType::Float) => "float",
+        Some(ep::DataType::Double) => "double",
+        Some(ep::DataType::String) => "string",
+        None => "unknown",
+    }
+}
+
+/// The snake_case name of an oddity.
+fn oddity_kind(o: &ep::Oddity) -> &'static str {
+    match o {
+        ep::Oddity::ZeroCounter { .. } => "zero_counter",
+        ep::Oddity::NonZeroPadding { .. } => "non_zero_padding",
+        ep::Oddity::BlocksCount { .. } => "blocks_count",
+        ep::Oddity::MemorySizeExceeded { .. } => "memory_size_exceeded",
+        ep::Oddity::MemorySizeLarger { .. } => "memory_size_larger",
+        ep::Oddity::DescriptorMemoryExceeded { .. } => "descriptor_memory_exceeded",
+        ep::Oddity::FewerThreads { .. } => "fewer_threads",
+        ep::Oddity::DepthLimit { .. } => "depth_limit",
+        ep::Oddity::MissingEndMark { .. } => "missing_end_mark",
+        ep::Oddity::TrailingBytes { .. } => "trailing_bytes",
+        _ => "other",
+    }
+}
+
+/// The data of a value record: a scalar, an array, or a string (read by size, up to its first
+/// NUL).
+enum ValueJson<'a> {
+    Data(ep::ValueData, bool),
+    Unknown(&'a [u8]),
+}
+
+impl Serialize for ValueJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use ep::ValueData as V;
+        /// A one-element scalar as itself, anything else as an array.
+        fn one<T: Serialize, S: serde::Serializer>(
+            v: &[T],
+            array: bool,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match v {
+                [x] if !array => x.serialize(s),
+                _ => v.serialize(s),
+            }
+        }
+        match self {
+            ValueJson::Unknown(bytes) => bytes.serialize(s),
+            ValueJson::Data(data, array) => {
+                let a = *array;
+                match data {
+                    V::Bool(v) => one(v, a, s),
+                    V::Char(v) | V::Int8(v) => one(v, a, s),
+                    V::Uint8(v) => one(v, a, s),
+                    V::Int16(v) => one(v, a, s),
+                    V::Uint16(v) => one(v, a, s),
+                    V::Int32(v) => one(v, a, s),
+                    V::Uint32(v) => one(v, a, s),
+                    V::Int64(v) => one(v, a, s),
+                    V::Uint64(v) => one(v, a, s),
+                    V::Float(v) => one(v, a, s),
+                    V::Double(v) => one(v, a, s),
+                    V::String(v) => s.collect_str(&Name(ep::c_str(v))),
+                }
+            }
         }
     }
-    let mut blocks = Vec::with_capacity(th.nodes.len());
-    let records = tree.node_records(view, th);
-    for (i, (n, rec)) in th.nodes.iter().zip(records).enumerate() {
-        let name =
-            tree.descriptors[n.descriptor as usize].map_or_else(Vec::new, |d| d.name().to_vec());
-        let mut b = json!({
-            "id": th.block_index(i as u32),
-            "parent": parent[i],
-            "descriptor": n.descriptor,
-            "name": text(&name),
-            "start": n.begin,
-            "stop": n.end,
-        });
-        // Re-read the record for its value, when it is one.
-        if let Some(v) = view.decode_record(&rec).map_err(invalid)?.to_value() {
-            b["value"] = value_json(&v);
-        }
-        blocks.push(b);
+}
+
+/// The dump header.
+#[derive(Serialize)]
+struct Header {
+    format: profcodec::Format,
+    version: String,
+    time_unit: &'static str,
+    pid: u64,
+    cpu_frequency: i64,
+    /// Capture begin and end, in ns.
+    begin_time: u64,
+    end_time: u64,
+    descriptor_slots: u32,
+}
+
+/// One record of the dump.
+#[derive(Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum Record<'a> {
+    /// A descriptor of the file, or the synthetic one the C++ reader makes for a runtime name.
+    Descriptor {
+        id: u32,
+        name: Name<'a>,
+        block_type: &'static str,
+        file: Name<'a>,
+        line: i32,
+        color: u32,
+        status: u8,
+        /// The id stored in the descriptor, when it differs from its slot.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stored_id: Option<u32>,
+        /// For a runtime name: the file descriptor it was named from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        named_from: Option<u32>,
+    },
+    /// Something the C++ reader may refuse or the writer did unusually.
+    Oddity {
+        kind: &'static str,
+        offset: u64,
+        message: String,
+    },
+    Thread {
+        id: u64,
+        name: Name<'a>,
+        blocks: usize,
+        context_switches: usize,
+    },
+    ContextSwitch {
+        thread: u64,
+        id: u32,
+        begin: u64,
+        end: u64,
+        target_thread: u64,
+        target_name: Name<'a>,
+    },
+    /// A block or an event (begin == end).
+    Block {
+        thread: u64,
+        id: u32,
+        parent: Option<u32>,
+        depth: u32,
+        descriptor: u32,
+        begin: u64,
+        end: u64,
+    },
+    Value {
+        thread: u64,
+        id: u32,
+        parent: Option<u32>,
+        depth: u32,
+        descriptor: u32,
+        time: u64,
+        value_id: u64,
+        data_type: &'static str,
+        is_array: bool,
+        data: ValueJson<'a>,
+    },
+    Bookmark {
+        position: u64,
+        color: u32,
+        text: Name<'a>,
+    },
+}
+
+fn descriptor_record<'a>(id: u32, d: &ep::TreeDescriptor<'a>) -> Record<'a> {
+    let stored = d.descriptor.id;
+    Record::Descriptor {
+        id,
+        name: d.name(),
+        block_type: block_type_name(d.descriptor.block_type),
+        file: d.descriptor.file,
+        line: d.descriptor.line,
+        color: d.descriptor.color,
+        status: d.descriptor.status,
+        stored_id: (d.runtime_name.is_none() && stored != id).then_some(stored),
+        named_from: d.runtime_name.map(|_| stored),
     }
-    let cs: Vec<Value> = th
-        .context_switches
-        .iter()
-        .map(|c| {
-            json!({
-                "id": c.block_index,
-                "start": c.begin,
-                "stop": c.end,
-                "targetThreadId": c.target_tid,
-                "targetName": text(c.name),
-            })
-        })
-        .collect();
-    Ok(json!({
-        "threadId": th.id,
-        "threadName": text(th.name),
-        "contextSwitches": cs,
-        "blocks": blocks,
-    }))
 }
 
 impl Codec for EasyProfiler {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
-        let view = view(input)?;
+        // Tolerant: `info` describes what the C++ reader would refuse too, with its oddities.
+        let view = ep::parse(input.bytes()).map_err(invalid)?;
         let tree = view.tree().map_err(invalid)?;
         let h = view.header();
         let mut d = Map::new();
-        d.insert("pid".into(), json!(h.pid));
-        d.insert("cpu frequency".into(), json!(h.cpu_frequency));
-        d.insert("begin (ns)".into(), json!(tree.begin_time));
-        d.insert("end (ns)".into(), json!(tree.end_time));
-        d.insert("descriptors".into(), json!(view.descriptors().len()));
+        let span = tree.end_time.saturating_sub(tree.begin_time);
+        d.insert("time_span".into(), json!(human_ns(span)));
         d.insert("threads".into(), json!(tree.threads.len()));
-        let records: usize = tree.threads.iter().map(|t| t.nodes.len()).sum();
+        // Names of the first threads; a hostile file may have very many.
+        const SHOWN: usize = 16;
+        let mut names: Vec<String> = tree
+            .threads
+            .iter()
+            .take(SHOWN)
+            .map(|t| {
+                if t.name.is_empty() {
+                    format!("unnamed (tid {})", t.id)
+                } else {
+                    format!("{} (tid {})", t.name, t.id)
+                }
+            })
+            .collect();
+        if tree.threads.len() > SHOWN {
+            names.push(format!("and {} more", tree.threads.len() - SHOWN));
+        }
+        d.insert("thread_names".into(), json!(names.join(", ")));
+        let (mut blocks, mut events, mut values) = (0u64, 0u64, 0u64);
+        for th in &tree.threads {
+            for n in &th.nodes {
+                match tree
+                    .descriptor(n.descriptor)
+                    .map(|d| d.descriptor.block_type)
+                {
+                    Some(0) => events += 1,
+                    Some(2) => values += 1,
+                    _ => blocks += 1,
+                }
+            }
+        }
+        d.insert("blocks".into(), json!(blocks));
+        d.insert("events".into(), json!(events));
+        d.insert("values".into(), json!(values));
         let cs: usize = tree.threads.iter().map(|t| t.context_switches.len()).sum();
-        d.insert("records kept".into(), json!(records));
-        d.insert("context switches kept".into(), json!(cs));
-        d.insert("bookmarks".into(), json!(h.counters.bookmarks_count));
+        d.insert("context_switches".into(), json!(cs));
+        d.insert(
+            "descriptors".into(),
+            json!(view.descriptors().present().len()),
+        );
+        d.insert(
+            "runtime_names".into(),
+            json!(tree.runtime_descriptors().len()),
+        );
+        d.insert("bookmarks".into(), json!(tree.tail().bookmarks.len()));
+        // The blocks that cost the most, as a newcomer asks first.
+        let mut totals = tree.totals();
+        totals.sort_unstable_by_key(|t| std::cmp::Reverse(t.self_time));
+        let top: Vec<String> = totals
+            .iter()
+            .take(5)
+            .filter_map(|t| {
+                let name = tree.descriptor(t.descriptor)?.name();
+                Some(format!(
+                    "{name}: {} self, {} total, {} calls",
+                    human_ns(t.self_time),
+                    human_ns(t.total),
+                    t.count
+                ))
+            })
+            .collect();
+        d.insert("top_blocks_by_self_time".into(), json!(top.join("; ")));
+        d.insert("time_span_ns".into(), json!(span));
+        d.insert("begin_time_ns".into(), json!(tree.begin_time));
+        d.insert("end_time_ns".into(), json!(tree.end_time));
+        d.insert("pid".into(), json!(h.pid));
+        d.insert("cpu_frequency_hz".into(), json!(h.cpu_frequency));
+        d.insert("descriptor_slots".into(), json!(view.descriptors().len()));
         let odd: Vec<String> = tree.oddities.iter().map(ToString::to_string).collect();
         d.insert("oddities".into(), json!(odd));
         Ok(Info {
@@ -129,82 +318,127 @@ impl Codec for EasyProfiler {
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
-        // Findings (trailing data) are not reported yet by this format.
-        let checked = || -> Result<(), OpError> {
-            let view = view(input)?;
-            view.validate().map_err(invalid)?;
-            view.to_model().map(drop).map_err(invalid)
-        };
-        checked().map(|()| Validated::default())
+        // One pass: the strict tree walks and checks every byte (header, descriptors, every
+        // record and context switch, the nesting as the C++ reader limits it, the counters and
+        // the tail) and refuses what the C++ reader refuses.
+        let view = ep::parse_with(input.bytes(), ep::Mode::Strict).map_err(invalid)?;
+        let tree = view.tree().map_err(invalid)?;
+        let findings = tree
+            .oddities
+            .iter()
+            .filter_map(|o| match *o {
+                ep::Oddity::TrailingBytes { offset, len } => {
+                    Some(Finding::TrailingData { offset, size: len })
+                }
+                _ => None,
+            })
+            .collect();
+        Ok(Validated { findings })
     }
 
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
-        // The whole document as one record until this format streams its records.
-        let mut buf = Vec::new();
-        let out: &mut dyn std::io::Write = &mut buf;
-        let mut whole = || -> Result<(), OpError> {
-            let view = view(input)?;
-            let tree = view.tree().map_err(invalid)?;
-            let model = view.to_model().map_err(invalid)?;
-            let h = view.header();
-            let descriptors: Vec<Value> = tree
-                .descriptors
-                .iter()
-                .enumerate()
-                .map(|(i, d)| match d {
-                    None => json!({ "id": i, "empty": true }),
-                    Some(d) => {
-                        let mut v = json!({
-                            "id": i,
-                            "name": text(d.name()),
-                            "type": d.descriptor.block_type,
-                            "status": d.descriptor.status,
-                            "color": format!("0x{:x}", d.descriptor.color),
-                            "sourceFile": text(d.descriptor.file),
-                            "sourceLine": d.descriptor.line,
-                        });
-                        if d.descriptor.id as usize != i {
-                            v["parentId"] = json!(d.descriptor.id);
-                        }
-                        v
-                    }
-                })
-                .collect();
-            let threads = tree
-                .threads
-                .iter()
-                .map(|th| thread_json(&view, &tree, th))
-                .collect::<Result<Vec<_>, _>>()?;
-            let bookmarks: Vec<Value> = model
-                .bookmarks
-                .iter()
-                .map(|b| {
-                    json!({
-                        "timestamp": b.position,
-                        "color": format!("0x{:x}", b.color),
-                        "text": text(&b.text),
-                    })
-                })
-                .collect();
-            let odd: Vec<String> = tree.oddities.iter().map(ToString::to_string).collect();
-            let doc = json!({
-                "version": h.version.to_string(),
-                "timeUnits": "ns",
-                "pid": h.pid,
-                "cpuFrequency": h.cpu_frequency,
-                "beginTime": tree.begin_time,
-                "endTime": tree.end_time,
-                "oddities": odd,
-                "blockDescriptors": descriptors,
-                "threads": threads,
-                "bookmarks": bookmarks,
-            });
-            write_json(out, &doc)
-        };
-        whole()?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
-        dump.record(&value)
+        let view = ep::parse(input.bytes()).map_err(invalid)?;
+        let h = view.header();
+        let conv = ep::TickConverter::new(h.cpu_frequency);
+        dump.header(&Header {
+            format: input.format(),
+            version: h.version.to_string(),
+            time_unit: "ns",
+            pid: h.pid,
+            cpu_frequency: h.cpu_frequency,
+            begin_time: conv.ns(h.begin_time),
+            end_time: conv.ns(h.end_time),
+            descriptor_slots: view.descriptors().len() as u32,
+        })?;
+        // The file's descriptors come first, so that a damaged capture still shows them.
+        for (id, d) in view.descriptors().iter().enumerate() {
+            if let Some(&descriptor) = d {
+                let d = ep::TreeDescriptor {
+                    descriptor,
+                    runtime_name: None,
+                };
+                dump.record(&descriptor_record(id as u32, &d))?;
+            }
+        }
+        // The tree (24 bytes a record) gives every block its parent and depth; the records are
+        // then written one by one, each long name once in its descriptor.
+        let tree = view.tree().map_err(invalid)?;
+        let first_runtime = tree.file_descriptors_len() as u32;
+        for (i, d) in tree.runtime_descriptors().iter().enumerate() {
+            dump.record(&descriptor_record(first_runtime + i as u32, d))?;
+        }
+        for o in &tree.oddities {
+            dump.record(&Record::Oddity {
+                kind: oddity_kind(o),
+                offset: o.offset(),
+                message: o.to_string(),
+            })?;
+        }
+        for th in &tree.threads {
+            dump.record(&Record::Thread {
+                id: th.id,
+                name: th.name,
+                blocks: th.nodes.len(),
+                context_switches: th.context_switches.len(),
+            })?;
+            for c in &th.context_switches {
+                dump.record(&Record::ContextSwitch {
+                    thread: th.id,
+                    id: c.block_index,
+                    begin: c.begin,
+                    end: c.end,
+                    target_thread: c.target_tid,
+                    target_name: c.name,
+                })?;
+            }
+            let records = tree.node_records(&view, th);
+            for (flat, raw) in th.flat().zip(records) {
+                let ep::FlatNode {
+                    id,
+                    parent,
+                    depth,
+                    node: n,
+                    ..
+                } = flat;
+                let record = match view.decode_record(&raw).map_err(invalid)? {
+                    ep::RecordRef::Value { head, data } => Record::Value {
+                        thread: th.id,
+                        id,
+                        parent,
+                        depth,
+                        descriptor: n.descriptor,
+                        time: n.end,
+                        value_id: head.value_id.get(),
+                        data_type: data_type_name(head.data_type),
+                        is_array: head.is_array != 0,
+                        data: match ep::DataType::from_u8(head.data_type) {
+                            Some(t) => {
+                                ValueJson::Data(ep::ValueData::decode(t, data), head.is_array != 0)
+                            }
+                            None => ValueJson::Unknown(data),
+                        },
+                    },
+                    ep::RecordRef::Named { .. } => Record::Block {
+                        thread: th.id,
+                        id,
+                        parent,
+                        depth,
+                        descriptor: n.descriptor,
+                        begin: n.begin,
+                        end: n.end,
+                    },
+                };
+                dump.record(&record)?;
+            }
+        }
+        for b in &tree.tail().bookmarks {
+            dump.record(&Record::Bookmark {
+                position: b.position,
+                color: b.color,
+                text: b.text,
+            })?;
+        }
+        Ok(())
     }
 
     fn rewrite(
@@ -213,12 +447,20 @@ impl Codec for EasyProfiler {
         out: &Path,
         options: &RewriteOptions,
     ) -> Result<RewriteReport, OpError> {
-        let model = view(input)?.to_model().map_err(invalid)?;
+        let view = ep::parse(input.bytes()).map_err(invalid)?;
+        let Some(to) = options.to.as_deref() else {
+            // The same version: what reads is written back byte for byte (the model keeps every
+            // byte), so once the tree has walked it all, the input is the output; no owned model
+            // (64 bytes an empty descriptor slot) is built.
+            view.tree().map_err(invalid)?;
+            std::fs::write(out, input.bytes())?;
+            return Ok(RewriteReport::default());
+        };
+        let model = view.to_model().map_err(invalid)?;
         let mut dropped = Vec::new();
-        let model = match options.to.as_deref() {
-            None => model,
-            Some("gui") => model.to_gui_convention(),
-            Some(to) => {
+        let model = match to {
+            "gui" => model.to_gui_convention(),
+            to => {
                 let version = parse_version(to).ok_or_else(|| {
                     OpError::Usage(format!(
                         "an EasyProfiler capture is rewritten as `gui` or as a version a.b.c, not {to}"
@@ -278,4 +520,241 @@ fn convert(mut m: ep::Capture, to: ep::Version, dropped: &mut Vec<String>) -> ep
     m.version = to;
     m.update_counters(ep::Convention::Runtime);
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::dump::dump_value;
+
+    fn block(begin: u64, end: u64, descriptor: u32) -> ep::Record {
+        ep::Record {
+            begin,
+            end,
+            descriptor,
+            body: ep::RecordBody::Named(Vec::new()),
+        }
+    }
+
+    fn capture(name: Vec<u8>, records: Vec<ep::Record>) -> Vec<u8> {
+        let end = records.iter().map(|r| r.end).max().unwrap_or(0) + 1;
+        let mut c = ep::Capture {
+            version: ep::Version::V2_1_0,
+            pid: 1,
+            end_time: end,
+            descriptors: vec![Some(Box::new(ep::Descriptor {
+                id: 0,
+                block_type: 1,
+                status: 1,
+                name,
+                file: b"f.cpp".to_vec(),
+                ..ep::Descriptor::default()
+            }))],
+            threads: vec![ep::Thread {
+                id: 7,
+                name: Some(b"Main".to_vec()),
+                context_switches: Vec::new(),
+                records,
+            }],
+            ..ep::Capture::default()
+        };
+        c.update_counters(ep::Convention::Runtime);
+        c.to_bytes().expect("writable")
+    }
+
+    /// `bytes` written to a temporary file and opened as the CLI opens its inputs.
+    fn opened(bytes: &[u8]) -> (tempfile::TempDir, Opened) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.prof");
+        std::fs::write(&path, bytes).expect("write");
+        let o = profcodec::open(&path).expect("open");
+        (dir, o)
+    }
+
+    fn dump_bytes(input: &Opened) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut dump = Dump::new(
+            &mut out,
+            super::super::dump::DumpOptions {
+                layout: super::super::dump::DumpLayout::Ndjson,
+                pretty: false,
+            },
+        );
+        EasyProfiler.dump(input, &mut dump).expect("dump");
+        dump.finish().expect("finish");
+        out
+    }
+
+    fn testdata(name: &str) -> Vec<u8> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
+        std::fs::read(dir.join(name)).expect("testdata")
+    }
+
+    #[test]
+    fn a_long_name_is_dumped_once() {
+        // 2,000 tiny blocks under one 65,000-byte name: 111 KB that once dumped 130 MB.
+        let name = vec![b'n'; 65_000];
+        let records = (0..2_000u64).map(|i| block(2 * i, 2 * i + 1, 0)).collect();
+        let bytes = capture(name, records);
+        let (_dir, input) = opened(&bytes);
+        let out = dump_bytes(&input);
+        let long = vec![b'n'; 65_000];
+        let times = out.windows(long.len()).filter(|w| *w == &long[..]).count();
+        assert_eq!(times, 1);
+        assert!(
+            out.len() < 4 * bytes.len(),
+            "{} bytes dumped from {}",
+            out.len(),
+            bytes.len()
+        );
+    }
+
+    #[test]
+    fn the_dump_is_flat_snake_case_records() {
+        let records = (0..20_000u64).map(|i| block(2 * i, 2 * i + 1, 0)).collect();
+        let (_dir, input) = opened(&capture(b"flat".to_vec(), records));
+        let out = dump_bytes(&input);
+        let lines: Vec<serde_json::Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("a JSON line"))
+            .collect();
+        // Header, descriptor, thread, then the blocks.
+        assert_eq!(lines.len(), 3 + 20_000);
+        assert_eq!(lines[0]["record"], "header");
+        assert_eq!(lines[1]["record"], "descriptor");
+        assert_eq!(lines[2]["record"], "thread");
+        for (i, l) in lines[3..].iter().enumerate() {
+            assert_eq!(l["record"], "block");
+            assert_eq!(l["id"], i);
+            assert_eq!(l["parent"], serde_json::Value::Null);
+            assert_eq!(l["depth"], 0);
+        }
+        for l in &lines {
+            for k in l.as_object().expect("object").keys() {
+                assert!(!k.chars().any(|c| c.is_ascii_uppercase()), "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_name_their_parent_and_depth() {
+        let input = opened(&testdata("small_v210_gui_bookmarks.prof"));
+        let doc = dump_value(&EasyProfiler, &input.1);
+        let records = doc["records"].as_array().expect("records");
+        let by_kind = |k: &str| records.iter().filter(|r| r["record"] == k).count();
+        assert_eq!(by_kind("bookmark"), 2);
+        assert_eq!(by_kind("context_switch"), 2);
+        assert_eq!(by_kind("thread"), 2);
+        assert_eq!(by_kind("value"), 24);
+        let blocks: Vec<_> = records
+            .iter()
+            .filter(|r| r["record"] == "block" || r["record"] == "value")
+            .collect();
+        let depth_of = |id: &serde_json::Value| {
+            blocks
+                .iter()
+                .find(|b| b["id"] == *id && b["thread"] == blocks[0]["thread"])
+                .map(|b| b["depth"].as_u64().expect("depth"))
+        };
+        for b in blocks.iter().filter(|b| b["thread"] == blocks[0]["thread"]) {
+            match depth_of(&b["parent"]) {
+                Some(d) => assert_eq!(b["depth"].as_u64(), Some(d + 1)),
+                None => assert_eq!(b["depth"], 0),
+            }
+        }
+        let value = records
+            .iter()
+            .find(|r| r["record"] == "value")
+            .expect("a value");
+        assert_eq!(value["data_type"], "uint32");
+        assert!(value["data"].is_u64());
+    }
+
+    #[test]
+    fn validate_refuses_what_the_cpp_reader_refuses_by_depth() {
+        let nest = |levels: u64| {
+            capture(
+                b"b".to_vec(),
+                (0..levels)
+                    .rev()
+                    .map(|k| block(k + 1, 1000 - k, 0))
+                    .collect(),
+            )
+        };
+        let (_d1, ok) = opened(&nest(255));
+        assert!(
+            EasyProfiler
+                .validate(&ok)
+                .expect("valid")
+                .findings
+                .is_empty()
+        );
+        let (_d2, deep) = opened(&nest(256));
+        match EasyProfiler.validate(&deep) {
+            Err(OpError::Invalid { message, offset }) => {
+                assert!(message.contains("expected a depth below 254"), "{message}");
+                assert!(offset.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn trailing_bytes_are_a_finding() {
+        let mut bytes = testdata("small_v210.prof");
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(&[0; 10]);
+        let (_dir, input) = opened(&bytes);
+        let v = EasyProfiler.validate(&input).expect("valid");
+        assert_eq!(
+            v.findings,
+            vec![Finding::TrailingData {
+                offset: end,
+                size: 10
+            }]
+        );
+    }
+
+    #[test]
+    fn info_leads_with_the_human_summary() {
+        let (_dir, input) = opened(&testdata("small_v210_gui_bookmarks.prof"));
+        let info = EasyProfiler.info(&input).expect("info");
+        assert_eq!(info.details["time_span"], "559 ns");
+        assert_eq!(
+            info.details["thread_names"],
+            "Main (tid 1481), Worker (tid 1482)"
+        );
+        assert_eq!(info.details["values"], 24);
+        assert!(
+            info.details["top_blocks_by_self_time"]
+                .as_str()
+                .expect("text")
+                .starts_with("leaf: ")
+        );
+        for k in info.details.keys() {
+            assert!(
+                !k.contains(' ') && !k.chars().any(|c| c.is_ascii_uppercase()),
+                "{k}"
+            );
+        }
+        assert_eq!(human_ns(1_234_567_890), "1.235 s");
+        assert_eq!(human_ns(814_942), "814.9 µs");
+    }
+
+    #[test]
+    fn rewrite_keeps_the_bytes_or_converts() {
+        let bytes = testdata("small_v210_gui_bookmarks.prof");
+        let (dir, input) = opened(&bytes);
+        let same = dir.path().join("same.prof");
+        EasyProfiler
+            .rewrite(&input, &same, &RewriteOptions::default())
+            .expect("rewrite");
+        assert_eq!(std::fs::read(&same).expect("read"), bytes);
+        let old = dir.path().join("old.prof");
+        let report = EasyProfiler
+            .rewrite(&input, &old, &RewriteOptions::to("1.3.0"))
+            .expect("rewrite");
+        assert_eq!(report.dropped.len(), 2, "{:?}", report.dropped);
+    }
 }

@@ -1,15 +1,18 @@
-//! Views borrowing the input (easyprofiler.md): the header and descriptors, parsed by [`parse`];
+//! Views borrowing the input (the crate docs, "The format"): the header and descriptors, parsed by [`parse`];
 //! thread sections and their records, walked lazily by zero-copy iterators.
 
 mod model;
 mod tail;
 pub(crate) mod tree;
 
+use std::sync::Arc;
+
 use profcodec_common::{Cursor, Truncated, checked_capacity};
 use zerocopy::FromBytes;
 
 use crate::error::{Error, Oddity};
 use crate::model::{Counters, Layout, Version};
+use crate::name::Name;
 use crate::raw::{
     self, BlockBase, CSwitchBase, CSwitchBaseV1, DescriptorBase, HeaderV100, HeaderV120,
     HeaderV130, HeaderV200, HeaderV210, Prelude, ValueBase,
@@ -17,8 +20,8 @@ use crate::raw::{
 
 pub use tail::{BookmarkRef, TailRef};
 pub use tree::{
-    BlockTree, ChildrenRev, ContextSwitchNode, Node, NodeRecords, ThreadTree, TreeBuffers,
-    TreeDescriptor,
+    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, FlatNode, FlatNodes, Node, NodeRecords,
+    ThreadTree, TreeBuffers, TreeDescriptor,
 };
 
 /// How strictly to read.
@@ -32,7 +35,7 @@ pub enum Mode {
     Strict,
 }
 
-/// The parsed header (easyprofiler.md, Header), every version in one shape.
+/// The parsed header (crate docs, "The format": Header), every version in one shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
     /// Version.
@@ -78,9 +81,78 @@ pub struct DescriptorRef<'a> {
     /// Status flags.
     pub status: u8,
     /// Name field without its final NUL.
-    pub name: &'a [u8],
+    pub name: Name<'a>,
     /// File field without its final NUL.
-    pub file: &'a [u8],
+    pub file: Name<'a>,
+}
+
+/// The descriptor slots of a capture, by id.
+///
+/// Present descriptors are stored one after the other; an empty slot (a size of 0, two bytes in
+/// the file) costs four bytes of index, and none while no slot is empty. So the table holds at most
+/// 2 bytes per byte of the descriptor section plus 56 per present descriptor (at least 20 bytes
+/// in the file), whatever the slot count says.
+#[derive(Debug, Clone, Default)]
+pub struct DescriptorTable<'a> {
+    /// Per slot, the index into `present` (`EMPTY` for an empty slot); left empty while every
+    /// slot so far is present, so that the common file needs no index.
+    slots: Vec<u32>,
+    present: Vec<DescriptorRef<'a>>,
+}
+
+impl<'a> DescriptorTable<'a> {
+    const EMPTY: u32 = u32::MAX;
+
+    fn push(&mut self, d: DescriptorRef<'a>) {
+        if !self.slots.is_empty() {
+            self.slots.push(self.present.len() as u32);
+        }
+        self.present.push(d);
+    }
+
+    /// Records the empty slot `slot` of `count` (the checked slot count).
+    fn push_empty(&mut self, slot: usize, count: usize) {
+        if self.slots.is_empty() {
+            self.slots.reserve_exact(count);
+            self.slots.extend(0..slot as u32);
+        }
+        self.slots.push(Self::EMPTY);
+    }
+
+    /// The number of slots (present or empty).
+    pub fn len(&self) -> usize {
+        if self.slots.is_empty() {
+            self.present.len()
+        } else {
+            self.slots.len()
+        }
+    }
+
+    /// True when there is no slot.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The descriptor with id `id`, unless its slot is empty or out of range.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<&DescriptorRef<'a>> {
+        if self.slots.is_empty() {
+            self.present.get(id as usize)
+        } else {
+            // `EMPTY` is never an index into `present`.
+            self.present.get(*self.slots.get(id as usize)? as usize)
+        }
+    }
+
+    /// Every slot in id order (`None`: an empty slot).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&DescriptorRef<'a>>> + '_ {
+        (0..self.len() as u32).map(|id| self.get(id))
+    }
+
+    /// The present descriptors in id order, without the empty slots.
+    pub fn present(&self) -> &[DescriptorRef<'a>] {
+        &self.present
+    }
 }
 
 /// A capture borrowed from the input: header and descriptors parsed, threads walked on demand.
@@ -90,7 +162,7 @@ pub struct CaptureView<'a> {
     header: Header,
     offsets: CounterOffsets,
     mode: Mode,
-    descriptors: Vec<Option<DescriptorRef<'a>>>,
+    descriptors: Arc<DescriptorTable<'a>>,
     threads_offset: usize,
     oddities: Vec<Oddity>,
 }
@@ -275,6 +347,8 @@ impl<'a> CaptureView<'a> {
         }
 
         let mut cur = Cursor::new(&data[header_size..], header_size as u64);
+        // Checked against the input (every slot takes at least its 2-byte size), so a hostile
+        // count cannot reserve more than the bytes that hold it.
         let count = checked_capacity(
             header.descriptors_count.into(),
             2,
@@ -282,18 +356,18 @@ impl<'a> CaptureView<'a> {
             offsets.descriptors_count,
             "header descriptors_count",
         )?;
-        let mut descriptors = Vec::with_capacity(count);
+        let mut descriptors = DescriptorTable::default();
         let mut desc_bytes = 0u64;
-        for _ in 0..count {
+        for slot in 0..count {
             let offset = cur.offset();
             let size = cur.u16_le("descriptor size")?;
             if size == 0 {
-                descriptors.push(None);
+                descriptors.push_empty(slot, count);
                 continue;
             }
             let payload = cur.bytes(size.into(), "descriptor")?;
             desc_bytes += u64::from(size);
-            descriptors.push(Some(descriptor(payload, offset)?));
+            descriptors.push(descriptor(payload, offset)?);
         }
         if desc_bytes > c.descriptors_memory_size {
             oddities.push(Oddity::DescriptorMemoryExceeded {
@@ -307,7 +381,7 @@ impl<'a> CaptureView<'a> {
             header,
             offsets,
             mode,
-            descriptors,
+            descriptors: Arc::new(descriptors),
             threads_offset: cur.offset() as usize,
             oddities,
         };
@@ -344,9 +418,13 @@ impl<'a> CaptureView<'a> {
     pub fn header_oddities(&self) -> &[Oddity] {
         &self.oddities
     }
-    /// Descriptor slots (`None`: empty slot).
-    pub fn descriptors(&self) -> &[Option<DescriptorRef<'a>>] {
+    /// The descriptor slots.
+    pub fn descriptors(&self) -> &DescriptorTable<'a> {
         &self.descriptors
+    }
+    /// The descriptor slots, shared (the block tree keeps them without a copy).
+    pub(crate) fn descriptors_shared(&self) -> Arc<DescriptorTable<'a>> {
+        Arc::clone(&self.descriptors)
     }
     /// Offset of the first thread section.
     pub fn threads_offset(&self) -> usize {
@@ -390,7 +468,7 @@ impl<'a> CaptureView<'a> {
     #[inline]
     pub fn decode_record(&self, r: &RawRecord<'a>) -> Result<RecordRef<'a>, Error> {
         let id = r.descriptor();
-        let Some(Some(desc)) = self.descriptors.get(id as usize) else {
+        let Some(desc) = self.descriptors.get(id) else {
             return Err(Error::BadDescriptorId {
                 offset: r.offset,
                 id,
@@ -425,7 +503,7 @@ impl<'a> CaptureView<'a> {
         }
         Ok(RecordRef::Named {
             base: r.base,
-            name: &r.payload[raw::BLOCK_BASE..last],
+            name: Name(&r.payload[raw::BLOCK_BASE..last]),
         })
     }
 }
@@ -464,8 +542,8 @@ fn descriptor(payload: &[u8], offset: u64) -> Result<DescriptorRef<'_>, Error> {
         color: base.color.get(),
         block_type: base.block_type,
         status: base.status,
-        name,
-        file,
+        name: Name(name),
+        file: Name(file),
     })
 }
 
@@ -579,11 +657,11 @@ impl<'a> ThreadIter<'a> {
             None
         } else {
             let at = cur.offset();
-            Some(strip_nul(
+            Some(Name(strip_nul(
                 cur.bytes(name_size.into(), "thread name")?,
                 at,
                 "thread name",
-            )?)
+            )?))
         };
         let cs_count = cur.u32_le("context switch count")?;
         let cs_start = self.pos + cur.position();
@@ -682,7 +760,7 @@ pub struct ThreadView<'a> {
     /// Thread id.
     pub id: u64,
     /// Name without its NUL (`None` when the name size is 0).
-    pub name: Option<&'a [u8]>,
+    pub name: Option<Name<'a>>,
     data: &'a [u8],
     wide: bool,
     cs_start: usize,
@@ -750,7 +828,7 @@ pub struct ContextSwitchRef<'a> {
     /// Target thread id (u32 on disk before 1.3.0).
     pub target_tid: u64,
     /// Target name without its NUL.
-    pub name: &'a [u8],
+    pub name: Name<'a>,
 }
 
 impl ContextSwitchRef<'_> {
@@ -795,7 +873,7 @@ impl<'a> CSwitchIter<'a> {
             begin,
             end,
             target_tid: tid,
-            name: strip_nul(rest, name_at, "context switch name")?,
+            name: Name(strip_nul(rest, name_at, "context switch name")?),
         })
     }
 }
@@ -859,12 +937,12 @@ impl<'a> RawRecord<'a> {
     /// The runtime name as the C++ reader sees it: the bytes after the fixed part up to the first
     /// NUL (empty for unnamed blocks and for values, whose name stub is 0).
     #[inline]
-    pub fn runtime_name(&self) -> &'a [u8] {
+    pub fn runtime_name(&self) -> Name<'a> {
         let tail = &self.payload[raw::BLOCK_BASE..];
         if tail.first() == Some(&0) {
-            return &[];
+            return Name(&[]);
         }
-        c_str(tail)
+        Name(c_str(tail))
     }
 }
 
@@ -940,7 +1018,7 @@ pub enum RecordRef<'a> {
         /// Begin, end, descriptor id.
         base: &'a BlockBase,
         /// Runtime name field without its final NUL.
-        name: &'a [u8],
+        name: Name<'a>,
     },
     /// Value (descriptor type 2, from 2.0).
     Value {

@@ -18,14 +18,16 @@ impl CaptureView<'_> {
             .descriptors()
             .iter()
             .map(|d| {
-                d.map(|d| Descriptor {
-                    id: d.id,
-                    line: d.line,
-                    color: d.color,
-                    block_type: d.block_type,
-                    status: d.status,
-                    name: d.name.to_vec(),
-                    file: d.file.to_vec(),
+                d.map(|d| {
+                    Box::new(Descriptor {
+                        id: d.id,
+                        line: d.line,
+                        color: d.color,
+                        block_type: d.block_type,
+                        status: d.status,
+                        name: d.name.to_vec(),
+                        file: d.file.to_vec(),
+                    })
                 })
             })
             .collect();
@@ -65,7 +67,7 @@ impl CaptureView<'_> {
             iter.records_walked(&walked);
             threads.push(Thread {
                 id: t.id,
-                name: t.name.map(<[u8]>::to_vec),
+                name: t.name.map(|n| n.to_vec()),
                 context_switches,
                 records,
             });

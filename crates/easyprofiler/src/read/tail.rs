@@ -1,4 +1,4 @@
-//! What follows the threads (easyprofiler.md, "After the last thread"; R:1269-1336).
+//! What follows the threads (crate docs, "The format": "After the last thread"; R:1269-1336).
 
 use profcodec_common::{Cursor, checked_capacity};
 use zerocopy::FromBytes;
@@ -6,6 +6,7 @@ use zerocopy::FromBytes;
 use super::{CaptureView, ThreadsEnd, strip_nul};
 use crate::error::{Error, Oddity};
 use crate::model::Layout;
+use crate::name::Name;
 use crate::raw::{self, BookmarkBase};
 
 /// A bookmark borrowed from the input.
@@ -18,7 +19,7 @@ pub struct BookmarkRef<'a> {
     /// ARGB colour.
     pub color: u32,
     /// Text without its NUL.
-    pub text: &'a [u8],
+    pub text: Name<'a>,
 }
 
 /// The part of the file after the threads.
@@ -139,10 +140,10 @@ fn bookmark<'a>(cur: &mut Cursor<'a>) -> Result<BookmarkRef<'a>, Error> {
         offset,
         position: base.position.get(),
         color: base.color.get(),
-        text: strip_nul(
+        text: Name(strip_nul(
             text,
             offset + 2 + raw::BOOKMARK_BASE as u64,
             "bookmark text",
-        )?,
+        )?),
     })
 }

@@ -1,4 +1,4 @@
-//! The block tree exactly as the C++ reader builds it (easyprofiler.md, "Nesting", "Runtime
+//! The block tree exactly as the C++ reader builds it (crate docs, "The format": "Nesting", "Runtime
 //! names", "Time"; R:1040-1259).
 //!
 //! Records are stored when they end, so each thread's records come in post-order. The tree keeps
@@ -6,9 +6,11 @@
 //! lists are allocated; [`ThreadTree::children`] walks them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::{CaptureView, DescriptorRef, Mode, c_str};
+use super::{CaptureView, DescriptorRef, DescriptorTable, Mode, c_str};
 use crate::error::{Error, Oddity};
+use crate::name::Name;
 
 /// The C++ reader fails when a block would get this depth (R:1215).
 const DEPTH_LIMIT: u32 = 254;
@@ -20,7 +22,7 @@ pub struct Node {
     pub begin: u64,
     /// End (ns).
     pub end: u64,
-    /// Descriptor id after runtime naming (an index into [`BlockTree::descriptors`]).
+    /// Descriptor id after runtime naming (see [`BlockTree::descriptor`]).
     pub descriptor: u32,
     /// The first node of this node's subtree (this node itself when it has no children).
     pub subtree_start: u32,
@@ -36,7 +38,7 @@ pub struct ContextSwitchNode<'a> {
     /// Target thread id.
     pub target_tid: u64,
     /// Target name.
-    pub name: &'a [u8],
+    pub name: Name<'a>,
     /// Index among all kept context switches and records of the capture (the C++ block index).
     pub block_index: u32,
 }
@@ -48,7 +50,7 @@ pub struct ThreadTree<'a> {
     /// Thread id.
     pub id: u64,
     /// Thread name (up to its first NUL).
-    pub name: &'a [u8],
+    pub name: Name<'a>,
     /// Nodes in file (post-)order.
     pub nodes: Vec<Node>,
     /// Top-level nodes, in order.
@@ -95,7 +97,7 @@ impl Iterator for ChildrenRev<'_> {
     }
 }
 
-impl ThreadTree<'_> {
+impl<'a> ThreadTree<'a> {
     /// The children of node `i`, last first.
     pub fn children_rev(&self, i: u32) -> ChildrenRev<'_> {
         ChildrenRev {
@@ -110,6 +112,32 @@ impl ThreadTree<'_> {
         v.reverse();
         v
     }
+    /// The nodes in file (post-)order, each with its block index, its parent's and its depth:
+    /// the flat form of the tree (a parent comes after its children). Takes 8 bytes a node,
+    /// computed in two passes before the first item.
+    pub fn flat(&self) -> FlatNodes<'_, 'a> {
+        let n = self.nodes.len();
+        let mut parents = vec![NO_PARENT; n];
+        for i in 0..n as u32 {
+            for c in self.children_rev(i) {
+                parents[c as usize] = i;
+            }
+        }
+        // A parent comes after its children, so walking backwards meets it first.
+        let mut depths = vec![0u32; n];
+        for i in (0..n).rev() {
+            if let Some(&d) = depths.get(parents[i] as usize) {
+                depths[i] = d + 1;
+            }
+        }
+        FlatNodes {
+            tree: self,
+            parents,
+            depths,
+            next: 0,
+        }
+    }
+
     /// The C++ reader's block index of node `i` (its position among all kept context switches
     /// and records of the capture; the converter's `id`).
     pub fn block_index(&self, i: u32) -> u32 {
@@ -121,20 +149,74 @@ impl ThreadTree<'_> {
     }
 }
 
+/// A node with its place in the tree ([`ThreadTree::flat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlatNode {
+    /// The node's index in [`ThreadTree::nodes`].
+    pub index: u32,
+    /// Its block index (the C++ reader's, see [`ThreadTree::block_index`]).
+    pub id: u32,
+    /// The block index of its parent (`None` for a top-level node).
+    pub parent: Option<u32>,
+    /// Its depth (0 for a top-level node).
+    pub depth: u32,
+    /// The node.
+    pub node: Node,
+}
+
+/// Iterator over a thread's nodes in file order with their parents and depths
+/// ([`ThreadTree::flat`]).
+#[derive(Debug, Clone)]
+pub struct FlatNodes<'t, 'a> {
+    tree: &'t ThreadTree<'a>,
+    /// Per node, the parent's node index (`NO_PARENT` for a root) and the depth.
+    parents: Vec<u32>,
+    depths: Vec<u32>,
+    next: u32,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl Iterator for FlatNodes<'_, '_> {
+    type Item = FlatNode;
+
+    fn next(&mut self) -> Option<FlatNode> {
+        let i = self.next;
+        let node = *self.tree.nodes.get(i as usize)?;
+        self.next += 1;
+        let parent = self.parents[i as usize];
+        Some(FlatNode {
+            index: i,
+            id: self.tree.block_index(i),
+            parent: (parent != NO_PARENT).then(|| self.tree.block_index(parent)),
+            depth: self.depths[i as usize],
+            node,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.tree.nodes.len() - self.next as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for FlatNodes<'_, '_> {}
+
 /// A descriptor of the tree: a file descriptor, or a synthetic one for a runtime name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreeDescriptor<'a> {
     /// The file descriptor (for a synthetic one, the descriptor it copies).
     pub descriptor: DescriptorRef<'a>,
     /// The runtime name of a synthetic descriptor.
-    pub runtime_name: Option<&'a [u8]>,
+    pub runtime_name: Option<Name<'a>>,
 }
 
 impl<'a> TreeDescriptor<'a> {
-    /// The name the C++ reader shows: the runtime name, else the descriptor's name.
-    pub fn name(&self) -> &'a [u8] {
+    /// The name the C++ reader shows: the runtime name, else the descriptor's name (up to its
+    /// first NUL).
+    pub fn name(&self) -> Name<'a> {
         self.runtime_name
-            .unwrap_or_else(|| c_str(self.descriptor.name))
+            .unwrap_or_else(|| Name(c_str(self.descriptor.name.as_bytes())))
     }
 }
 
@@ -180,8 +262,10 @@ pub struct BlockTree<'a> {
     pub begin_time: u64,
     /// Capture end (ns).
     pub end_time: u64,
-    /// Descriptors: the file's slots, then one per distinct runtime name.
-    pub descriptors: Vec<Option<TreeDescriptor<'a>>>,
+    /// The file's descriptor slots (shared with the view).
+    file_descriptors: Arc<DescriptorTable<'a>>,
+    /// One synthetic descriptor per distinct runtime name, after the file's slots.
+    runtime_descriptors: Vec<TreeDescriptor<'a>>,
     /// Threads in order of first appearance.
     pub threads: Vec<ThreadTree<'a>>,
     /// Context switches and records kept.
@@ -190,6 +274,22 @@ pub struct BlockTree<'a> {
     pub oddities: Vec<Oddity>,
     /// The tick converter of the capture.
     pub converter: TickConverter,
+    /// What follows the threads (bookmarks, end marks, trailing bytes).
+    tail: super::TailRef<'a>,
+}
+
+/// Per-descriptor totals of a capture's nodes ([`BlockTree::totals`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockTotals {
+    /// The descriptor id (as [`Node::descriptor`]: runtime names have their own).
+    pub descriptor: u32,
+    /// Nodes with this descriptor.
+    pub count: u64,
+    /// The sum of their durations (ns). A block nested in a block of the same descriptor counts
+    /// in both, as in the C++ reader's statistics.
+    pub total: u64,
+    /// The sum of their durations minus the durations of their children (ns).
+    pub self_time: u64,
 }
 
 /// The node memory of a tree, kept for the next build ([`CaptureView::tree_with`]).
@@ -199,6 +299,80 @@ pub struct TreeBuffers {
 }
 
 impl<'a> BlockTree<'a> {
+    /// The number of descriptor ids: the file's slots, then one per distinct runtime name.
+    pub fn descriptors_len(&self) -> usize {
+        self.file_descriptors.len() + self.runtime_descriptors.len()
+    }
+
+    /// The descriptor a node's [`Node::descriptor`] names: a file descriptor, or the synthetic
+    /// one of a runtime name. `None` for an empty slot or an id out of range.
+    #[inline]
+    pub fn descriptor(&self, id: u32) -> Option<TreeDescriptor<'a>> {
+        let file = self.file_descriptors.len();
+        match (id as usize).checked_sub(file) {
+            None => self
+                .file_descriptors
+                .get(id)
+                .map(|&descriptor| TreeDescriptor {
+                    descriptor,
+                    runtime_name: None,
+                }),
+            Some(i) => self.runtime_descriptors.get(i).copied(),
+        }
+    }
+
+    /// Every descriptor id in order (`None`: an empty slot of the file).
+    pub fn descriptors(&self) -> impl ExactSizeIterator<Item = Option<TreeDescriptor<'a>>> + '_ {
+        (0..self.descriptors_len() as u32).map(|id| self.descriptor(id))
+    }
+
+    /// The synthetic descriptors of runtime names; the first has id
+    /// [`file_descriptors_len`](Self::file_descriptors_len).
+    pub fn runtime_descriptors(&self) -> &[TreeDescriptor<'a>] {
+        &self.runtime_descriptors
+    }
+
+    /// The number of the file's descriptor slots (the first synthetic id).
+    pub fn file_descriptors_len(&self) -> usize {
+        self.file_descriptors.len()
+    }
+
+    /// What follows the threads: bookmarks, end marks, trailing bytes.
+    pub fn tail(&self) -> &super::TailRef<'a> {
+        &self.tail
+    }
+
+    /// Count, total and self time per descriptor over every thread, in descriptor id order
+    /// (descriptors no node uses are left out). One pass over the nodes: each node is visited
+    /// once as itself and once as a child.
+    pub fn totals(&self) -> Vec<BlockTotals> {
+        let mut by_id: HashMap<u32, BlockTotals> = HashMap::new();
+        for th in &self.threads {
+            for (i, n) in th.nodes.iter().enumerate() {
+                let duration = n.end.saturating_sub(n.begin);
+                let children: u64 = th
+                    .children_rev(i as u32)
+                    .map(|c| {
+                        let c = th.nodes[c as usize];
+                        c.end.saturating_sub(c.begin)
+                    })
+                    .sum();
+                let t = by_id.entry(n.descriptor).or_insert(BlockTotals {
+                    descriptor: n.descriptor,
+                    ..BlockTotals::default()
+                });
+                t.count += 1;
+                t.total = t.total.saturating_add(duration);
+                t.self_time = t
+                    .self_time
+                    .saturating_add(duration.saturating_sub(children));
+            }
+        }
+        let mut totals: Vec<BlockTotals> = by_id.into_values().collect();
+        totals.sort_unstable_by_key(|t| t.descriptor);
+        totals
+    }
+
     /// Gives up the tree, keeping its node memory for the next build.
     pub fn into_buffers(self) -> TreeBuffers {
         TreeBuffers {
@@ -286,41 +460,45 @@ impl<'a> CaptureView<'a> {
         let mut tree = BlockTree {
             begin_time,
             end_time: conv.ns(h.end_time),
-            descriptors: self
-                .descriptors()
-                .iter()
-                .map(|d| {
-                    d.map(|descriptor| TreeDescriptor {
-                        descriptor,
-                        runtime_name: None,
-                    })
-                })
-                .collect(),
+            file_descriptors: self.descriptors_shared(),
+            runtime_descriptors: Vec::new(),
             threads: Vec::new(),
             blocks_kept: 0,
             oddities: self.header_oddities().to_vec(),
             converter: conv,
+            tail: super::TailRef::default(),
         };
-        let mut runtime_ids: HashMap<&'a [u8], u32> = HashMap::new();
+        let mut runtime_ids: HashMap<Name<'a>, u32> = HashMap::new();
         let mut by_id: HashMap<u64, usize> = HashMap::new();
         let mut memory = 0u64;
         let mut kept: u64 = 0;
         let mut depth_reported = false;
 
         let mut iter = self.threads();
+        if h.version.layout() == crate::model::Layout::V2_1 {
+            // The stated thread count, bounded by what the smallest thread sections (18 bytes)
+            // could hold, so that many threads cost no growth of the list and the map (growth
+            // would double what they hold); a count that lies costs no more than honest threads.
+            let rest = self.data().len() - self.threads_offset();
+            let threads = (h.counters.threads_count as usize).min(rest / 18);
+            tree.threads.reserve(threads);
+            by_id.reserve(threads);
+        }
         while let Some(t) = iter.next() {
             let t = t?;
             let ti = *by_id.entry(t.id).or_insert_with(|| {
                 tree.threads.push(ThreadTree {
                     id: t.id,
                     nodes: buffers.nodes.pop().unwrap_or_default(),
+                    // Most threads have one section: no room for four.
+                    sections: Vec::with_capacity(1),
                     ..ThreadTree::default()
                 });
                 tree.threads.len() - 1
             });
             let th = &mut tree.threads[ti];
             if let Some(name) = t.name {
-                th.name = c_str(name);
+                th.name = Name(c_str(name.as_bytes()));
             }
             for cs in t.context_switches() {
                 let cs = cs?;
@@ -333,7 +511,7 @@ impl<'a> CaptureView<'a> {
                         begin: b.max(begin_time),
                         end: e,
                         target_tid: cs.target_tid,
-                        name: c_str(cs.name),
+                        name: Name(c_str(cs.name.as_bytes())),
                         block_index: kept as u32,
                     });
                     kept += 1;
@@ -363,16 +541,18 @@ impl<'a> CaptureView<'a> {
                 if !name.is_empty() {
                     // Runtime-named blocks get one synthetic descriptor per distinct name,
                     // across all threads (R:1150-1172).
-                    descriptor = match runtime_ids.get(name) {
+                    descriptor = match runtime_ids.get(&name) {
                         Some(&id) => id,
                         None => {
-                            let id = tree.descriptors.len() as u32;
-                            let copied =
-                                tree.descriptors[descriptor as usize].map(|d| TreeDescriptor {
-                                    descriptor: d.descriptor,
+                            let id = (tree.file_descriptors.len() + tree.runtime_descriptors.len())
+                                as u32;
+                            // `decode_record` found the file descriptor present.
+                            if let Some(&d) = self.descriptors().get(descriptor) {
+                                tree.runtime_descriptors.push(TreeDescriptor {
+                                    descriptor: d,
                                     runtime_name: Some(name),
                                 });
-                            tree.descriptors.push(copied);
+                            }
                             runtime_ids.insert(name, id);
                             id
                         }
@@ -443,7 +623,8 @@ impl<'a> CaptureView<'a> {
             });
         }
         if let Some(end) = iter.end() {
-            tree.oddities.extend(self.tail(end)?.oddities);
+            tree.tail = self.tail(end)?;
+            tree.oddities.extend_from_slice(&tree.tail.oddities);
         }
         self.refuse(&tree.oddities)?;
         Ok(tree)

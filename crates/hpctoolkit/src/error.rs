@@ -178,6 +178,35 @@ pub enum Error {
         /// The reference found.
         found: u64,
     },
+    /// Two non-empty arrays, trace lines or strings that the format keeps apart share bytes.
+    ///
+    /// hpcprof never makes two value blocks, index arrays, identifier tuples or trace lines
+    /// share a byte, and shares a string only whole (its interned string table); a file that
+    /// aliases them would make every reader repeat the shared work once per alias, so each
+    /// such pointer must name bytes of its own.
+    #[error(
+        "data used twice: {file} {field}: at byte {offset:#x}: expected {pointer:#x}..{end:#x} apart from the {other_field} stored at byte {other_offset:#x} ({other_pointer:#x}..{other_end:#x}) but found them overlapping"
+    )]
+    Overlap {
+        /// The file.
+        file: FileKind,
+        /// The pointer field of the later range (by start).
+        field: &'static str,
+        /// Offset of that pointer field.
+        offset: u64,
+        /// Start of the range it points at.
+        pointer: u64,
+        /// End (exclusive) of that range.
+        end: u64,
+        /// The pointer field of the earlier range.
+        other_field: &'static str,
+        /// Offset of that pointer field.
+        other_offset: u64,
+        /// Start of the earlier range.
+        other_pointer: u64,
+        /// End (exclusive) of the earlier range.
+        other_end: u64,
+    },
     /// A count read from the file is larger than the remaining input could hold.
     #[error(transparent)]
     CountTooLarge(#[from] profcodec_common::CountTooLarge),
@@ -217,7 +246,8 @@ impl Error {
             | Error::InvalidUtf8 { offset, .. }
             | Error::Unsorted { offset, .. }
             | Error::Invalid { offset, .. }
-            | Error::Dangling { offset, .. } => Some(offset),
+            | Error::Dangling { offset, .. }
+            | Error::Overlap { offset, .. } => Some(offset),
             Error::BadMagic { .. } => Some(0),
             Error::WrongFormat { .. } => Some(0xa),
             Error::UnsupportedVersion { .. } => Some(0xe),
@@ -241,7 +271,8 @@ impl Error {
             | Error::InvalidUtf8 { file, .. }
             | Error::Unsorted { file, .. }
             | Error::Invalid { file, .. }
-            | Error::Dangling { file, .. } => Some(file),
+            | Error::Dangling { file, .. }
+            | Error::Overlap { file, .. } => Some(file),
             Error::Io { file, .. } => file,
             Error::CountTooLarge(_) | Error::Cursor(_) | Error::Unrepresentable { .. } => None,
         }

@@ -79,8 +79,10 @@ impl Database<Vec<u8>> {
 }
 
 impl<B: AsRef<[u8]>> Database<B> {
-    /// Parses the files and builds the cross-links (walks the context tree once; O(contexts +
-    /// metrics) time and memory).
+    /// Parses the files and builds the cross-links: checks meta.db's arrays and strings for
+    /// aliasing ([`MetaDb::check_overlaps`]), walks the context tree once, maps metric ids.
+    /// Linear time and memory in meta.db (after an O(n log n) sort of its pointers); the other
+    /// files' headers only.
     pub fn from_parts(
         meta: B,
         profile: Option<B>,
@@ -88,6 +90,9 @@ impl<B: AsRef<[u8]>> Database<B> {
         trace: Option<B>,
     ) -> Result<Self, Error> {
         let meta_view = MetaDb::parse(meta.as_ref())?;
+        // Before the metric maps read every metric's arrays: aliased arrays would make them
+        // quadratic.
+        meta_view.check_overlaps()?;
         let contexts = meta_view.context_index()?;
         let (propagated, summaries) = metric_maps(&meta_view)?;
         let meta_layout = meta_view.layout();
@@ -194,9 +199,15 @@ impl<B: AsRef<[u8]>> Database<B> {
 
     /// Validates every file, then the cross-file references: profile.db's metric ids are
     /// meta.db's `statMetricId`s (summary profiles) or `propMetricId`s (others), cct.db's are
-    /// `propMetricId`s and its profIndexes name non-summary profiles of profile.db, trace.db's
-    /// profIndexes name profiles of profile.db. ctxIds missing from meta.db are accepted (elided
-    /// contexts, as-implemented).
+    /// `propMetricId`s and its profIndexes name profiles of profile.db, trace.db's profIndexes
+    /// name profiles of profile.db and every trace element's ctxId is 0 or a context of
+    /// meta.db's tree. ctxIds missing from meta.db are accepted in profile.db and cct.db (elided
+    /// instruction contexts, as-implemented; hpcprof's traces only sample contexts meta.db
+    /// lists).
+    ///
+    /// Each file's bytes are checked once, each check folded into that file's single pass;
+    /// time is linear in the files after the O(n log n) overlap checks
+    /// ([`ProfileDb::check_overlaps`] and its siblings).
     pub fn validate(&self) -> Result<(), Error> {
         // The tree was walked (and its ctxIds checked) when the index was built.
         let meta = self.meta();
@@ -206,6 +217,7 @@ impl<B: AsRef<[u8]>> Database<B> {
         let stat = MetricSet::from_ids(self.summaries.iter().map(|e| e.0));
         let n_profiles = match self.profile() {
             Some(p) => {
+                p.check_overlaps()?;
                 for prof in p.profiles() {
                     let prof = prof?;
                     let known = if prof.is_summary() { &stat } else { &prop };
@@ -216,25 +228,26 @@ impl<B: AsRef<[u8]>> Database<B> {
             None => None,
         };
         if let Some(c) = self.cct() {
+            c.check_overlaps()?;
             for ctx in c.contexts() {
                 c.check_context(&ctx?, Some(&prop), n_profiles)?;
             }
         }
         if let Some(t) = self.trace() {
-            t.validate()?;
-            if let Some(n) = n_profiles {
-                for tr in t.traces() {
-                    let tr = tr?;
-                    if tr.prof_index >= n {
-                        return Err(Error::Dangling {
-                            file: FileKind::Trace,
-                            field: "CTH.profIndex",
-                            offset: tr.offset,
-                            expected: "a profIndex below profile.db's nProfiles",
-                            found: tr.prof_index.into(),
-                        });
-                    }
+            t.check_overlaps()?;
+            // One pass per line: timestamps, and every ctxId against meta.db's tree.
+            for tr in t.traces() {
+                let tr = tr?;
+                if n_profiles.is_some_and(|n| tr.prof_index >= n) {
+                    return Err(Error::Dangling {
+                        file: FileKind::Trace,
+                        field: "CTH.profIndex",
+                        offset: tr.offset,
+                        expected: "a profIndex below profile.db's nProfiles",
+                        found: tr.prof_index.into(),
+                    });
                 }
+                t.check_trace(&tr, Some(&self.contexts))?;
             }
         }
         Ok(())

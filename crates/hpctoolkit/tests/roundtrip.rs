@@ -6,11 +6,11 @@
 use std::io::Cursor;
 
 use profcodec_hpctoolkit::model::{Database, DatabaseBuilder};
-use profcodec_hpctoolkit::read;
 use profcodec_hpctoolkit::write::synthetic::{Synthetic, SyntheticConfig};
 use profcodec_hpctoolkit::write::{
     TransposeOptions, transpose, write_context_major, write_meta, write_profiles, write_traces,
 };
+use profcodec_hpctoolkit::{Error, read};
 use proptest::prelude::*;
 
 /// The four files of a database, in memory.
@@ -332,4 +332,61 @@ proptest! {
         prop_assert_eq!(back.context_major, model.context_major);
         prop_assert_eq!(back.traces, model.traces);
     }
+}
+
+/// `Database::validate` follows every trace element to meta.db (issue 13): a ctxId meta.db
+/// does not list, or a profIndex beyond profile.db, is a `Dangling` error at its offset; ctxId 0
+/// (idle samples) is fine.
+#[test]
+fn trace_elements_must_name_meta_contexts_and_profiles() {
+    let mut db = Synthetic::new(SyntheticConfig::default()).to_model();
+    let open = |files: &Files| {
+        read::Database::from_parts(
+            files.meta.clone(),
+            Some(files.profile.clone()),
+            files.cct.clone(),
+            files.trace.clone(),
+        )
+        .unwrap()
+    };
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    traces.traces[0].elements[0].ctx_id = 0;
+    open(&write(&db))
+        .validate()
+        .expect("ctxId 0 is an idle sample");
+
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    let unknown = 9_999_999;
+    traces.traces[1].elements[3].ctx_id = unknown;
+    let files = write(&db);
+    let e = open(&files).validate().expect_err("unknown ctxId");
+    assert!(
+        matches!(
+            e,
+            Error::Dangling {
+                field: "Elem.ctxId",
+                found: 9_999_999,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let trace = files.trace.as_ref().expect("trace.db");
+    let at = e.offset().expect("offset") as usize;
+    assert_eq!(trace[at..at + 4], unknown.to_le_bytes());
+
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    traces.traces[1].elements[3].ctx_id = 0;
+    traces.traces[2].prof_index = 10_000;
+    let e = open(&write(&db)).validate().expect_err("unknown profile");
+    assert!(
+        matches!(
+            e,
+            Error::Dangling {
+                field: "CTH.profIndex",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

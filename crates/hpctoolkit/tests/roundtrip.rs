@@ -390,3 +390,48 @@ fn trace_elements_must_name_meta_contexts_and_profiles() {
         "{e}"
     );
 }
+
+/// `Database::context_costs` reads the execution (inclusive) and function (exclusive) sums of
+/// the summary profile; `metric_by_name` accepts the name with or without its unit.
+#[test]
+fn context_costs_are_the_summary_sums() {
+    use profcodec_hpctoolkit::model::{EntryPointKind, Function, Identifier, Parent, Relation};
+    let mut b = DatabaseBuilder::new("costs");
+    let cpu = b.add_cputime_metric();
+    let f = b.add_function(Function {
+        name: Some("f".into()),
+        ..Function::default()
+    });
+    let entry = b.add_entry_point(EntryPointKind::MAIN_THREAD, "main thread");
+    let ctx = b.add_function_context(Parent::EntryPoint(entry), Relation::CALL, f);
+    let id = b.ctx_id(ctx);
+    for thread in 0..2 {
+        let p = b.add_profile(vec![Identifier {
+            kind: 3,
+            logical_id: thread,
+            ..Identifier::default()
+        }]);
+        b.set_value(p, id, cpu.execution, 1.5);
+        b.set_value(p, id, cpu.function, 0.25);
+    }
+    let files = write(&b.finish());
+    let db = read::Database::from_parts(files.meta, Some(files.profile), files.cct, files.trace)
+        .unwrap();
+    let meta = db.meta();
+    let m = meta
+        .metric_by_name("CPUTIME")
+        .unwrap()
+        .expect("by bare name");
+    assert_eq!(m.unit(), Some("sec"));
+    assert_eq!(
+        meta.metric_by_name("CPUTIME (sec)")
+            .unwrap()
+            .map(|m| m.index),
+        Some(m.index)
+    );
+    assert!(meta.metric_by_name("REALTIME").unwrap().is_none());
+    let costs = db.context_costs("CPUTIME").unwrap().expect("costs");
+    let c = costs.iter().find(|c| c.ctx_id == id).expect("the context");
+    assert_eq!((c.inclusive, c.exclusive), (3.0, 0.5));
+    assert!(db.context_costs("nothing").unwrap().is_none());
+}

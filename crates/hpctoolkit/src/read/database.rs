@@ -254,6 +254,77 @@ impl<B: AsRef<[u8]>> Database<B> {
     }
 }
 
+/// One context's cost in one metric, from the summary profile ([`Database::context_costs`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextCost {
+    /// The context.
+    pub ctx_id: u32,
+    /// The sum over all profiles of the `execution` scope: the context and everything it
+    /// calls (hatchet's `time (inc)`, hpcviewer's inclusive column).
+    pub inclusive: f64,
+    /// The sum over all profiles of the `function` scope: the context and its lexical
+    /// children (loops, lines) but not its callees (hatchet's `time`, hpcviewer's exclusive
+    /// column; summed over a function's contexts it is the function's self cost).
+    pub exclusive: f64,
+}
+
+impl<B: AsRef<[u8]>> Database<B> {
+    /// The summary-statistic ids of `metric_name`'s sums ([`MetaDb::metric_by_name`]): the
+    /// `execution` scope's (inclusive) and the `function` (transitive) scope's (exclusive).
+    fn sum_ids(&self, metric_name: &str) -> Result<Option<(Option<u16>, Option<u16>)>, Error> {
+        let meta = self.meta();
+        let Some(metric) = meta.metric_by_name(metric_name)? else {
+            return Ok(None);
+        };
+        let (mut inclusive, mut exclusive) = (None, None);
+        for s in meta.summaries(&metric) {
+            let s = s?;
+            if s.combine != crate::raw::enums::Combine::SUM || s.formula != "$$" {
+                continue;
+            }
+            let scope = meta.scope(s.scope)?;
+            match scope.kind {
+                crate::raw::enums::ScopeType::EXECUTION => inclusive = Some(s.stat_metric_id),
+                crate::raw::enums::ScopeType::TRANSITIVE if scope.name == "function" => {
+                    exclusive = Some(s.stat_metric_id)
+                }
+                _ => {}
+            }
+        }
+        Ok(Some((inclusive, exclusive)))
+    }
+
+    /// Every context's inclusive and exclusive cost in metric `metric_name` (as stored or
+    /// without its unit: `"CPUTIME"`), read from the summary profile (profIndex 0) in one pass
+    /// over its values: the table to sort or aggregate, computed once. Contexts without a value
+    /// are left out; the rest come in ctxId order. `Ok(None)` without such a metric or without
+    /// profile.db.
+    pub fn context_costs(&self, metric_name: &str) -> Result<Option<Vec<ContextCost>>, Error> {
+        let (Some((inclusive, exclusive)), Some(profiles)) =
+            (self.sum_ids(metric_name)?, self.profile())
+        else {
+            return Ok(None);
+        };
+        let summary = profiles.profile(0)?;
+        let mut out = Vec::with_capacity(summary.ctx_indices.len());
+        for (ctx_id, values) in summary.contexts() {
+            let get = |id: Option<u16>| {
+                id.and_then(|id| values.iter().find(|v| v.metric_id() == id))
+                    .map_or(0.0, |v| v.value())
+            };
+            let cost = ContextCost {
+                ctx_id,
+                inclusive: get(inclusive),
+                exclusive: get(exclusive),
+            };
+            if cost.inclusive != 0.0 || cost.exclusive != 0.0 {
+                out.push(cost);
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
 type MetricMap = Vec<(u16, MetricRef)>;
 
 fn metric_maps(meta: &MetaDb<'_>) -> Result<(MetricMap, MetricMap), Error> {

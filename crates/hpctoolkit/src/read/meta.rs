@@ -97,6 +97,12 @@ pub struct Metric<'a> {
 }
 
 impl Metric<'_> {
+    /// The unit hpcprof appends to the name in parentheses (`"sec"` for `"CPUTIME (sec)"`).
+    pub fn unit(&self) -> Option<&str> {
+        let (_, rest) = self.name.rsplit_once(" (")?;
+        rest.strip_suffix(')')
+    }
+
     /// `nScopeInsts`.
     pub fn scope_instance_count(&self) -> u16 {
         self.scope_insts.count as u16
@@ -669,6 +675,19 @@ impl<'a> MetaDb<'a> {
     /// Every metric.
     pub fn metrics(&self) -> impl Iterator<Item = Result<Metric<'a>, Error>> + '_ {
         (0..self.metric_count()).map(move |i| self.metric(i))
+    }
+
+    /// The first metric named `name`, either exactly as stored (`"CPUTIME (sec)"`) or without
+    /// the unit hpcprof appends in parentheses (`"CPUTIME"`); `Ok(None)` when there is none.
+    pub fn metric_by_name(&self, name: &str) -> Result<Option<Metric<'a>>, Error> {
+        for m in self.metrics() {
+            let m = m?;
+            let bare = m.name.split_once(" (").map_or(m.name, |(bare, _)| bare);
+            if m.name == name || bare == name {
+                return Ok(Some(m));
+            }
+        }
+        Ok(None)
     }
 
     /// Scope instance `i` of `metric`.

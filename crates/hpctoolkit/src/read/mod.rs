@@ -20,7 +20,7 @@ mod sparse;
 mod trace;
 
 pub use cct::{CctDb, ContextValues};
-pub use database::{Database, MetricRef, MetricRole};
+pub use database::{ContextCost, Database, MetricRef, MetricRole};
 pub use meta::{
     Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, FileIndex, Function,
     FunctionIndex, LoadModule, MetaDb, Metric, ModuleIndex, PropagationScope,

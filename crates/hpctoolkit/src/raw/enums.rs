@@ -120,11 +120,6 @@ mod tests {
         assert_eq!(LexicalType(9).name(), None);
         assert_eq!(Relation(200).0, 200);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn names_display_and_unknown_values_show_their_number() {

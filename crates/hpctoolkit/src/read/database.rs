@@ -268,10 +268,13 @@ pub struct ContextCost {
     pub exclusive: f64,
 }
 
+/// The inclusive and exclusive sum statistic ids of a metric, when it has them.
+type SumIds = (Option<u16>, Option<u16>);
+
 impl<B: AsRef<[u8]>> Database<B> {
     /// The summary-statistic ids of `metric_name`'s sums ([`MetaDb::metric_by_name`]): the
     /// `execution` scope's (inclusive) and the `function` (transitive) scope's (exclusive).
-    fn sum_ids(&self, metric_name: &str) -> Result<Option<(Option<u16>, Option<u16>)>, Error> {
+    fn sum_ids(&self, metric_name: &str) -> Result<Option<SumIds>, Error> {
         let meta = self.meta();
         let Some(metric) = meta.metric_by_name(metric_name)? else {
             return Ok(None);

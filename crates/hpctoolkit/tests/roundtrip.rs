@@ -435,3 +435,26 @@ fn context_costs_are_the_summary_sums() {
     assert_eq!((c.inclusive, c.exclusive), (3.0, 0.5));
     assert!(db.context_costs("nothing").unwrap().is_none());
 }
+
+/// The meta.db writer writes a shared string once, and refuses a model whose strings would
+/// expand beyond what the reader accepts (64 times the file plus 1 MiB), so that whatever it
+/// writes validates.
+#[test]
+fn the_meta_writer_refuses_strings_the_reader_would_refuse() {
+    use profcodec_hpctoolkit::model::{Meta, SourceFile};
+    let model = |n: usize| Meta {
+        files: (0..n)
+            .map(|_| SourceFile {
+                flags: 0,
+                path: "p".repeat(20_000),
+            })
+            .collect(),
+        ..Meta::default()
+    };
+    let e = write_meta(&model(600), &mut Vec::new()).expect_err("12 MB of paths from 30 KB");
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    let mut bytes = Vec::new();
+    write_meta(&model(20), &mut bytes).expect("a few shared paths");
+    read::MetaDb::parse(&bytes).unwrap().validate().unwrap();
+    assert!(bytes.len() < 25_000, "the shared path is written once");
+}

@@ -23,6 +23,25 @@ pub struct IdTuple<'a> {
     pub ids: &'a [Identifier],
 }
 
+/// As hpctesttool prints a tuple: `NODE 0 / CORE 0 / THREAD 3` (logical ids), the kinds named
+/// as hpcprof names them in meta.db (`DatabaseBuilder::DEFAULT_ID_NAMES`); a kind past that
+/// list shows as `KIND<n>`. For meta.db's own names use [`MetaDb::id_name`](super::MetaDb::id_name).
+impl std::fmt::Display for IdTuple<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = crate::model::DatabaseBuilder::DEFAULT_ID_NAMES;
+        for (i, id) in self.ids.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" / ")?;
+            }
+            match names.get(usize::from(id.kind)) {
+                Some(name) => write!(f, "{name} {}", id.logical_id.get())?,
+                None => write!(f, "KIND{} {}", id.kind, id.logical_id.get())?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One profile: its {PI} and its Profile-Major Sparse Value Block as zero-copy slices.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Profile<'a> {

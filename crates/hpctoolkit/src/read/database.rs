@@ -236,6 +236,7 @@ impl<B: AsRef<[u8]>> Database<B> {
         if let Some(t) = self.trace() {
             t.check_overlaps()?;
             // One pass per line: timestamps, and every ctxId against meta.db's tree.
+            let known = self.contexts.id_set();
             for tr in t.traces() {
                 let tr = tr?;
                 if n_profiles.is_some_and(|n| tr.prof_index >= n) {
@@ -247,7 +248,7 @@ impl<B: AsRef<[u8]>> Database<B> {
                         found: tr.prof_index.into(),
                     });
                 }
-                t.check_trace(&tr, Some(&self.contexts))?;
+                t.check_trace(&tr, Some(&known))?;
             }
         }
         Ok(())

@@ -1573,6 +1573,44 @@ impl ContextIndex {
     pub fn ctx_ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.sorted().map(|e| e.ctx_id)
     }
+
+    /// A compact membership set of the ctxIds, for checks per trace sample: a bitmap when the
+    /// ids are dense (at most 4n + 64 bits, which stays in cache where the 24-byte entries do
+    /// not), else the sorted ids (4 bytes each, binary search).
+    pub(crate) fn id_set(&self) -> CtxIdSet {
+        if self.dense {
+            let mut bits = vec![0u64; self.by_id.len().div_ceil(64)];
+            for (id, &i) in self.by_id.iter().enumerate() {
+                if i != u32::MAX {
+                    bits[id >> 6] |= 1 << (id & 63);
+                }
+            }
+            CtxIdSet::Bits(bits)
+        } else {
+            CtxIdSet::Sorted(self.ctx_ids().collect())
+        }
+    }
+}
+
+/// The ctxIds of a context tree as a membership set ([`ContextIndex::id_set`]).
+#[derive(Debug, Clone)]
+pub(crate) enum CtxIdSet {
+    /// Bit `id` set for each ctxId.
+    Bits(Vec<u64>),
+    /// The ctxIds, ascending.
+    Sorted(Vec<u32>),
+}
+
+impl CtxIdSet {
+    #[inline]
+    pub(crate) fn contains(&self, id: u32) -> bool {
+        match self {
+            CtxIdSet::Bits(bits) => bits
+                .get(id as usize >> 6)
+                .is_some_and(|w| w & (1 << (id & 63)) != 0),
+            CtxIdSet::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::raw::{
 };
 
 use super::bytes::{Bytes, Strided};
-use super::meta::ContextIndex;
+use super::meta::CtxIdSet;
 use super::overlap::Spans;
 
 /// One trace line: its header and its elements as a zero-copy slice.
@@ -236,9 +236,33 @@ impl<'a> TraceDb<'a> {
     pub(crate) fn check_trace(
         &self,
         t: &Trace<'a>,
-        contexts: Option<&ContextIndex>,
+        contexts: Option<&CtxIdSet>,
     ) -> Result<(), Error> {
         let (min, max) = (self.min_timestamp(), self.max_timestamp());
+        // The fast pass: no branch per element (the flags only collect); the exact pass below
+        // runs only on a bad line, to name its first fault.
+        let mut prev = min;
+        let mut ok = true;
+        match contexts {
+            Some(set) => {
+                for e in t.elems {
+                    let (ts, ctx) = (e.timestamp(), e.ctx_id());
+                    ok &= ts >= prev;
+                    ok &= ctx == 0 || set.contains(ctx);
+                    prev = ts;
+                }
+            }
+            None => {
+                for e in t.elems {
+                    let ts = e.timestamp();
+                    ok &= ts >= prev;
+                    prev = ts;
+                }
+            }
+        }
+        if ok && prev <= max {
+            return Ok(());
+        }
         let mut prev = min;
         for (k, e) in t.elems.iter().enumerate() {
             let ts = e.timestamp();

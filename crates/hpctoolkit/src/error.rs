@@ -9,13 +9,15 @@ use crate::raw::FileKind;
 
 /// An error while reading or writing an HPCToolkit database.
 ///
-/// Displays as `<file> <field>: at byte 0x<offset>: <expected> but found <seen>`.
+/// Displays as `<what happened>: <file> <field>: at byte 0x<offset>: <expected> but found
+/// <seen>`, for example `out of order: profile.db Val.metricId: at byte 0x3c8: expected a value
+/// greater than 39321 (sorted array) but found 3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The file ends before a structure or array that the file points at.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected {needed:#x} bytes but the file holds {available:#x}"
+        "file ends early: {} bytes missing in {file} {field}: at byte {offset:#x}: expected {needed:#x} bytes but the file holds {available:#x}", .needed.saturating_sub(*.available)
     )]
     Truncated {
         /// The file.
@@ -30,7 +32,7 @@ pub enum Error {
         available: u64,
     },
     /// The file does not start with `HPCTOOLKIT`.
-    #[error("{file} magic: at byte 0x0: expected \"HPCTOOLKIT\" but found \"{}\"", .found.escape_ascii())]
+    #[error("not an HPCToolkit database file: {file} magic: at byte 0x0: expected \"HPCTOOLKIT\" but found \"{}\"", .found.escape_ascii())]
     BadMagic {
         /// The file.
         file: FileKind,
@@ -38,7 +40,7 @@ pub enum Error {
         found: [u8; 10],
     },
     /// The 4-byte format identifier names another file type.
-    #[error("{file} format: at byte 0xa: expected \"{}\" but found \"{}\"", .file.format_id().escape_ascii(), .found.escape_ascii())]
+    #[error("another kind of HPCToolkit file: {file} format: at byte 0xa: expected \"{}\" but found \"{}\"", .file.format_id().escape_ascii(), .found.escape_ascii())]
     WrongFormat {
         /// The file that was expected.
         file: FileKind,
@@ -46,7 +48,9 @@ pub enum Error {
         found: [u8; 4],
     },
     /// The major version is not 4 (the only major version this crate reads).
-    #[error("{file} majorVersion: at byte 0xe: expected 4 but found {major}.{minor}")]
+    #[error(
+        "unsupported version: {file} majorVersion: at byte 0xe: expected 4 but found {major}.{minor}"
+    )]
     UnsupportedVersion {
         /// The file.
         file: FileKind,
@@ -56,7 +60,7 @@ pub enum Error {
         minor: u8,
     },
     /// The 8-byte footer is not the one of this file type.
-    #[error("{file} footer: at byte {offset:#x}: expected \"{}\" but found \"{}\"", .file.footer().escape_ascii(), .found.escape_ascii())]
+    #[error("footer missing or damaged (file cut short?): {file} footer: at byte {offset:#x}: expected \"{}\" but found \"{}\"", .file.footer().escape_ascii(), .found.escape_ascii())]
     BadFooter {
         /// The file.
         file: FileKind,
@@ -67,7 +71,7 @@ pub enum Error {
     },
     /// A pointer (with the size of what it points at) leaves the region the format confines it to.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected {size:#x} bytes within {start:#x}..{end:#x} but found a pointer to {pointer:#x}"
+        "pointer outside its section: {file} {field}: at byte {offset:#x}: expected {size:#x} bytes within {start:#x}..{end:#x} but found a pointer to {pointer:#x}"
     )]
     OutOfBounds {
         /// The file.
@@ -88,7 +92,7 @@ pub enum Error {
     /// A stored structure size (the stride of an expandable structure's array) is smaller than the
     /// size this reader knows.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected a size of at least {min:#x} but found {found:#x}"
+        "structure size too small: {file} {field}: at byte {offset:#x}: expected a size of at least {min:#x} but found {found:#x}"
     )]
     StrideTooSmall {
         /// The file.
@@ -104,7 +108,7 @@ pub enum Error {
     },
     /// A string has no terminating NUL inside its section.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected a NUL-terminated string within {start:#x}..{end:#x} but found none at {pointer:#x}"
+        "string without its end: {file} {field}: at byte {offset:#x}: expected a NUL-terminated string within {start:#x}..{end:#x} but found none at {pointer:#x}"
     )]
     UnterminatedString {
         /// The file.
@@ -122,7 +126,7 @@ pub enum Error {
     },
     /// A string is not UTF-8.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected a UTF-8 string but found invalid UTF-8 at {pointer:#x}"
+        "string not UTF-8: {file} {field}: at byte {offset:#x}: expected a UTF-8 string but found invalid UTF-8 at {pointer:#x}"
     )]
     InvalidUtf8 {
         /// The file.
@@ -136,7 +140,7 @@ pub enum Error {
     },
     /// An array that the format promises to be sorted is not.
     #[error(
-        "{file} {field}: at byte {offset:#x}: expected a value greater than {previous} (sorted array) but found {found}"
+        "out of order: {file} {field}: at byte {offset:#x}: expected a value greater than {previous} (sorted array) but found {found}"
     )]
     Unsorted {
         /// The file.
@@ -151,7 +155,9 @@ pub enum Error {
         found: u64,
     },
     /// A field holds a value the format forbids there.
-    #[error("{file} {field}: at byte {offset:#x}: expected {expected} but found {found:#x}")]
+    #[error(
+        "invalid value: {file} {field}: at byte {offset:#x}: expected {expected} but found {found:#x}"
+    )]
     Invalid {
         /// The file.
         file: FileKind,
@@ -165,7 +171,9 @@ pub enum Error {
         found: u64,
     },
     /// A cross-file reference points at nothing (e.g. a profIndex beyond profile.db's profiles).
-    #[error("{file} {field}: at byte {offset:#x}: expected {expected} but found {found}")]
+    #[error(
+        "reference to nothing: {file} {field}: at byte {offset:#x}: expected {expected} but found {found}"
+    )]
     Dangling {
         /// The file holding the reference.
         file: FileKind,
@@ -177,6 +185,35 @@ pub enum Error {
         expected: &'static str,
         /// The reference found.
         found: u64,
+    },
+    /// Two non-empty arrays, trace lines or strings that the format keeps apart share bytes.
+    ///
+    /// hpcprof never makes two value blocks, index arrays, identifier tuples or trace lines
+    /// share a byte, and shares a string only whole (its interned string table); a file that
+    /// aliases them would make every reader repeat the shared work once per alias, so each
+    /// such pointer must name bytes of its own.
+    #[error(
+        "data used twice: {file} {field}: at byte {offset:#x}: expected {pointer:#x}..{end:#x} apart from the {other_field} stored at byte {other_offset:#x} ({other_pointer:#x}..{other_end:#x}) but found them overlapping"
+    )]
+    Overlap {
+        /// The file.
+        file: FileKind,
+        /// The pointer field of the later range (by start).
+        field: &'static str,
+        /// Offset of that pointer field.
+        offset: u64,
+        /// Start of the range it points at.
+        pointer: u64,
+        /// End (exclusive) of that range.
+        end: u64,
+        /// The pointer field of the earlier range.
+        other_field: &'static str,
+        /// Offset of that pointer field.
+        other_offset: u64,
+        /// Start of the earlier range.
+        other_pointer: u64,
+        /// End (exclusive) of the earlier range.
+        other_end: u64,
     },
     /// A count read from the file is larger than the remaining input could hold.
     #[error(transparent)]
@@ -217,7 +254,8 @@ impl Error {
             | Error::InvalidUtf8 { offset, .. }
             | Error::Unsorted { offset, .. }
             | Error::Invalid { offset, .. }
-            | Error::Dangling { offset, .. } => Some(offset),
+            | Error::Dangling { offset, .. }
+            | Error::Overlap { offset, .. } => Some(offset),
             Error::BadMagic { .. } => Some(0),
             Error::WrongFormat { .. } => Some(0xa),
             Error::UnsupportedVersion { .. } => Some(0xe),
@@ -241,7 +279,8 @@ impl Error {
             | Error::InvalidUtf8 { file, .. }
             | Error::Unsorted { file, .. }
             | Error::Invalid { file, .. }
-            | Error::Dangling { file, .. } => Some(file),
+            | Error::Dangling { file, .. }
+            | Error::Overlap { file, .. } => Some(file),
             Error::Io { file, .. } => file,
             Error::CountTooLarge(_) | Error::Cursor(_) | Error::Unrepresentable { .. } => None,
         }

@@ -433,3 +433,12 @@ mod golden {
         check("small.nostruct.d", "small.nostruct.yaml");
     }
 }
+
+/// Identifier tuples display as hpctesttool prints them (`NODE 0 / CORE 0 / THREAD 0`).
+#[test]
+fn id_tuples_display_their_kinds() {
+    let Some(root) = corpus() else { return };
+    let db = Database::open(root.join("dbase/small.d")).expect("small.d");
+    let tuple = db.id_tuple(1).expect("profile 1").expect("a tuple");
+    assert_eq!(tuple.to_string(), "NODE 0 / CORE 0 / THREAD 0");
+}

@@ -6,11 +6,11 @@
 use std::io::Cursor;
 
 use profcodec_hpctoolkit::model::{Database, DatabaseBuilder};
-use profcodec_hpctoolkit::read;
 use profcodec_hpctoolkit::write::synthetic::{Synthetic, SyntheticConfig};
 use profcodec_hpctoolkit::write::{
     TransposeOptions, transpose, write_context_major, write_meta, write_profiles, write_traces,
 };
+use profcodec_hpctoolkit::{Error, read};
 use proptest::prelude::*;
 
 /// The four files of a database, in memory.
@@ -332,4 +332,129 @@ proptest! {
         prop_assert_eq!(back.context_major, model.context_major);
         prop_assert_eq!(back.traces, model.traces);
     }
+}
+
+/// `Database::validate` follows every trace element to meta.db (issue 13): a ctxId meta.db
+/// does not list, or a profIndex beyond profile.db, is a `Dangling` error at its offset; ctxId 0
+/// (idle samples) is fine.
+#[test]
+fn trace_elements_must_name_meta_contexts_and_profiles() {
+    let mut db = Synthetic::new(SyntheticConfig::default()).to_model();
+    let open = |files: &Files| {
+        read::Database::from_parts(
+            files.meta.clone(),
+            Some(files.profile.clone()),
+            files.cct.clone(),
+            files.trace.clone(),
+        )
+        .unwrap()
+    };
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    traces.traces[0].elements[0].ctx_id = 0;
+    open(&write(&db))
+        .validate()
+        .expect("ctxId 0 is an idle sample");
+
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    let unknown = 9_999_999;
+    traces.traces[1].elements[3].ctx_id = unknown;
+    let files = write(&db);
+    let e = open(&files).validate().expect_err("unknown ctxId");
+    assert!(
+        matches!(
+            e,
+            Error::Dangling {
+                field: "Elem.ctxId",
+                found: 9_999_999,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let trace = files.trace.as_ref().expect("trace.db");
+    let at = e.offset().expect("offset") as usize;
+    assert_eq!(trace[at..at + 4], unknown.to_le_bytes());
+
+    let traces = db.traces.as_mut().expect("synthetic traces");
+    traces.traces[1].elements[3].ctx_id = 0;
+    traces.traces[2].prof_index = 10_000;
+    let e = open(&write(&db)).validate().expect_err("unknown profile");
+    assert!(
+        matches!(
+            e,
+            Error::Dangling {
+                field: "CTH.profIndex",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// `Database::context_costs` reads the execution (inclusive) and function (exclusive) sums of
+/// the summary profile; `metric_by_name` accepts the name with or without its unit.
+#[test]
+fn context_costs_are_the_summary_sums() {
+    use profcodec_hpctoolkit::model::{EntryPointKind, Function, Identifier, Parent, Relation};
+    let mut b = DatabaseBuilder::new("costs");
+    let cpu = b.add_cputime_metric();
+    let f = b.add_function(Function {
+        name: Some("f".into()),
+        ..Function::default()
+    });
+    let entry = b.add_entry_point(EntryPointKind::MAIN_THREAD, "main thread");
+    let ctx = b.add_function_context(Parent::EntryPoint(entry), Relation::CALL, f);
+    let id = b.ctx_id(ctx);
+    for thread in 0..2 {
+        let p = b.add_profile(vec![Identifier {
+            kind: 3,
+            logical_id: thread,
+            ..Identifier::default()
+        }]);
+        b.set_value(p, id, cpu.execution, 1.5);
+        b.set_value(p, id, cpu.function, 0.25);
+    }
+    let files = write(&b.finish());
+    let db = read::Database::from_parts(files.meta, Some(files.profile), files.cct, files.trace)
+        .unwrap();
+    let meta = db.meta();
+    let m = meta
+        .metric_by_name("CPUTIME")
+        .unwrap()
+        .expect("by bare name");
+    assert_eq!(m.unit(), Some("sec"));
+    assert_eq!(
+        meta.metric_by_name("CPUTIME (sec)")
+            .unwrap()
+            .map(|m| m.index),
+        Some(m.index)
+    );
+    assert!(meta.metric_by_name("REALTIME").unwrap().is_none());
+    let costs = db.context_costs("CPUTIME").unwrap().expect("costs");
+    let c = costs.iter().find(|c| c.ctx_id == id).expect("the context");
+    assert_eq!((c.inclusive, c.exclusive), (3.0, 0.5));
+    assert!(db.context_costs("nothing").unwrap().is_none());
+}
+
+/// The meta.db writer writes a shared string once, and refuses a model whose strings would
+/// expand beyond what the reader accepts (64 times the file plus 1 MiB), so that whatever it
+/// writes validates.
+#[test]
+fn the_meta_writer_refuses_strings_the_reader_would_refuse() {
+    use profcodec_hpctoolkit::model::{Meta, SourceFile};
+    let model = |n: usize| Meta {
+        files: (0..n)
+            .map(|_| SourceFile {
+                flags: 0,
+                path: "p".repeat(20_000),
+            })
+            .collect(),
+        ..Meta::default()
+    };
+    let e = write_meta(&model(600), &mut Vec::new()).expect_err("12 MB of paths from 30 KB");
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    let mut bytes = Vec::new();
+    write_meta(&model(20), &mut bytes).expect("a few shared paths");
+    read::MetaDb::parse(&bytes).unwrap().validate().unwrap();
+    assert!(bytes.len() < 25_000, "the shared path is written once");
 }

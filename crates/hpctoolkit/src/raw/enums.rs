@@ -32,6 +32,16 @@ macro_rules! open_enum {
                 }
             }
         }
+
+        /// The name of a known value (`name()`), else `unknown_<value>`.
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self.name() {
+                    Some(name) => f.write_str(name),
+                    None => write!(f, "unknown_{}", self.0),
+                }
+            }
+        }
     };
 }
 
@@ -109,5 +119,12 @@ mod tests {
         assert_eq!(EntryPointKind(1), EntryPointKind::MAIN_THREAD);
         assert_eq!(LexicalType(9).name(), None);
         assert_eq!(Relation(200).0, 200);
+    }
+
+    #[test]
+    fn names_display_and_unknown_values_show_their_number() {
+        assert_eq!(ScopeType::TRANSITIVE.to_string(), "transitive");
+        assert_eq!(Combine(9).to_string(), "unknown_9");
+        assert_eq!(Relation::INLINED_CALL.to_string(), "inlined_call");
     }
 }

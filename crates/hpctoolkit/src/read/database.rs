@@ -79,8 +79,10 @@ impl Database<Vec<u8>> {
 }
 
 impl<B: AsRef<[u8]>> Database<B> {
-    /// Parses the files and builds the cross-links (walks the context tree once; O(contexts +
-    /// metrics) time and memory).
+    /// Parses the files and builds the cross-links: checks meta.db's arrays and strings for
+    /// aliasing ([`MetaDb::check_overlaps`]), walks the context tree once, maps metric ids.
+    /// Linear time and memory in meta.db (after an O(n log n) sort of its pointers); the other
+    /// files' headers only.
     pub fn from_parts(
         meta: B,
         profile: Option<B>,
@@ -88,6 +90,9 @@ impl<B: AsRef<[u8]>> Database<B> {
         trace: Option<B>,
     ) -> Result<Self, Error> {
         let meta_view = MetaDb::parse(meta.as_ref())?;
+        // Before the metric maps read every metric's arrays: aliased arrays would make them
+        // quadratic.
+        meta_view.check_overlaps()?;
         let contexts = meta_view.context_index()?;
         let (propagated, summaries) = metric_maps(&meta_view)?;
         let meta_layout = meta_view.layout();
@@ -194,9 +199,15 @@ impl<B: AsRef<[u8]>> Database<B> {
 
     /// Validates every file, then the cross-file references: profile.db's metric ids are
     /// meta.db's `statMetricId`s (summary profiles) or `propMetricId`s (others), cct.db's are
-    /// `propMetricId`s and its profIndexes name non-summary profiles of profile.db, trace.db's
-    /// profIndexes name profiles of profile.db. ctxIds missing from meta.db are accepted (elided
-    /// contexts, as-implemented).
+    /// `propMetricId`s and its profIndexes name profiles of profile.db, trace.db's profIndexes
+    /// name profiles of profile.db and every trace element's ctxId is 0 or a context of
+    /// meta.db's tree. ctxIds missing from meta.db are accepted in profile.db and cct.db (elided
+    /// instruction contexts, as-implemented; hpcprof's traces only sample contexts meta.db
+    /// lists).
+    ///
+    /// Each file's bytes are checked once, each check folded into that file's single pass;
+    /// time is linear in the files after the O(n log n) overlap checks
+    /// ([`ProfileDb::check_overlaps`] and its siblings).
     pub fn validate(&self) -> Result<(), Error> {
         // The tree was walked (and its ctxIds checked) when the index was built.
         let meta = self.meta();
@@ -206,6 +217,7 @@ impl<B: AsRef<[u8]>> Database<B> {
         let stat = MetricSet::from_ids(self.summaries.iter().map(|e| e.0));
         let n_profiles = match self.profile() {
             Some(p) => {
+                p.check_overlaps()?;
                 for prof in p.profiles() {
                     let prof = prof?;
                     let known = if prof.is_summary() { &stat } else { &prop };
@@ -216,28 +228,104 @@ impl<B: AsRef<[u8]>> Database<B> {
             None => None,
         };
         if let Some(c) = self.cct() {
+            c.check_overlaps()?;
             for ctx in c.contexts() {
                 c.check_context(&ctx?, Some(&prop), n_profiles)?;
             }
         }
         if let Some(t) = self.trace() {
-            t.validate()?;
-            if let Some(n) = n_profiles {
-                for tr in t.traces() {
-                    let tr = tr?;
-                    if tr.prof_index >= n {
-                        return Err(Error::Dangling {
-                            file: FileKind::Trace,
-                            field: "CTH.profIndex",
-                            offset: tr.offset,
-                            expected: "a profIndex below profile.db's nProfiles",
-                            found: tr.prof_index.into(),
-                        });
-                    }
+            t.check_overlaps()?;
+            // One pass per line: timestamps, and every ctxId against meta.db's tree.
+            let known = self.contexts.id_set();
+            for tr in t.traces() {
+                let tr = tr?;
+                if n_profiles.is_some_and(|n| tr.prof_index >= n) {
+                    return Err(Error::Dangling {
+                        file: FileKind::Trace,
+                        field: "CTH.profIndex",
+                        offset: tr.offset,
+                        expected: "a profIndex below profile.db's nProfiles",
+                        found: tr.prof_index.into(),
+                    });
                 }
+                t.check_trace(&tr, Some(&known))?;
             }
         }
         Ok(())
+    }
+}
+
+/// One context's cost in one metric, from the summary profile ([`Database::context_costs`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextCost {
+    /// The context.
+    pub ctx_id: u32,
+    /// The sum over all profiles of the `execution` scope: the context and everything it
+    /// calls (hatchet's `time (inc)`, hpcviewer's inclusive column).
+    pub inclusive: f64,
+    /// The sum over all profiles of the `function` scope: the context and its lexical
+    /// children (loops, lines) but not its callees (hatchet's `time`, hpcviewer's exclusive
+    /// column; summed over a function's contexts it is the function's self cost).
+    pub exclusive: f64,
+}
+
+/// The inclusive and exclusive sum statistic ids of a metric, when it has them.
+type SumIds = (Option<u16>, Option<u16>);
+
+impl<B: AsRef<[u8]>> Database<B> {
+    /// The summary-statistic ids of `metric_name`'s sums ([`MetaDb::metric_by_name`]): the
+    /// `execution` scope's (inclusive) and the `function` (transitive) scope's (exclusive).
+    fn sum_ids(&self, metric_name: &str) -> Result<Option<SumIds>, Error> {
+        let meta = self.meta();
+        let Some(metric) = meta.metric_by_name(metric_name)? else {
+            return Ok(None);
+        };
+        let (mut inclusive, mut exclusive) = (None, None);
+        for s in meta.summaries(&metric) {
+            let s = s?;
+            if s.combine != crate::raw::enums::Combine::SUM || s.formula != "$$" {
+                continue;
+            }
+            let scope = meta.scope(s.scope)?;
+            match scope.kind {
+                crate::raw::enums::ScopeType::EXECUTION => inclusive = Some(s.stat_metric_id),
+                crate::raw::enums::ScopeType::TRANSITIVE if scope.name == "function" => {
+                    exclusive = Some(s.stat_metric_id)
+                }
+                _ => {}
+            }
+        }
+        Ok(Some((inclusive, exclusive)))
+    }
+
+    /// Every context's inclusive and exclusive cost in metric `metric_name` (as stored or
+    /// without its unit: `"CPUTIME"`), read from the summary profile (profIndex 0) in one pass
+    /// over its values: the table to sort or aggregate, computed once. Contexts without a value
+    /// are left out; the rest come in ctxId order. `Ok(None)` without such a metric or without
+    /// profile.db.
+    pub fn context_costs(&self, metric_name: &str) -> Result<Option<Vec<ContextCost>>, Error> {
+        let (Some((inclusive, exclusive)), Some(profiles)) =
+            (self.sum_ids(metric_name)?, self.profile())
+        else {
+            return Ok(None);
+        };
+        let summary = profiles.profile(0)?;
+        let mut out = Vec::with_capacity(summary.ctx_indices.len());
+        for (ctx_id, values) in summary.contexts() {
+            let get = |id: Option<u16>| {
+                id.and_then(|id| values.iter().find(|v| v.metric_id() == id))
+                    .map_or(0.0, |v| v.value())
+            };
+            let cost = ContextCost {
+                ctx_id,
+                inclusive: get(inclusive),
+                exclusive: get(exclusive),
+            };
+            if cost.inclusive != 0.0 || cost.exclusive != 0.0 {
+                out.push(cost);
+            }
+        }
+        Ok(Some(out))
     }
 }
 

@@ -10,6 +10,44 @@ use crate::raw::{
 };
 
 use super::bytes::{Bytes, Region, Strided};
+use super::overlap::Spans;
+
+/// The metric sub-arrays [`MetaDb::check_overlaps`] keeps apart.
+const ARRAY_FIELDS: &[&str] = &["MD.pScopeInsts", "MD.pSummaries"];
+
+/// The `char*` fields of meta.db, by the code [`StrRef`] stores.
+const STRING_FIELDS: &[&str] = &[
+    "General.pTitle",
+    "General.pDescription",
+    "IdNames.ppNames[kind]",
+    "PS.pScopeName",
+    "MD.pName",
+    "SS.pFormula",
+    "LMS.pPath",
+    "SFS.pPath",
+    "FS.pName",
+    "Entry.pPrettyName",
+];
+
+/// The string bytes a meta.db may refer to, counting a shared string once per reference: this
+/// many times the file's size, plus [`STRING_SLACK`]. hpcprof interns its strings (a function
+/// name or a formula is stored once and pointed at by every user), so sharing is legitimate, but
+/// without a bound 16,000 file paths on one 250,000-byte string would make every reader of the
+/// names handle 4 GB from 0.5 MB.
+pub const STRING_AMPLIFICATION: u64 = 64;
+
+/// The fixed allowance added to [`STRING_AMPLIFICATION`] times the file's size.
+pub const STRING_SLACK: u64 = 1 << 20;
+
+/// A `char*` field: where it points, where it is stored, which section the string must lie in
+/// (0 General, 1 IdNames, 2 Metrics, 3 Strings) and which field it is ([`STRING_FIELDS`]).
+#[derive(Debug, Clone, Copy)]
+struct StrRef {
+    pointer: u64,
+    at: u64,
+    region: u8,
+    field: u8,
+}
 
 macro_rules! index_type {
     ($($(#[$m:meta])* $name:ident($t:ty);)*) => {$(
@@ -59,6 +97,12 @@ pub struct Metric<'a> {
 }
 
 impl Metric<'_> {
+    /// The unit hpcprof appends to the name in parentheses (`"sec"` for `"CPUTIME (sec)"`).
+    pub fn unit(&self) -> Option<&str> {
+        let (_, rest) = self.name.rsplit_once(" (")?;
+        rest.strip_suffix(')')
+    }
+
     /// `nScopeInsts`.
     pub fn scope_instance_count(&self) -> u16 {
         self.scope_insts.count as u16
@@ -588,6 +632,23 @@ impl<'a> MetaDb<'a> {
 
     /// The metric at position `index` of `*pMetrics`.
     pub fn metric(&self, index: u32) -> Result<Metric<'a>, Error> {
+        let (at, md, scope_insts, summaries) = self.metric_arrays(index)?;
+        Ok(Metric {
+            index,
+            offset: at,
+            name: self
+                .bytes
+                .cstr(self.layout.metrics_region, md.p_name, "MD.pName", at)?,
+            scope_insts,
+            summaries,
+        })
+    }
+
+    /// The {MD} of metric `index` with its two arrays bounded, without reading its name.
+    fn metric_arrays(
+        &self,
+        index: u32,
+    ) -> Result<(u64, MetricDescription, Strided, Strided), Error> {
         let at = self.element(self.layout.metrics, index.into(), "Metrics.pMetrics")?;
         let md: MetricDescription = self.bytes.read(at)?;
         let r = self.layout.metrics_region;
@@ -608,18 +669,25 @@ impl<'a> MetaDb<'a> {
             "MD.pSummaries",
             at + 0x10,
         )?;
-        Ok(Metric {
-            index,
-            offset: at,
-            name: self.bytes.cstr(r, md.p_name, "MD.pName", at)?,
-            scope_insts,
-            summaries,
-        })
+        Ok((at, md, scope_insts, summaries))
     }
 
     /// Every metric.
     pub fn metrics(&self) -> impl Iterator<Item = Result<Metric<'a>, Error>> + '_ {
         (0..self.metric_count()).map(move |i| self.metric(i))
+    }
+
+    /// The first metric named `name`, either exactly as stored (`"CPUTIME (sec)"`) or without
+    /// the unit hpcprof appends in parentheses (`"CPUTIME"`); `Ok(None)` when there is none.
+    pub fn metric_by_name(&self, name: &str) -> Result<Option<Metric<'a>>, Error> {
+        for m in self.metrics() {
+            let m = m?;
+            let bare = m.name.split_once(" (").map_or(m.name, |(bare, _)| bare);
+            if m.name == name || bare == name {
+                return Ok(Some(m));
+            }
+        }
+        Ok(None)
     }
 
     /// Scope instance `i` of `metric`.
@@ -1022,9 +1090,216 @@ impl<'a> MetaDb<'a> {
         }
     }
 
+    /// Checks that what the file points at is not used twice beyond what the format allows:
+    ///
+    /// - the non-empty `*pScopeInsts` and `*pSummaries` arrays of the metrics never share a byte
+    ///   ([`Error::Overlap`]);
+    /// - every `char*` of the file (title, description, identifier names, scope and metric
+    ///   names, formulas, module and file paths, function names, entry point names) is a whole
+    ///   NUL-terminated UTF-8 string inside its section. Several pointers may name the same
+    ///   string (hpcprof interns them), but none may start inside another string
+    ///   ([`Error::Overlap`]), and the string bytes referred to, a shared string counted once
+    ///   per reference, stay within [`STRING_AMPLIFICATION`] times the file's size plus
+    ///   [`STRING_SLACK`] ([`Error::Invalid`] on `char*`).
+    ///
+    /// Each distinct string is scanned once: the pointers are sorted, and a string's NUL is
+    /// looked for only up to the next pointer. O(n log n) in the pointers plus linear in the
+    /// file, 24 bytes of memory per pointer. [`MetaDb::validate`] and
+    /// [`Database::from_parts`](super::Database::from_parts) run it first, so the passes that
+    /// follow stay linear.
+    pub fn check_overlaps(&self) -> Result<(), Error> {
+        let n_metrics = self.metric_count();
+        let mut spans = Spans::with_capacity(2 * n_metrics as usize, ARRAY_FIELDS);
+        let mut n_summaries = 0u64;
+        for i in 0..n_metrics {
+            let (at, _, insts, sums) = self.metric_arrays(i)?;
+            spans.add(
+                insts.base,
+                array_bytes(insts, PropagationScopeInstanceSpec::SIZE),
+                at + 8,
+                0,
+            );
+            spans.add(
+                sums.base,
+                array_bytes(sums, SummaryStatisticSpec::SIZE),
+                at + 0x10,
+                1,
+            );
+            n_summaries += sums.count;
+        }
+        spans.check(FileKind::Meta)?;
+        self.check_strings(n_summaries)
+    }
+
+    /// The string part of [`MetaDb::check_overlaps`]; `n_summaries` sizes the pointer list.
+    fn check_strings(&self, n_summaries: u64) -> Result<(), Error> {
+        let l = &self.layout;
+        let capacity = 2
+            + l.id_names.count
+            + l.scopes.count
+            + l.metrics.count
+            + n_summaries
+            + l.modules.count
+            + l.files.count
+            + l.functions.count
+            + l.entry_points.count;
+        let mut refs = Vec::with_capacity(capacity as usize);
+        let mut add = |pointer: u64, at: u64, region: u8, field: u8| {
+            refs.push(StrRef {
+                pointer,
+                at,
+                region,
+                field,
+            });
+        };
+        let g = l.general_region.start;
+        add(l.general.p_title, g, 0, 0);
+        add(l.general.p_description, g + 8, 0, 1);
+        for k in 0..l.id_names.count {
+            let at = l.id_names.at(k);
+            add(self.u64_at(at)?, at, 1, 2);
+        }
+        for i in 0..l.scopes.count {
+            let at = l.scopes.at(i);
+            add(
+                self.bytes.read::<PropagationScopeSpec>(at)?.p_scope_name,
+                at,
+                2,
+                3,
+            );
+        }
+        for i in 0..self.metric_count() {
+            let (at, md, _, sums) = self.metric_arrays(i)?;
+            add(md.p_name, at, 2, 4);
+            for j in 0..sums.count {
+                let at = sums.at(j);
+                add(
+                    self.bytes.read::<SummaryStatisticSpec>(at)?.p_formula,
+                    at + 8,
+                    2,
+                    5,
+                );
+            }
+        }
+        for i in 0..l.modules.count {
+            let at = l.modules.at(i);
+            add(self.bytes.read::<LoadModuleSpec>(at)?.p_path, at + 8, 3, 6);
+        }
+        for i in 0..l.files.count {
+            let at = l.files.at(i);
+            add(self.bytes.read::<SourceFileSpec>(at)?.p_path, at + 8, 3, 7);
+        }
+        for i in 0..l.functions.count {
+            let at = l.functions.at(i);
+            let p = self.bytes.read::<FunctionSpec>(at)?.p_name;
+            if p != 0 {
+                add(p, at, 3, 8);
+            }
+        }
+        for i in 0..l.entry_points.count {
+            let at = l.entry_points.at(i);
+            add(
+                self.bytes.read::<EntryPointSpec>(at)?.p_pretty_name,
+                at + 0x18,
+                3,
+                9,
+            );
+        }
+        refs.sort_unstable_by_key(|r| (r.pointer, r.at));
+
+        let regions = [
+            l.general_region,
+            l.id_names_region,
+            l.metrics_region,
+            l.strings_region,
+        ];
+        let data = self.bytes.data;
+        let len = self.bytes.len();
+        let limit = STRING_AMPLIFICATION
+            .saturating_mul(len)
+            .saturating_add(STRING_SLACK);
+        let nul_from = |from: u64, to: u64| -> Option<u64> {
+            let to = to.min(len);
+            if from >= to {
+                return None;
+            }
+            data[from as usize..to as usize]
+                .iter()
+                .position(|&b| b == 0)
+                .map(|n| from + n as u64)
+        };
+        let mut referenced = 0u64;
+        let mut i = 0;
+        while i < refs.len() {
+            let p = refs[i].pointer;
+            let j = i + refs[i..].iter().take_while(|r| r.pointer == p).count();
+            let next = refs.get(j).map_or(u64::MAX, |r| r.pointer);
+            // The only scan of these bytes: the strings' starts are sorted, so the gaps
+            // between consecutive pointers cover the file at most once.
+            let nul = nul_from(p, next);
+            for r in &refs[i..j] {
+                let region = regions[usize::from(r.region)];
+                let field = STRING_FIELDS[usize::from(r.field)];
+                let end = region.end.min(len);
+                match nul {
+                    Some(e) if p >= region.start && e < end => {}
+                    None if p >= region.start && next < end => {
+                        // The string runs into the one at `next`: report both.
+                        let other = refs[j];
+                        let stop = nul_from(next, end).map_or(end, |e| e + 1);
+                        return Err(Error::Overlap {
+                            file: FileKind::Meta,
+                            field: STRING_FIELDS[usize::from(other.field)],
+                            offset: other.at,
+                            pointer: next,
+                            end: stop,
+                            other_field: field,
+                            other_offset: r.at,
+                            other_pointer: p,
+                            other_end: stop,
+                        });
+                    }
+                    _ => {
+                        return Err(Error::UnterminatedString {
+                            file: FileKind::Meta,
+                            field,
+                            offset: r.at,
+                            pointer: p,
+                            start: region.start,
+                            end: region.end,
+                        });
+                    }
+                }
+            }
+            let Some(e) = nul else { break };
+            if std::str::from_utf8(&data[p as usize..e as usize]).is_err() {
+                return Err(Error::InvalidUtf8 {
+                    file: FileKind::Meta,
+                    field: STRING_FIELDS[usize::from(refs[i].field)],
+                    offset: refs[i].at,
+                    pointer: p,
+                });
+            }
+            referenced = referenced.saturating_add((e - p + 1).saturating_mul((j - i) as u64));
+            if referenced > limit {
+                return Err(self.bytes.invalid(
+                    "char*",
+                    refs[j - 1].at,
+                    "string references totalling at most 64 times the file's size plus 1 MiB (a shared string counts once per reference)",
+                    referenced,
+                ));
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
     /// Checks every string, pointer, stride and array of every section, and that the context tree
     /// is a tree with unique ctxIds. After it succeeds no accessor fails on this file.
+    ///
+    /// Runs [`MetaDb::check_overlaps`] first; the whole check is then linear in the file.
     pub fn validate(&self) -> Result<(), Error> {
+        self.check_overlaps()?;
         self.validate_tables()?;
         self.check_index(&self.context_index()?)
     }
@@ -1071,6 +1346,15 @@ impl<'a> MetaDb<'a> {
             )),
             _ => Ok(()),
         }
+    }
+}
+
+/// The bytes an array of `a.count` elements of known size `size` spans (the last one needs
+/// `size` bytes only; the stride may be larger).
+fn array_bytes(a: Strided, size: usize) -> u64 {
+    match a.count {
+        0 => 0,
+        n => (n - 1) * a.stride + size as u64,
     }
 }
 
@@ -1288,6 +1572,44 @@ impl ContextIndex {
     /// Every ctxId, ascending.
     pub fn ctx_ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.sorted().map(|e| e.ctx_id)
+    }
+
+    /// A compact membership set of the ctxIds, for checks per trace sample: a bitmap when the
+    /// ids are dense (at most 4n + 64 bits, which stays in cache where the 24-byte entries do
+    /// not), else the sorted ids (4 bytes each, binary search).
+    pub(crate) fn id_set(&self) -> CtxIdSet {
+        if self.dense {
+            let mut bits = vec![0u64; self.by_id.len().div_ceil(64)];
+            for (id, &i) in self.by_id.iter().enumerate() {
+                if i != u32::MAX {
+                    bits[id >> 6] |= 1 << (id & 63);
+                }
+            }
+            CtxIdSet::Bits(bits)
+        } else {
+            CtxIdSet::Sorted(self.ctx_ids().collect())
+        }
+    }
+}
+
+/// The ctxIds of a context tree as a membership set ([`ContextIndex::id_set`]).
+#[derive(Debug, Clone)]
+pub(crate) enum CtxIdSet {
+    /// Bit `id` set for each ctxId.
+    Bits(Vec<u64>),
+    /// The ctxIds, ascending.
+    Sorted(Vec<u32>),
+}
+
+impl CtxIdSet {
+    #[inline]
+    pub(crate) fn contains(&self, id: u32) -> bool {
+        match self {
+            CtxIdSet::Bits(bits) => bits
+                .get(id as usize >> 6)
+                .is_some_and(|w| w & (1 << (id & 63)) != 0),
+            CtxIdSet::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
     }
 }
 

@@ -14,16 +14,18 @@ mod bytes;
 mod cct;
 mod database;
 mod meta;
+mod overlap;
 mod profile;
 mod sparse;
 mod trace;
 
 pub use cct::{CctDb, ContextValues};
-pub use database::{Database, MetricRef, MetricRole};
+pub use database::{ContextCost, Database, MetricRef, MetricRole};
 pub use meta::{
     Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, FileIndex, Function,
     FunctionIndex, LoadModule, MetaDb, Metric, ModuleIndex, PropagationScope,
-    PropagationScopeInstance, ScopeIndex, SourceFile, SummaryStatistic, TreeNode, Walk,
+    PropagationScopeInstance, STRING_AMPLIFICATION, STRING_SLACK, ScopeIndex, SourceFile,
+    SummaryStatistic, TreeNode, Walk,
 };
 // The enumerations of meta.db: one representation shared with the model and the writers.
 pub use crate::raw::enums::{Combine, EntryPointKind, LexicalType, Relation, ScopeType};

@@ -30,7 +30,11 @@ impl Database {
 
 impl Meta {
     /// Copies meta.db out of its view; contexts come in the reader's tree order (pre-order).
+    ///
+    /// Runs [`MetaDb::check_overlaps`] first, so the strings copied (a shared one once per
+    /// reference) stay within a fixed multiple of the file.
     pub fn from_read(meta: &MetaDb<'_>) -> Result<Self, Error> {
+        meta.check_overlaps()?;
         let mut out = Meta {
             title: meta.title()?.to_owned(),
             description: meta.description()?.to_owned(),
@@ -144,7 +148,10 @@ impl Meta {
 }
 
 /// Copies every profile of profile.db, in `profIndex` order.
+///
+/// Runs [`ProfileDb::check_overlaps`] first: what is copied is at most the file's arrays once.
 pub fn profiles_from_read(profile: &ProfileDb<'_>) -> Result<Vec<Profile>, Error> {
+    profile.check_overlaps()?;
     let mut out = Vec::new();
     for p in profile.profiles() {
         let p = p?;
@@ -186,7 +193,10 @@ pub fn profiles_from_read(profile: &ProfileDb<'_>) -> Result<Vec<Profile>, Error
 
 impl ContextMajor {
     /// Copies every context block of cct.db.
+    ///
+    /// Runs [`CctDb::check_overlaps`] first: what is copied is at most the file's arrays once.
     pub fn from_read(cct: &CctDb<'_>) -> Result<Self, Error> {
+        cct.check_overlaps()?;
         let mut contexts = Vec::new();
         for c in cct.contexts() {
             let c = c?;
@@ -215,7 +225,10 @@ impl ContextMajor {
 
 impl Traces {
     /// Copies trace.db.
+    ///
+    /// Runs [`TraceDb::check_overlaps`] first: what is copied is at most the file's lines once.
     pub fn from_read(trace: &TraceDb<'_>) -> Result<Self, Error> {
+        trace.check_overlaps()?;
         let mut traces = Vec::new();
         for t in trace.traces() {
             let t = t?;

@@ -249,7 +249,43 @@ fn meta_bytes(meta: &Meta) -> io::Result<Vec<u8>> {
         ],
     );
     buf.bytes[..HEADER_SIZE].copy_from_slice(&head.bytes);
+    // Shared strings are written once; the reader bounds what they expand to
+    // (`MetaDb::check_overlaps`), so a model beyond that bound would give a file it refuses.
+    let limit = crate::read::STRING_AMPLIFICATION
+        .saturating_mul(buf.bytes.len() as u64)
+        .saturating_add(crate::read::STRING_SLACK);
+    if referenced_string_bytes(meta) > limit {
+        return Err(invalid(
+            "strings referred to more than 64 times the size of the meta.db they make",
+        ));
+    }
     Ok(buf.bytes)
+}
+
+/// The bytes of every string `meta` refers to, NUL included, a shared one once per reference.
+fn referenced_string_bytes(meta: &Meta) -> u64 {
+    let len = |s: &str| s.len() as u64 + 1;
+    let metrics = meta
+        .metrics
+        .iter()
+        .map(|m| len(&m.name) + m.summaries.iter().map(|s| len(&s.formula)).sum::<u64>());
+    len(&meta.title)
+        + len(&meta.description)
+        + meta.id_names.iter().map(|n| len(n)).sum::<u64>()
+        + meta.scopes.iter().map(|s| len(&s.name)).sum::<u64>()
+        + metrics.sum::<u64>()
+        + meta.modules.iter().map(|m| len(&m.path)).sum::<u64>()
+        + meta.files.iter().map(|f| len(&f.path)).sum::<u64>()
+        + meta
+            .functions
+            .iter()
+            .filter_map(|f| f.name.as_deref().map(len))
+            .sum::<u64>()
+        + meta
+            .entry_points
+            .iter()
+            .map(|e| len(&e.pretty_name))
+            .sum::<u64>()
 }
 
 /// Performance Metrics: header, strings (scope names, formulas, metric names), then the scope,

@@ -1,23 +1,24 @@
 //! `profcodec` CLI operations for HPCToolkit databases (profcodec-hpctoolkit).
 //!
-//! `info`, `validate` and `dump` (the reading half) live here; `rewrite` (the writing half) lives
-//! in `rewrite.rs`. Each accepts a database directory or a single `.db` file; the files are
-//! memory-mapped through [`profcodec::open`]. The JSON dump schema is documented in the
-//! profcodec-hpctoolkit README ("JSON dump").
+//! `info`, `validate` and `dump` (the reading half) live here, the dump's records in
+//! `records.rs`; `rewrite` (the writing half) lives in `rewrite.rs`. Each accepts a database
+//! directory or a single `.db` file; the files are memory-mapped through [`profcodec::open`].
+//! The dump's record schema is documented in the CLI README (section "HPCToolkit").
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use profcodec_hpctoolkit::read::{
-    Combine, Context, ContextChildren, EntryPointKind, LexicalType, Relation, ScopeType,
-};
 use profcodec_hpctoolkit::{CctDb, Database, Error, FileKind, MetaDb, ProfileDb, TraceDb};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use super::dump::Dump;
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated};
 use profcodec::{Format, Opened};
 
+mod records;
 mod rewrite;
+#[cfg(test)]
+mod tests;
 
 /// The HPCToolkit codec.
 pub(super) struct Hpctoolkit;
@@ -76,6 +77,23 @@ impl Files {
         slot.as_ref().map(Opened::bytes)
     }
 
+    /// The names of the files present, in FileKind order.
+    fn names(&self) -> Vec<&'static str> {
+        FileKind::ALL
+            .into_iter()
+            .filter(|k| {
+                match k {
+                    FileKind::Meta => &self.meta,
+                    FileKind::Profile => &self.profile,
+                    FileKind::Cct => &self.cct,
+                    FileKind::Trace => &self.trace,
+                }
+                .is_some()
+            })
+            .map(FileKind::file_name)
+            .collect()
+    }
+
     fn meta(&self) -> Result<Option<MetaDb<'_>>, OpError> {
         Files::bytes(&self.meta)
             .map(MetaDb::parse)
@@ -109,117 +127,165 @@ fn version((major, minor): (u8, u8)) -> String {
     format!("{major}.{minor}")
 }
 
+/// The identifier kind names: meta.db's when there is one (hpcprof's list, lower case), else
+/// the kinds hpcprof writes (SUMMARY, NODE, RANK, THREAD, GPUDEVICE, GPUCONTEXT, GPUSTREAM,
+/// CORE).
+fn kind_names(meta: Option<&MetaDb<'_>>) -> Result<Vec<String>, OpError> {
+    const DEFAULT: [&str; 8] = [
+        "summary",
+        "node",
+        "rank",
+        "thread",
+        "gpudevice",
+        "gpucontext",
+        "gpustream",
+        "core",
+    ];
+    match meta {
+        Some(m) => m
+            .id_names()
+            .map(|n| n.map(|n| n.to_ascii_lowercase()).map_err(invalid))
+            .collect(),
+        None => Ok(DEFAULT.iter().map(|&s| s.to_owned()).collect()),
+    }
+}
+
 impl Codec for Hpctoolkit {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
         let files = Files::load(input)?;
-        let mut details = Map::new();
+        let meta = files.meta()?;
+        let profile = files.profile()?;
+        let cct = files.cct()?;
+        let trace = files.trace()?;
+        let mut d = Map::new();
         let mut versions = Vec::new();
-        if let Some(m) = files.meta()? {
+        // The summary first: title, time span, who was measured, what was measured.
+        if let Some(m) = &meta {
+            m.check_overlaps().map_err(invalid)?;
             versions.push(version(m.version()));
-            details.insert("title".into(), json!(m.title().map_err(invalid)?));
-            details.insert("metrics".into(), json!(m.metric_count()));
-            details.insert("propagation scopes".into(), json!(m.scope_count()));
-            details.insert("load modules".into(), json!(m.module_count()));
-            details.insert("source files".into(), json!(m.file_count()));
-            details.insert("functions".into(), json!(m.function_count()));
-            details.insert("entry points".into(), json!(m.entry_point_count()));
-            let contexts = m.context_index().map_err(invalid)?.len();
-            details.insert("contexts".into(), json!(contexts));
+            d.insert("title".into(), json!(m.title().map_err(invalid)?));
         }
-        if let Some(p) = files.profile()? {
-            versions.push(version(p.version()));
-            details.insert("profiles".into(), json!(p.profile_count()));
+        if let Some(t) = &trace {
+            t.check_overlaps().map_err(invalid)?;
+            let (min, max) = (t.min_timestamp(), t.max_timestamp());
+            d.insert(
+                "time_span_s".into(),
+                json!(max.saturating_sub(min) as f64 / 1e9),
+            );
+        }
+        if let Some(p) = &profile {
+            p.check_overlaps().map_err(invalid)?;
+            let kinds = kind_names(meta.as_ref())?;
+            let kind = |name: &str| kinds.iter().position(|k| k == name);
+            let (rank, thread, stream) = (kind("rank"), kind("thread"), kind("gpustream"));
+            let mut profiles = 0u64;
+            let mut threads = 0u64;
+            let mut streams = 0u64;
+            let mut ranks = BTreeSet::new();
             let mut values = 0u64;
             for prof in p.profiles() {
-                values += prof.map_err(invalid)?.values.len() as u64;
+                let prof = prof.map_err(invalid)?;
+                values += prof.values.len() as u64;
+                let Some(tuple) = prof.id_tuple else { continue };
+                profiles += 1;
+                let has = |k: Option<usize>| {
+                    k.and_then(|k| tuple.ids.iter().find(|id| usize::from(id.kind) == k))
+                };
+                if let Some(r) = has(rank) {
+                    ranks.insert(r.logical_id.get());
+                }
+                threads += u64::from(has(thread).is_some());
+                streams += u64::from(has(stream).is_some());
             }
-            details.insert("profile values".into(), json!(values));
+            d.insert("profiles".into(), json!(profiles));
+            d.insert("ranks".into(), json!(ranks.len()));
+            d.insert("threads".into(), json!(threads));
+            d.insert("gpu_streams".into(), json!(streams));
+            d.insert("profile_values".into(), json!(values));
+            versions.push(version(p.version()));
         }
-        if let Some(c) = files.cct()? {
+        if let Some(m) = &meta {
+            // hpcprof's metric names carry their unit: "CPUTIME (sec)".
+            let metrics = m
+                .metrics()
+                .map(|x| x.map(|x| x.name))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(invalid)?;
+            d.insert("metrics".into(), json!(metrics));
+            let contexts = m.context_index().map_err(invalid)?.len();
+            d.insert("contexts".into(), json!(contexts));
+            d.insert("functions".into(), json!(m.function_count()));
+            d.insert("load_modules".into(), json!(m.module_count()));
+            d.insert("source_files".into(), json!(m.file_count()));
+            d.insert("entry_points".into(), json!(m.entry_point_count()));
+            d.insert("propagation_scopes".into(), json!(m.scope_count()));
+        }
+        if let Some(c) = &cct {
+            c.check_overlaps().map_err(invalid)?;
             versions.push(version(c.version()));
-            details.insert("cct contexts".into(), json!(c.context_count()));
+            d.insert("cct_contexts".into(), json!(c.context_count()));
             let mut values = 0u64;
             for ctx in c.contexts() {
                 values += ctx.map_err(invalid)?.values.len() as u64;
             }
-            details.insert("cct values".into(), json!(values));
+            d.insert("cct_values".into(), json!(values));
         }
-        if let Some(t) = files.trace()? {
+        if let Some(t) = &trace {
             versions.push(version(t.version()));
-            details.insert("traces".into(), json!(t.trace_count()));
+            d.insert("trace_lines".into(), json!(t.trace_count()));
             let mut elems = 0u64;
             for tr in t.traces() {
                 elems += tr.map_err(invalid)?.elems.len() as u64;
             }
-            details.insert("trace elements".into(), json!(elems));
-            details.insert("min timestamp".into(), json!(t.min_timestamp()));
-            details.insert("max timestamp".into(), json!(t.max_timestamp()));
+            d.insert("trace_samples".into(), json!(elems));
+            d.insert("min_timestamp_ns".into(), json!(t.min_timestamp()));
+            d.insert("max_timestamp_ns".into(), json!(t.max_timestamp()));
         }
+        d.insert("files".into(), json!(files.names()));
         versions.dedup();
         Ok(Info {
             format: input.format(),
             version: versions.join(","),
-            details,
+            details: d,
         })
     }
 
+    /// The whole database through [`Database::validate`] (every file once, cross-links in the
+    /// same passes: metric ids, profile indexes, trace ctxIds), or the single file's `validate`.
+    /// Every file of the format ends with its footer, so no bytes can trail it: the findings
+    /// are always empty.
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
-        // Findings (trailing data) are not reported yet by this format.
-        let checked = || -> Result<(), OpError> {
-            let files = Files::load(input)?;
-            if input.format() == Format::HpctoolkitDatabase {
-                let meta = Files::bytes(&files.meta).unwrap_or_default();
-                let db = Database::from_parts(
-                    meta,
-                    Files::bytes(&files.profile),
-                    Files::bytes(&files.cct),
-                    Files::bytes(&files.trace),
-                )
-                .map_err(invalid)?;
-                return db.validate().map_err(invalid);
-            }
-            if let Some(m) = files.meta()? {
-                m.validate().map_err(invalid)?;
-            }
-            if let Some(p) = files.profile()? {
-                p.validate().map_err(invalid)?;
-            }
-            if let Some(c) = files.cct()? {
-                c.validate().map_err(invalid)?;
-            }
-            if let Some(t) = files.trace()? {
-                t.validate().map_err(invalid)?;
-            }
-            Ok(())
-        };
-        checked().map(|()| Validated::default())
+        let files = Files::load(input)?;
+        if input.format() == Format::HpctoolkitDatabase {
+            let meta = Files::bytes(&files.meta).unwrap_or_default();
+            let db = Database::from_parts(
+                meta,
+                Files::bytes(&files.profile),
+                Files::bytes(&files.cct),
+                Files::bytes(&files.trace),
+            )
+            .map_err(invalid)?;
+            db.validate().map_err(invalid)?;
+            return Ok(Validated::default());
+        }
+        if let Some(m) = files.meta()? {
+            m.validate().map_err(invalid)?;
+        }
+        if let Some(p) = files.profile()? {
+            p.validate().map_err(invalid)?;
+        }
+        if let Some(c) = files.cct()? {
+            c.validate().map_err(invalid)?;
+        }
+        if let Some(t) = files.trace()? {
+            t.validate().map_err(invalid)?;
+        }
+        Ok(Validated::default())
     }
 
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
-        // The whole document as one record until this format streams its records.
-        let mut buf = Vec::new();
-        let out: &mut dyn std::io::Write = &mut buf;
-        let mut whole = || -> Result<(), OpError> {
-            let files = Files::load(input)?;
-            let mut doc = Map::new();
-            if let Some(m) = files.meta()? {
-                doc.insert("meta".into(), dump_meta(&m).map_err(invalid)?);
-            }
-            if let Some(p) = files.profile()? {
-                doc.insert("profile".into(), dump_profile(&p).map_err(invalid)?);
-            }
-            if let Some(c) = files.cct()? {
-                doc.insert("cct".into(), dump_cct(&c).map_err(invalid)?);
-            }
-            if let Some(t) = files.trace()? {
-                doc.insert("trace".into(), dump_trace(&t).map_err(invalid)?);
-            }
-            write_json(out, &Value::Object(doc))
-        };
-        whole()?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
-        dump.record(&value)
+        let files = Files::load(input)?;
+        records::dump(&files, input.format(), dump)
     }
 
     fn rewrite(
@@ -230,211 +296,4 @@ impl Codec for Hpctoolkit {
     ) -> Result<RewriteReport, OpError> {
         rewrite::rewrite(input, out, options)
     }
-}
-
-/// A known enumeration value as its name, an unknown one as its number.
-fn name_or_raw(name: Option<&str>, raw: u64) -> Value {
-    name.map_or_else(|| json!(raw), |n| json!(n))
-}
-
-fn scope_type(t: ScopeType) -> Value {
-    name_or_raw(t.name(), t.0.into())
-}
-
-fn combine(c: Combine) -> Value {
-    name_or_raw(c.name(), c.0.into())
-}
-
-fn entry_kind(k: EntryPointKind) -> Value {
-    name_or_raw(k.name(), k.0.into())
-}
-
-fn relation(r: Relation) -> Value {
-    name_or_raw(r.name(), r.0.into())
-}
-
-fn lexical_type(t: LexicalType) -> Value {
-    name_or_raw(t.name(), t.0.into())
-}
-
-fn dump_meta(m: &MetaDb<'_>) -> Result<Value, Error> {
-    let id_names = m.id_names().collect::<Result<Vec<_>, _>>()?;
-    let mut scopes = Vec::new();
-    for s in m.scopes() {
-        let s = s?;
-        scopes.push(json!({
-            "name": s.name, "type": scope_type(s.kind), "propagation_index": s.propagation_index,
-        }));
-    }
-    let mut metrics = Vec::new();
-    for metric in m.metrics() {
-        let metric = metric?;
-        let mut insts = Vec::new();
-        for i in m.scope_instances(&metric) {
-            let i = i?;
-            insts.push(json!({"scope": i.scope.0, "prop_metric_id": i.prop_metric_id}));
-        }
-        let mut sums = Vec::new();
-        for s in m.summaries(&metric) {
-            let s = s?;
-            sums.push(json!({
-                "scope": s.scope.0, "formula": s.formula, "combine": combine(s.combine),
-                "stat_metric_id": s.stat_metric_id,
-            }));
-        }
-        metrics.push(json!({"name": metric.name, "scope_insts": insts, "summaries": sums}));
-    }
-    let mut modules = Vec::new();
-    for x in m.modules() {
-        let x = x?;
-        modules.push(json!({"flags": x.flags, "path": x.path}));
-    }
-    let mut files = Vec::new();
-    for x in m.files() {
-        let x = x?;
-        files.push(json!({"flags": x.flags, "path": x.path}));
-    }
-    let mut functions = Vec::new();
-    for x in m.functions() {
-        let x = x?;
-        functions.push(json!({
-            "name": x.name, "module": x.module.map(|i| i.0), "offset": x.offset,
-            "file": x.file.map(|i| i.0), "line": x.line, "flags": x.flags,
-        }));
-    }
-    let mut entry_points = Vec::new();
-    // The dump nests contexts, and building, printing and dropping nested JSON recurses: walk the
-    // tree first (bounded, cycle-proof) and refuse depths that could overflow the stack.
-    for node in m.walk() {
-        let node = node?;
-        if node.depth > MAX_DUMP_DEPTH {
-            return Err(Error::Invalid {
-                file: FileKind::Meta,
-                field: "Ctx",
-                offset: node.node.offset(),
-                expected: "a context tree at most 1024 levels deep (the JSON dump's limit)",
-                found: node.depth.into(),
-            });
-        }
-    }
-    for e in m.entry_points() {
-        let e = e?;
-        entry_points.push(json!({
-            "ctx_id": e.ctx_id, "entry_point": entry_kind(e.kind), "pretty_name": e.pretty_name,
-            "children": dump_children(m, e.children)?,
-        }));
-    }
-    Ok(json!({
-        "version": version(m.version()),
-        "title": m.title()?,
-        "description": m.description()?,
-        "id_names": id_names,
-        "scopes": scopes,
-        "metrics": metrics,
-        "modules": modules,
-        "files": files,
-        "functions": functions,
-        "entry_points": entry_points,
-    }))
-}
-
-/// Deepest context tree `dump --json` prints (real trees are far shallower).
-const MAX_DUMP_DEPTH: u32 = 1024;
-
-fn dump_children(m: &MetaDb<'_>, children: ContextChildren) -> Result<Vec<Value>, Error> {
-    let mut out = Vec::new();
-    for c in m.children(children) {
-        out.push(dump_context(m, &c?)?);
-    }
-    Ok(out)
-}
-
-fn dump_context(m: &MetaDb<'_>, c: &Context<'_>) -> Result<Value, Error> {
-    Ok(json!({
-        "ctx_id": c.ctx_id,
-        "flags": c.flags,
-        "relation": relation(c.relation),
-        "lexical_type": lexical_type(c.lexical_type),
-        "propagation": c.propagation,
-        "function": c.function.map(|i| i.0),
-        "file": c.file.map(|i| i.0),
-        "line": c.line,
-        "module": c.module.map(|i| i.0),
-        "offset": c.module_offset,
-        "children": dump_children(m, c.children)?,
-    }))
-}
-
-fn dump_profile(p: &ProfileDb<'_>) -> Result<Value, Error> {
-    let mut profiles = Vec::new();
-    for prof in p.profiles() {
-        let prof = prof?;
-        let id_tuple = prof.id_tuple.map(|t| {
-            t.ids
-                .iter()
-                .map(|id| {
-                    json!({
-                        "kind": id.kind, "flags": id.flags.get(),
-                        "logical_id": id.logical_id.get(), "physical_id": id.physical_id.get(),
-                    })
-                })
-                .collect::<Vec<_>>()
-        });
-        let mut values = Map::new();
-        for (ctx, vals) in prof.contexts() {
-            let row: Map<String, Value> = vals
-                .iter()
-                .map(|v| (v.metric_id().to_string(), json!(v.value())))
-                .collect();
-            values.insert(ctx.to_string(), Value::Object(row));
-        }
-        profiles.push(json!({
-            "index": prof.index, "flags": prof.flags, "is_summary": prof.is_summary(),
-            "id_tuple": id_tuple, "values": values,
-        }));
-    }
-    Ok(json!({"version": version(p.version()), "profiles": profiles}))
-}
-
-fn dump_cct(c: &CctDb<'_>) -> Result<Value, Error> {
-    let mut contexts = Map::new();
-    for ctx in c.contexts() {
-        let ctx = ctx?;
-        if ctx.metric_indices.is_empty() {
-            continue;
-        }
-        let mut metrics = Map::new();
-        for (metric, vals) in ctx.metrics() {
-            let row: Map<String, Value> = vals
-                .iter()
-                .map(|v| (v.prof_index().to_string(), json!(v.value())))
-                .collect();
-            metrics.insert(metric.to_string(), Value::Object(row));
-        }
-        contexts.insert(ctx.ctx_id.to_string(), Value::Object(metrics));
-    }
-    Ok(json!({
-        "version": version(c.version()),
-        "n_ctxs": c.context_count(),
-        "contexts": contexts,
-    }))
-}
-
-fn dump_trace(t: &TraceDb<'_>) -> Result<Value, Error> {
-    let mut traces = Vec::new();
-    for tr in t.traces() {
-        let tr = tr?;
-        let elems: Vec<Value> = tr
-            .elems
-            .iter()
-            .map(|e| json!([e.timestamp(), e.ctx_id()]))
-            .collect();
-        traces.push(json!({"prof_index": tr.prof_index, "elems": elems}));
-    }
-    Ok(json!({
-        "version": version(t.version()),
-        "min_timestamp": t.min_timestamp(),
-        "max_timestamp": t.max_timestamp(),
-        "traces": traces,
-    }))
 }

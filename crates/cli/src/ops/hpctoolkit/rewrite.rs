@@ -1,30 +1,33 @@
 //! `profcodec rewrite` for HPCToolkit databases: read with the reader into the owned model, write
-//! with the writer. A directory gives a directory (every file it had); a single `.db` file gives
-//! a single file of the same kind.
+//! with the writer. A directory gives a directory; a single `.db` file gives a single file of
+//! the same kind.
 //!
 //! The output decodes to exactly the input's content (every field of every file); the layout is
 //! profcodec's (hpcprof's section order and alignment), so a database written by profcodec
-//! rewrites byte-identically.
+//! rewrites byte-identically. The database directory's other files (`metrics/default.yaml`,
+//! which hpcviewer reads, `src/` with the copied sources, `FORMATS.md`, anything else) are
+//! copied unchanged and listed in [`RewriteReport::copied`]; what is not a regular file or
+//! folder (a symlink, a FIFO) is not followed and is listed in [`RewriteReport::dropped`].
+//!
+//! The input is validated first (one pass), and the model copies refuse aliased arrays, so the
+//! output is bounded by the input's content.
 
 use std::fs::File;
 use std::io::{BufWriter, Cursor, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use profcodec_hpctoolkit::model::{ContextMajor, Database, Meta, Traces};
 use profcodec_hpctoolkit::write::{
     profiles_from_read, write_context_major, write_database, write_meta, write_profiles,
     write_traces,
 };
-use profcodec_hpctoolkit::{CctDb, Error, FileKind, MetaDb, ProfileDb, TraceDb};
+use profcodec_hpctoolkit::{CctDb, FileKind, MetaDb, ProfileDb, TraceDb};
 
+use super::invalid;
 use crate::ops::{OpError, RewriteOptions, RewriteReport};
 use profcodec::Opened;
 
-fn invalid(e: Error) -> OpError {
-    OpError::invalid(e, e.offset())
-}
-
-/// Rewrites a database directory (or one `.db` file) into `out`.
+/// Rewrites a database directory (or one `.db` file) into `out`, which does not exist yet.
 pub(super) fn rewrite(
     input: &Opened,
     out: &Path,
@@ -39,10 +42,7 @@ pub(super) fn rewrite(
         )));
     }
     if input.path().is_dir() {
-        let db = profcodec_hpctoolkit::Database::open(input.path()).map_err(invalid)?;
-        let model = Database::from_read(&db).map_err(invalid)?;
-        write_database(&model, out)?;
-        return Ok(RewriteReport::default());
+        return rewrite_dir(input.path(), out);
     }
     let bytes = input.bytes();
     let kind = bytes
@@ -53,27 +53,84 @@ pub(super) fn rewrite(
     let mut written = Cursor::new(Vec::new());
     match kind {
         FileKind::Meta => {
-            let meta = Meta::from_read(&MetaDb::parse(bytes).map_err(invalid)?).map_err(invalid)?;
-            write_meta(&meta, &mut written)?;
+            let view = MetaDb::parse(bytes).map_err(invalid)?;
+            view.validate().map_err(invalid)?;
+            write_meta(&Meta::from_read(&view).map_err(invalid)?, &mut written)?;
         }
         FileKind::Profile => {
-            let profiles =
-                profiles_from_read(&ProfileDb::parse(bytes).map_err(invalid)?).map_err(invalid)?;
-            written = write_profiles(&profiles, written)?;
+            let view = ProfileDb::parse(bytes).map_err(invalid)?;
+            view.validate().map_err(invalid)?;
+            written = write_profiles(&profiles_from_read(&view).map_err(invalid)?, written)?;
         }
         FileKind::Cct => {
-            let cct =
-                ContextMajor::from_read(&CctDb::parse(bytes).map_err(invalid)?).map_err(invalid)?;
+            let view = CctDb::parse(bytes).map_err(invalid)?;
+            view.validate().map_err(invalid)?;
+            let cct = ContextMajor::from_read(&view).map_err(invalid)?;
             written = write_context_major(&cct, written)?;
         }
         FileKind::Trace => {
-            let traces =
-                Traces::from_read(&TraceDb::parse(bytes).map_err(invalid)?).map_err(invalid)?;
-            written = write_traces(&traces, written)?;
+            let view = TraceDb::parse(bytes).map_err(invalid)?;
+            view.validate().map_err(invalid)?;
+            written = write_traces(&Traces::from_read(&view).map_err(invalid)?, written)?;
         }
     }
     let mut file = BufWriter::new(File::create(out)?);
     file.write_all(written.get_ref())?;
     file.flush()?;
     Ok(RewriteReport::default())
+}
+
+fn rewrite_dir(input: &Path, out: &Path) -> Result<RewriteReport, OpError> {
+    let db = profcodec_hpctoolkit::Database::open(input).map_err(invalid)?;
+    db.validate().map_err(invalid)?;
+    let model = Database::from_read(&db).map_err(invalid)?;
+    write_database(&model, out)?;
+    if db.profile().is_none() {
+        // The writer always makes a profile.db; the input had none, so neither does the output.
+        std::fs::remove_file(out.join(FileKind::Profile.file_name()))?;
+    }
+    let mut report = RewriteReport::default();
+    copy_others(input, out, &mut report)?;
+    Ok(report)
+}
+
+/// Copies every file and folder of `input` but the four `.db` files at its top into `out`,
+/// byte for byte, in name order.
+fn copy_others(input: &Path, out: &Path, report: &mut RewriteReport) -> Result<(), OpError> {
+    let is_db = |rel: &Path| {
+        FileKind::ALL
+            .iter()
+            .any(|k| rel.as_os_str() == k.file_name())
+    };
+    // Folders still to copy, relative to `input`; a stack rather than recursion.
+    let mut pending = vec![PathBuf::new()];
+    while let Some(dir) = pending.pop() {
+        let mut entries = std::fs::read_dir(input.join(&dir))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<Vec<_>, _>>()?;
+        entries.sort();
+        for name in entries {
+            let rel = dir.join(&name);
+            if is_db(&rel) {
+                continue;
+            }
+            let from = input.join(&rel);
+            let to = out.join(&rel);
+            let kind = std::fs::symlink_metadata(&from)?.file_type();
+            let shown = rel.to_string_lossy().replace('\\', "/");
+            if kind.is_dir() {
+                std::fs::create_dir(&to)?;
+                pending.push(rel);
+            } else if kind.is_file() {
+                std::fs::copy(&from, &to)?;
+                report.copied.push(shown);
+            } else {
+                report.dropped.push(format!(
+                    "{shown}: not a regular file or folder (not followed, not copied)"
+                ));
+            }
+        }
+    }
+    report.copied.sort();
+    Ok(())
 }

@@ -71,7 +71,6 @@ pub(crate) struct Validated {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "finding", rename_all = "snake_case")]
 #[non_exhaustive]
-#[allow(dead_code)] // until every format reports its findings
 pub(crate) enum Finding {
     /// Bytes after the end of the stream (the format's end marker or last record). The real
     /// readers ignore or warn on them; `validate` fails on them unless `--allow-trailing`.

@@ -66,6 +66,7 @@ impl CctIndex {
             if path.len() > self.parent.len() {
                 break; // a cycle
             }
+            crate::work::add(1);
             path.push(n);
             cur = self.parent[n];
         }
@@ -82,6 +83,21 @@ impl CctIndex {
                 continue;
             }
             seen[n] = true;
+            crate::work::add(1);
+            out.push(n);
+            stack.extend(self.children[n].iter().rev());
+        }
+        out
+    }
+
+    /// Every node reachable from a root, each parent before its children (depth first, children
+    /// in file order). A node on a parent cycle is reachable from no root and is left out.
+    pub fn preorder(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.parent.len());
+        let mut stack: Vec<usize> = self.roots().collect();
+        stack.reverse();
+        while let Some(n) = stack.pop() {
+            crate::work::add(1);
             out.push(n);
             stack.extend(self.children[n].iter().rev());
         }
@@ -89,14 +105,56 @@ impl CctIndex {
     }
 
     /// The sum of `value(node)` over the subtree under `i`.
+    ///
+    /// One subtree walk per call: to rank many nodes, take [`CctIndex::inclusive_sums`] once.
     pub fn inclusive_sum(&self, i: usize, mut value: impl FnMut(usize) -> f64) -> f64 {
         self.subtree(i).into_iter().map(&mut value).sum()
+    }
+
+    /// The inclusive value of every node at once, from each node's own (exclusive) value
+    /// `self_values[position]`: one walk of the tree, O(nodes). A node on a parent cycle keeps its
+    /// own value (it has no subtree a root reaches).
+    pub fn inclusive_sums(&self, self_values: &[f64]) -> Vec<f64> {
+        let mut sums: Vec<f64> = (0..self.parent.len())
+            .map(|i| self_values.get(i).copied().unwrap_or(0.0))
+            .collect();
+        // Children come after their parent in preorder, so walking it backwards adds every
+        // subtree's total to its parent after that subtree is complete.
+        for &n in self.preorder().iter().rev() {
+            crate::work::add(1);
+            if let Some(p) = self.parent[n] {
+                sums[p] += sums[n];
+            }
+        }
+        sums
     }
 }
 
 impl Measurement {
+    /// The own (exclusive) value of `metric` at every CCT node of epoch `epoch`, by node position
+    /// in [`crate::Epoch::cct`]: dense or sparse values alike, in one pass over the values.
+    pub fn self_values(&self, epoch: usize, metric: u16) -> Vec<f64> {
+        let values = crate::NodeValues::new(self, epoch);
+        (0..values.len())
+            .map(|n| values.get(n, metric).map_or(0.0, MetricValue::as_f64))
+            .collect()
+    }
+
+    /// The inclusive value of `metric` at every CCT node of epoch `epoch` (by node position): the
+    /// sum of the metric over each node's subtree, computed once for all nodes in O(nodes +
+    /// values).
+    pub fn inclusive_sums(&self, epoch: usize, metric: u16) -> Vec<f64> {
+        let Some(e) = self.epochs.get(epoch) else {
+            return Vec::new();
+        };
+        CctIndex::new(&e.cct).inclusive_sums(&self.self_values(epoch, metric))
+    }
+
     /// The inclusive value of `metric` at the node with id `ctx` of epoch `epoch`: the sum of the
     /// metric's values over the node's subtree (dense or sparse values alike).
+    ///
+    /// Each call indexes the whole epoch (O(nodes + values)); for more than one node take
+    /// [`Measurement::inclusive_sums`] once.
     pub fn inclusive_sum(&self, epoch: usize, ctx: i32, metric: u16) -> f64 {
         let Some(e) = self.epochs.get(epoch) else {
             return 0.0;
@@ -105,29 +163,7 @@ impl Measurement {
         let Some(root) = index.position(ctx) else {
             return 0.0;
         };
-        let per_node: Vec<f64> = match &self.sparse {
-            Some(sparse) => {
-                let mut v = vec![0.0; e.cct.len()];
-                let format = e
-                    .metrics
-                    .get(metric as usize)
-                    .map_or(crate::ValueFormat::Unknown, crate::MetricDesc::value_format);
-                for (ci, c) in sparse.contexts.iter().enumerate() {
-                    if let Some(p) = index.position(c.ctx as i32) {
-                        v[p] += sparse
-                            .values_of(ci)
-                            .iter()
-                            .filter(|x| x.metric == metric)
-                            .map(|x| MetricValue::from_bits(x.value, format).as_f64())
-                            .sum::<f64>();
-                    }
-                }
-                v
-            }
-            None => (0..e.cct.len())
-                .map(|n| e.value(n, metric as usize).map_or(0.0, MetricValue::as_f64))
-                .collect(),
-        };
+        let per_node = self.self_values(epoch, metric);
         index.inclusive_sum(root, |n| per_node[n])
     }
 }

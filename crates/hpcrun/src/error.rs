@@ -55,6 +55,17 @@ pub enum Error {
         /// Where the decoded section ended.
         found: u64,
     },
+    /// Bytes follow the end of the measurement: after a 04.00 footer, or after the last epoch.
+    /// hpcrun writes none; [`crate::read_measurement_prefix`] reads the measurement before them.
+    #[error(
+        "data after the end of the measurement: {size} trailing bytes: at byte {offset:#x}: expected the end of the file but found more bytes"
+    )]
+    TrailingData {
+        /// Where the trailing bytes start (the end of the measurement).
+        offset: u64,
+        /// How many bytes follow.
+        size: u64,
+    },
 }
 
 impl Error {
@@ -66,7 +77,8 @@ impl Error {
             Error::BadMagic { .. } => 0,
             Error::UnsupportedVersion { offset, .. }
             | Error::BadValue { offset, .. }
-            | Error::SectionEnd { offset, .. } => *offset,
+            | Error::SectionEnd { offset, .. }
+            | Error::TrailingData { offset, .. } => *offset,
         })
     }
 

@@ -39,6 +39,9 @@ mod model;
 pub mod raw;
 pub mod read;
 mod text;
+mod values;
+#[doc(hidden)]
+pub mod work;
 pub mod write;
 
 pub use builder::{LoadModuleId, MeasurementBuilder, MetricId, NodeId};
@@ -47,9 +50,10 @@ pub use error::Error;
 pub use model::*;
 pub use read::{
     TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,
-    read_trace,
+    read_measurement_prefix, read_trace,
 };
 pub use text::Text;
+pub use values::NodeValues;
 pub use write::{WriteError, write_measurement, write_trace};
 
 impl Measurement {

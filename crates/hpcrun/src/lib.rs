@@ -34,6 +34,7 @@
 mod builder;
 mod cct;
 mod error;
+mod folder;
 pub mod migrate;
 mod model;
 pub mod raw;
@@ -47,6 +48,7 @@ pub mod write;
 pub use builder::{LoadModuleId, MeasurementBuilder, MetricId, NodeId};
 pub use cct::CctIndex;
 pub use error::Error;
+pub use folder::{FolderError, MeasurementFolder, ThreadFiles};
 pub use model::*;
 pub use read::{
     TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,

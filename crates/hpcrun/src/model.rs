@@ -481,23 +481,26 @@ impl IdTupleEntry {
 }
 
 /// Names the kinds of id-tuple entries from a dictionary: one pass over the dictionary to index
-/// it, then one lookup per entry (O(dictionary + tuple), whatever their sizes). The first
+/// it, then one lookup per entry (O(dictionary + tuple), whatever their sizes; a fixed table of
+/// 2^14 kinds). The first
 /// dictionary entry of a kind wins, as a scan would find it.
 pub fn name_id_tuple<'d>(
     dictionary: &'d [DictionaryEntry],
     tuple: impl IntoIterator<Item = IdTupleEntry>,
 ) -> Vec<(IdTupleEntry, Option<&'d Text>)> {
-    let mut names: std::collections::HashMap<u16, &Text> =
-        std::collections::HashMap::with_capacity(dictionary.len());
+    // A table over every 14-bit kind id: a dictionary kind above 0x3fff names no entry.
+    let mut names: Vec<Option<&Text>> = vec![None; 1 << 14];
     for d in dictionary {
         crate::work::add(1);
-        names.entry(d.kind).or_insert(&d.name);
+        if let Some(slot @ None) = names.get_mut(usize::from(d.kind)) {
+            *slot = Some(&d.name);
+        }
     }
     tuple
         .into_iter()
         .map(|id| {
             crate::work::add(1);
-            (id, names.get(&id.kind_id()).copied())
+            (id, names[usize::from(id.kind_id())])
         })
         .collect()
 }
@@ -622,8 +625,8 @@ impl Measurement {
     /// The profile's id tuple (04.00) with each entry's kind named by the file's dictionary
     /// ([`name_id_tuple`]).
     pub fn id_tuple_names(&self) -> Vec<(IdTupleEntry, Option<&Text>)> {
-        let tuple = self.sparse.iter().flat_map(|s| s.id_tuple.iter().copied());
-        name_id_tuple(&self.dictionary, tuple)
+        let tuple = self.sparse.as_ref().map_or(&[][..], |s| &s.id_tuple[..]);
+        name_id_tuple(&self.dictionary, tuple.iter().copied())
     }
 
     /// Every value of the node with id `ctx` in epoch `epoch`, as (metric id, typed value).

@@ -81,22 +81,24 @@ pub fn read_measurement_prefix(data: &[u8]) -> Result<(Measurement, u64), Error>
         Version::V0200B => {
             // hpcrun.md, 02.00b gotcha: releases 2016.12 and 2017.06 wrote 02.00b without the
             // four auxiliary metric fields. Try the later layout first, then the earlier one;
-            // a layout that reads the whole file wins, else the one that read further.
+            // a layout that reads the whole file wins, else the one that got further (a
+            // layout that stops early on bytes it takes for trailing data loses to one that
+            // reads on to a cut epoch).
             let len = data.len() as u64;
             let with_aux = epochs::read_prefix(data, Version::V0200B);
             if matches!(with_aux, Ok((_, end)) if end == len) {
                 return with_aux;
             }
             let without = epochs::read_prefix(data, Version::V0200BNoAux);
-            match (with_aux, without) {
-                (Ok(a), Ok(b)) => Ok(if b.1 > a.1 { b } else { a }),
-                (Ok(a), Err(_)) => Ok(a),
-                (Err(_), Ok(b)) => Ok(b),
-                (Err(a), Err(b)) => Err(if b.offset().unwrap_or(0) > a.offset().unwrap_or(0) {
-                    b
-                } else {
-                    a
-                }),
+            // How far a layout got: where its epochs end, or where its damage is.
+            let reach = |r: &Result<(Measurement, u64), Error>| match r {
+                Ok((_, end)) => (*end, true),
+                Err(e) => (e.offset().unwrap_or(0), false),
+            };
+            if reach(&without) > reach(&with_aux) {
+                without
+            } else {
+                with_aux
             }
         }
         v => epochs::read_prefix(data, v),

@@ -43,16 +43,20 @@ fn v4(nodes: u32, chain: bool) -> Measurement {
 /// hpcrun 04.00b `info` in issue 20: a 65,535-entry id tuple against a 65,535-entry dictionary.
 /// Every tuple kind is found at the end of the dictionary (kinds descending), so a scan per entry
 /// would compare 65,535 x ~57,000 times.
-pub fn id_tuple_file() -> Vec<u8> {
+fn id_tuple_file() -> Vec<u8> {
+    id_tuple_file_of(u16::MAX)
+}
+
+fn id_tuple_file_of(entries: u16) -> Vec<u8> {
     let mut m = v4(4, true);
-    m.dictionary = (0..=u16::MAX - 1)
+    m.dictionary = (0..entries)
         .rev()
         .map(|kind| DictionaryEntry {
             kind,
             name: Text::from(format!("K{kind}")),
         })
         .collect();
-    m.sparse.as_mut().unwrap().id_tuple = (0..u16::MAX)
+    m.sparse.as_mut().unwrap().id_tuple = (0..entries)
         .map(|i| IdTupleEntry {
             kind: i & 0x3fff,
             physical: u64::from(i),
@@ -233,4 +237,64 @@ fn a_folder_lists_regular_files_only_paired_and_sorted_by_thread() {
         Err(FolderError::Empty(_))
     ));
     std::fs::remove_dir_all(&empty).unwrap();
+}
+
+/// Writes small files of each shape above into `$HPCRUN_SEED_DIR` (the fuzz seeds of
+/// `fuzz/corpus/hpcrun/`): `cargo test -p profcodec-hpcrun --test linear -- --ignored`.
+#[test]
+#[ignore = "writes the fuzz seeds when HPCRUN_SEED_DIR is set"]
+fn write_fuzz_seeds() {
+    let Some(dir) = std::env::var_os("HPCRUN_SEED_DIR") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+    write("linear-id-tuple-150.hpcrun", &id_tuple_file_of(150));
+    write(
+        "linear-chain-100.hpcrun",
+        &write_measurement(&v4(100, true)).unwrap(),
+    );
+    let mut up_down = v4(64, false);
+    for (i, c) in up_down
+        .sparse
+        .as_mut()
+        .unwrap()
+        .contexts
+        .iter_mut()
+        .enumerate()
+    {
+        c.start = if i % 2 == 0 { 0 } else { 64 };
+    }
+    write(
+        "linear-starts-up-and-down.hpcrun",
+        &write_measurement(&up_down).unwrap(),
+    );
+    let mut trailing = write_measurement(&v4(4, true)).unwrap();
+    for _ in 0..64 {
+        trailing.extend_from_slice(b"HPCRUNsm");
+    }
+    trailing.push(0);
+    write("linear-footer-candidates.hpcrun", &trailing);
+    let mut b = MeasurementBuilder::new(Version::V0200B);
+    let metric = b.metric("cycles", ValueFormat::Int, 1);
+    let lm = b.load_module("/bin/demo");
+    let n = b.node(None, lm, 0x400000);
+    b.add(n, metric, MetricValue::Int(7));
+    let mut epochs = write_measurement(&b.build()).unwrap();
+    epochs.extend_from_slice(&[0x55; 64]);
+    write("linear-trailing-after-epochs.hpcrun", &epochs);
+    // A trace has no end marker: what follows the last whole record is a cut record.
+    let trace = Trace {
+        records: (0..32)
+            .map(|i| TraceRecord {
+                time: 1000 + i,
+                ctx: 1,
+                metric: None,
+            })
+            .collect(),
+        ..Trace::default()
+    };
+    let mut cut = write_trace(&trace);
+    cut.extend_from_slice(&[0x55; 7]);
+    std::fs::write(dir.join("../hpctrace/linear-cut-record.hpctrace"), cut).unwrap();
 }

@@ -5,7 +5,7 @@
 
 use crate::Text;
 
-/// A measurement file version (hpcrun.md, version table).
+/// A measurement file version (`crate::format`, version table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -91,7 +91,7 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// A name/value pair of a header (hpcrun.md, Primitives: `nvpairs`).
+/// A name/value pair of a header (`crate::format`, Primitives: `nvpairs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

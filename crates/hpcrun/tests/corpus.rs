@@ -1,4 +1,4 @@
-//! The real files of `shared/corpus/hpctoolkit/meas/` (HPCToolkit's own test measurements):
+//! The real files of `hpctoolkit/meas/` of the corpus (`PROFCODEC_CORPUS`) (HPCToolkit's own test measurements):
 //! every one reads, validates, and writes back byte for byte.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 

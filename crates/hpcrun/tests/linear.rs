@@ -244,6 +244,11 @@ fn a_folder_lists_regular_files_only_paired_and_sorted_by_thread() {
 #[test]
 #[ignore = "writes the fuzz seeds when HPCRUN_SEED_DIR is set"]
 fn write_fuzz_seeds() {
+    // The full-size issue-20 file, for timing the CLI by hand (BENCHMARKS.md, hpcrun).
+    if let Some(dir) = std::env::var_os("HPCRUN_HOSTILE_DIR") {
+        let path = std::path::Path::new(&dir).join("id-tuple-65535.hpcrun");
+        std::fs::write(path, id_tuple_file()).unwrap();
+    }
     let Some(dir) = std::env::var_os("HPCRUN_SEED_DIR") else {
         return;
     };

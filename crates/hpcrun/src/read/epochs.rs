@@ -1,4 +1,4 @@
-//! The epoch versions: 02.00l, 01.98b, 02.00b (both layouts) and 03.00b (hpcrun.md, sections
+//! The epoch versions: 02.00l, 01.98b, 02.00b (both layouts) and 03.00b (`crate::format`, sections
 //! "02.00l", "02.00b (release-2018.09)", "03.00b"; 01.98b from hpcrun-fmt.c at 3e304bf29).
 //!
 //! A file is its header (magic, nvpairs) followed by epochs up to the end of the file.
@@ -85,7 +85,7 @@ fn epoch(rd: &mut Rd<'_>, version: Version) -> Result<Epoch, Error> {
     let metrics = rd.metric_table(version)?;
     let loadmap = rd.loadmap(version)?;
 
-    // CCT: u64 count, then nodes (hpcrun.md; the given spec's u32 count is wrong).
+    // CCT: u64 count, then nodes (`crate::format`; the given spec's u32 count is wrong).
     let lush = version == Version::V0200L || header.is_logical_unwind();
     let node_size = 8 + if lush { 20 } else { 0 } + if version.is_legacy() { 8 } else { 10 };
     let record = node_size + 8 * metrics.len();

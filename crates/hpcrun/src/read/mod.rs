@@ -79,7 +79,7 @@ pub fn read_measurement_prefix(data: &[u8]) -> Result<(Measurement, u64), Error>
             Ok((view.to_model()?, view.end()))
         }
         Version::V0200B => {
-            // hpcrun.md, 02.00b gotcha: releases 2016.12 and 2017.06 wrote 02.00b without the
+            // `crate::format`, 02.00b gotcha: releases 2016.12 and 2017.06 wrote 02.00b without the
             // four auxiliary metric fields. Try the later layout first, then the earlier one;
             // a layout that reads the whole file wins, else the one that got further (a
             // layout that stops early on bytes it takes for trailing data loses to one that
@@ -149,7 +149,7 @@ pub fn read_measurement_partial(data: &[u8]) -> (Option<Measurement>, Option<Err
     }
 }
 
-/// A byte reader of one byte order over a cursor: the primitives of hpcrun.md.
+/// A byte reader of one byte order over a cursor: the primitives of `crate::format`.
 pub(crate) struct Rd<'a> {
     pub(crate) c: Cursor<'a>,
     pub(crate) le: bool,

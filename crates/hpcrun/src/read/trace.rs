@@ -1,4 +1,4 @@
-//! `.hpctrace` (hpcrun.md, ".hpctrace 01.01b"; hpcrun-fmt.c, `hpctrace_fmt_hdr_fread`,
+//! `.hpctrace` (`crate::format`, ".hpctrace 01.01b"; hpcrun-fmt.c, `hpctrace_fmt_hdr_fread`,
 //! `hpctrace_fmt_datum_fread`): a 24-byte magic, u64 flags (01.01 only), then fixed-size
 //! big-endian records to the end of the file.
 

@@ -1,4 +1,4 @@
-//! 04.00b: sections found through the footer (hpcrun.md, "04.00b (current)"; write_data.c).
+//! 04.00b: sections found through the footer (`crate::format`, "04.00b (current)"; write_data.c).
 
 use binrw::BinRead;
 use profcodec_common::{Cursor, checked_capacity};
@@ -290,7 +290,7 @@ impl<'a> V4View<'a> {
             }
         }
         let ids = NodeIds::new(self.cct);
-        // hpcrun.md, 04.00b CCT: parents precede nothing in particular, but each is a node (or 0
+        // `crate::format`, 04.00b CCT: parents precede nothing in particular, but each is a node (or 0
         // for a root); load-module id 0 marks a node outside every module (placeholders).
         let nodes_at = self.footer.cct_start + 8;
         let mut is_lm = vec![false; 1 << 16];

@@ -484,10 +484,10 @@ impl IdTupleEntry {
 /// it, then one lookup per entry (O(dictionary + tuple), whatever their sizes; a fixed table of
 /// 2^14 kinds). The first
 /// dictionary entry of a kind wins, as a scan would find it.
-pub fn name_id_tuple<'d>(
-    dictionary: &'d [DictionaryEntry],
+pub fn name_id_tuple(
+    dictionary: &[DictionaryEntry],
     tuple: impl IntoIterator<Item = IdTupleEntry>,
-) -> Vec<(IdTupleEntry, Option<&'d Text>)> {
+) -> Vec<(IdTupleEntry, Option<&Text>)> {
     // A table over every 14-bit kind id: a dictionary kind above 0x3fff names no entry.
     let mut names: Vec<Option<&Text>> = vec![None; 1 << 14];
     for d in dictionary {

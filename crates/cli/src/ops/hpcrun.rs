@@ -111,14 +111,20 @@ fn summarize_profile(data: &[u8]) -> Result<ProfileSummary, hpcrun::Error> {
                 .find(|(id, _)| id.kind_id() == kind)
                 .map(|(id, _)| id.logical)
         };
-        let id_tuple = named
+        // A summary line: the first entries, then how many more (a hostile tuple has 65,535).
+        const SHOWN: usize = 8;
+        let mut id_tuple = named
             .iter()
+            .take(SHOWN)
             .map(|(id, name)| match name {
                 Some(name) => format!("{name} {}", id.logical),
                 None => format!("{} {}", id.kind_id(), id.logical),
             })
             .collect::<Vec<_>>()
             .join(", ");
+        if named.len() > SHOWN {
+            id_tuple.push_str(&format!(", ... ({} entries)", named.len()));
+        }
         return Ok(ProfileSummary {
             version: Some(Version::V0400B),
             program: program(&view.header),
@@ -652,8 +658,7 @@ fn dump_v4(view: &V4View<'_>, data_len: usize, out: &mut Sink<'_, '_>) -> Result
             })?;
         }
     }
-    if let Some(f) = trailing(view.end(), data_len) {
-        let Finding::TrailingData { offset, size } = f;
+    if let Some(Finding::TrailingData { offset, size }) = trailing(view.end(), data_len) {
         out.put(Record::TrailingData { offset, size })?;
     }
     Ok(())

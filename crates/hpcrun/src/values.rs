@@ -1,7 +1,6 @@
 //! Values per CCT node for every version: dense rows (before 04.00) and sparse context ranges
 //! (04.00) behind one lookup.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::model::{Measurement, MetricDesc, MetricValue, SparseValue, ValueFormat};
@@ -51,12 +50,7 @@ impl<'m> NodeValues<'m> {
         };
         let layout = match &m.sparse {
             Some(sparse) => {
-                let position: HashMap<u32, usize> = e
-                    .cct
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (n.id as u32, i))
-                    .collect();
+                let position = crate::cct::Positions::new(&e.cct);
                 let mut ranges = vec![0..0; e.cct.len()];
                 // Ranges are taken in rising order only, so that together they cover each value
                 // at most once: an unvalidated index whose starts go up and down again would
@@ -64,7 +58,7 @@ impl<'m> NodeValues<'m> {
                 let mut next_free = 0usize;
                 for (i, c) in sparse.contexts.iter().enumerate() {
                     crate::work::add(1);
-                    let Some(&p) = position.get(&c.ctx) else {
+                    let Some(p) = position.get(c.ctx as i32) else {
                         continue;
                     };
                     let end = sparse.contexts.get(i + 1).unwrap_or(&sparse.end).start;

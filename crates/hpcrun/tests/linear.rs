@@ -11,12 +11,17 @@ use profcodec_hpcrun::*;
 #[global_allocator]
 static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
 
-/// Allocation is counted process-wide: the tests that measure it take turns.
+/// Allocation is counted process-wide: the tests take turns, whole, so that no other test
+/// allocates while one measures.
 static ALLOCATING: Mutex<()> = Mutex::new(());
 
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    ALLOCATING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `f` and returns its result, the steps it counted and the bytes it allocated in all.
+/// The caller holds [`turn`].
 fn measured<T>(f: impl FnOnce() -> T) -> (T, u64, usize) {
-    let _turn = ALLOCATING.lock().unwrap_or_else(|e| e.into_inner());
     work::reset();
     let before = A.total_allocated();
     let out = f();
@@ -68,6 +73,7 @@ fn id_tuple_file_of(entries: u16) -> Vec<u8> {
 
 #[test]
 fn a_65535_entry_id_tuple_is_named_in_linear_steps() {
+    let _turn = turn();
     let bytes = id_tuple_file();
     assert!(bytes.len() > 1_500_000, "{}", bytes.len());
     let m = read_measurement(&bytes).unwrap();
@@ -85,6 +91,7 @@ fn a_65535_entry_id_tuple_is_named_in_linear_steps() {
 
 #[test]
 fn inclusive_sums_of_a_deep_chain_take_one_walk() {
+    let _turn = turn();
     const N: u32 = 200_000;
     let m = v4(N, true);
     let (sums, steps, allocated) = measured(|| m.inclusive_sums(0, 0));
@@ -100,6 +107,7 @@ fn inclusive_sums_of_a_deep_chain_take_one_walk() {
 
 #[test]
 fn values_of_every_node_cost_each_value_once_even_when_starts_go_up_and_down() {
+    let _turn = turn();
     // An unvalidated context index whose starts alternate 0, N, 0, N, ...: each pair (0, N)
     // is a well-formed range, so a reader taking every such range would cover the N values once
     // per context.
@@ -117,6 +125,7 @@ fn values_of_every_node_cost_each_value_once_even_when_starts_go_up_and_down() {
 
 #[test]
 fn trailing_bytes_after_a_04_00_footer_are_found_in_one_pass() {
+    let _turn = turn();
     let m = v4(16, true);
     let file = write_measurement(&m).unwrap();
     // 1 MiB of footer magics: each is a candidate footer, each checked in O(1).
@@ -157,6 +166,7 @@ fn trailing_bytes_after_a_04_00_footer_are_found_in_one_pass() {
 
 #[test]
 fn trailing_bytes_after_the_last_epoch_are_trailing_data() {
+    let _turn = turn();
     for version in [
         Version::V0200L,
         Version::V0198B,
@@ -199,6 +209,7 @@ fn trailing_bytes_after_the_last_epoch_are_trailing_data() {
 
 #[test]
 fn a_folder_lists_regular_files_only_paired_and_sorted_by_thread() {
+    let _turn = turn();
     let dir = std::env::temp_dir().join(format!("hpcrun-linear-folder-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -244,6 +255,7 @@ fn a_folder_lists_regular_files_only_paired_and_sorted_by_thread() {
 #[test]
 #[ignore = "writes the fuzz seeds when HPCRUN_SEED_DIR is set"]
 fn write_fuzz_seeds() {
+    let _turn = turn();
     // The full-size issue-20 file, for timing the CLI by hand (BENCHMARKS.md, hpcrun).
     if let Some(dir) = std::env::var_os("HPCRUN_HOSTILE_DIR") {
         let path = std::path::Path::new(&dir).join("id-tuple-65535.hpcrun");

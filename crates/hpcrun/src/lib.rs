@@ -1,7 +1,7 @@
 //! Read and write hpcrun measurement files (`.hpcrun`, every version from 02.00l to 04.00b) and
 //! `.hpctrace` traces.
 //!
-//! The byte grammar of every version is in [`format`], as HPCToolkit's `hpcrun-fmt.{h,c}` and
+//! The byte grammar of every version is in [`format`](mod@format), as HPCToolkit's `hpcrun-fmt.{h,c}` and
 //! `write_data.c` read and write it.
 //!
 //! | magic | read | written | model |

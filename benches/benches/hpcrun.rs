@@ -45,6 +45,18 @@ fn benches(c: &mut Criterion) {
     );
     g.finish();
 
+    // Every node's inclusive value of one metric, on the owned model of a 64 MiB file: one
+    // walk of the tree (a subtree walk per node would be quadratic).
+    let small = profcodec_benches::hpcrun::measurement(64 << 20, 2);
+    let nodes = small.epochs[0].cct.len();
+    let mut g = c.benchmark_group("hpcrun-model");
+    g.throughput(Throughput::Elements(nodes as u64));
+    g.sample_size(10);
+    g.bench_function(format!("inclusive_sums of {nodes} nodes"), |b| {
+        b.iter(|| black_box(&small).inclusive_sums(0, 0).len())
+    });
+    g.finish();
+
     // A 64 MiB trace.
     let trace = profcodec_hpcrun::Trace {
         records: (0..(64u64 << 20) / 12)

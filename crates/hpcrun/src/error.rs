@@ -5,7 +5,8 @@ use profcodec_common::{CountTooLarge, Truncated};
 /// Why a measurement or trace file could not be read.
 ///
 /// Every variant knows the byte offset of the damage ([`Error::offset`]) and the structure or
-/// field being read; the messages follow `<what>: at byte 0x<offset>: <expected> but found <seen>`.
+/// field being read; the messages follow `<plain words>: <field>: at byte 0x<offset>: <expected> but
+/// found <seen>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -16,13 +17,13 @@ pub enum Error {
     #[error(transparent)]
     CountTooLarge(#[from] CountTooLarge),
     /// The file does not start with an hpcrun or hpctrace magic.
-    #[error("magic: at byte 0x0: expected \"HPCRUN____\", \"HPCRUN-profile____\" or \"HPCRUN-trace______\" but found {}", show_bytes(.found))]
+    #[error("not an hpcrun measurement or trace: magic: at byte 0x0: expected \"HPCRUN____\", \"HPCRUN-profile____\" or \"HPCRUN-trace______\" but found {}", show_bytes(.found))]
     BadMagic {
         /// Up to the first 18 bytes of the input.
         found: [u8; 18],
     },
     /// The magic names a version (or byte order) this crate does not read.
-    #[error("version: at byte {offset:#x}: expected one of 02.00l, 01.98b, 02.00b, 03.00b, 04.00b (profiles) or 01.00b, 01.01b (traces) but found {}", show_bytes(.found))]
+    #[error("a version this reader does not know: version: at byte {offset:#x}: expected one of 02.00l, 01.98b, 02.00b, 03.00b, 04.00b (profiles) or 01.00b, 01.01b (traces) but found {}", show_bytes(.found))]
     UnsupportedVersion {
         /// Offset of the version string.
         offset: u64,
@@ -30,7 +31,9 @@ pub enum Error {
         found: [u8; 6],
     },
     /// A field holds a value the format does not allow.
-    #[error("{what}: at byte {offset:#x}: expected {expected} but found {found:#x}")]
+    #[error(
+        "a field holds a value the format does not allow: {what}: at byte {offset:#x}: expected {expected} but found {found:#x}"
+    )]
     BadValue {
         /// Offset of the field.
         offset: u64,
@@ -43,7 +46,7 @@ pub enum Error {
     },
     /// A section of a 04.00 file did not end where its footer says it ends.
     #[error(
-        "{what}: at byte {offset:#x}: expected the section to end at byte {expected:#x} but it ended at byte {found:#x}"
+        "a section does not end where the footer says: {what}: at byte {offset:#x}: expected the section to end at byte {expected:#x} but it ended at byte {found:#x}"
     )]
     SectionEnd {
         /// Start of the section.
@@ -54,6 +57,17 @@ pub enum Error {
         expected: u64,
         /// Where the decoded section ended.
         found: u64,
+    },
+    /// Bytes follow the end of the measurement: after a 04.00 footer, or after the last epoch.
+    /// hpcrun writes none; [`crate::read_measurement_prefix`] reads the measurement before them.
+    #[error(
+        "data after the end of the measurement: {size} trailing bytes: at byte {offset:#x}: expected the end of the file but found more bytes"
+    )]
+    TrailingData {
+        /// Where the trailing bytes start (the end of the measurement).
+        offset: u64,
+        /// How many bytes follow.
+        size: u64,
     },
 }
 
@@ -66,7 +80,8 @@ impl Error {
             Error::BadMagic { .. } => 0,
             Error::UnsupportedVersion { offset, .. }
             | Error::BadValue { offset, .. }
-            | Error::SectionEnd { offset, .. } => *offset,
+            | Error::SectionEnd { offset, .. }
+            | Error::TrailingData { offset, .. } => *offset,
         })
     }
 
@@ -103,7 +118,8 @@ mod tests {
         let e = Error::bad(0x18, "cct node flags", "0 or 1", 7);
         assert_eq!(
             e.to_string(),
-            "cct node flags: at byte 0x18: expected 0 or 1 but found 0x7"
+            "a field holds a value the format does not allow: cct node flags: at byte 0x18: \
+             expected 0 or 1 but found 0x7"
         );
         assert_eq!(e.offset(), Some(0x18));
         let v = Error::UnsupportedVersion {

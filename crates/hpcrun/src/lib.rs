@@ -1,9 +1,8 @@
 //! Read and write hpcrun measurement files (`.hpcrun`, every version from 02.00l to 04.00b) and
 //! `.hpctrace` traces.
 //!
-//! The byte grammar followed is `shared/specs/as-implemented/hpcrun.md` (with citations into
-//! HPCToolkit's `hpcrun-fmt.{h,c}` and `write_data.c`); where the given 02.00l document disagrees
-//! with it, the real tool wins.
+//! The byte grammar of every version is in [`format`](mod@format), as HPCToolkit's `hpcrun-fmt.{h,c}` and
+//! `write_data.c` read and write it.
 //!
 //! | magic | read | written | model |
 //! |---|---|---|---|
@@ -13,6 +12,12 @@
 //! | `HPCRUN-profile____03.00b` | yes | yes | as 02.00b with the auxiliary metric fields |
 //! | `HPCRUN-profile____04.00b` | yes ([`V4View`], zerocopy) | yes | one epoch, sparse values, id tuple |
 //! | `HPCRUN-trace______01.0xb` | yes ([`TraceView`], zerocopy) | yes | records, data-centric flag |
+//!
+//! Cost: every reader takes time and memory linear in its input. Counts are checked against the
+//! bytes left before anything is allocated for them; each byte is decoded once (a 02.00b file at
+//! most twice, once per metric layout); the helpers that look things up per record
+//! ([`NodeValues`], [`CctIndex::inclusive_sums`], [`name_id_tuple`], [`MeasurementFolder`]) index
+//! once and never rescan a growing structure.
 //!
 //! Fidelity: reading then writing gives the same bytes for every file whose 04.00 sections sit
 //! where hpcrun puts them ([`V4View::is_canonical`]: each section at the next multiple of 1024,
@@ -31,25 +36,37 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 mod builder;
 mod cct;
 mod error;
+mod folder;
+#[doc = include_str!("format.md")]
+pub mod format {}
 pub mod migrate;
 mod model;
 pub mod raw;
 pub mod read;
 mod text;
+mod values;
+#[doc(hidden)]
+pub mod work;
 pub mod write;
 
 pub use builder::{LoadModuleId, MeasurementBuilder, MetricId, NodeId};
 pub use cct::CctIndex;
 pub use error::Error;
+pub use folder::{FolderError, MeasurementFolder, ThreadFiles};
 pub use model::*;
 pub use read::{
     TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,
-    read_trace,
+    read_measurement_prefix, read_trace,
 };
 pub use text::Text;
+pub use values::NodeValues;
 pub use write::{WriteError, write_measurement, write_trace};
 
 impl Measurement {

@@ -5,7 +5,7 @@
 
 use crate::Text;
 
-/// A measurement file version (hpcrun.md, version table).
+/// A measurement file version (`crate::format`, version table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -85,7 +85,13 @@ impl Version {
     }
 }
 
-/// A name/value pair of a header (hpcrun.md, Primitives: `nvpairs`).
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name/value pair of a header (`crate::format`, Primitives: `nvpairs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -143,6 +149,23 @@ pub enum ValueFormat {
     Unknown,
 }
 
+impl ValueFormat {
+    /// `int`, `real` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueFormat::Int => "int",
+            ValueFormat::Real => "real",
+            ValueFormat::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for ValueFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One metric value, typed by its metric's [`ValueFormat`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -168,6 +191,15 @@ impl MetricValue {
         match self {
             MetricValue::Int(i) => i as f64,
             MetricValue::Real(r) => r,
+        }
+    }
+}
+
+impl std::fmt::Display for MetricValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricValue::Int(i) => write!(f, "{i}"),
+            MetricValue::Real(r) => write!(f, "{r}"),
         }
     }
 }
@@ -343,6 +375,33 @@ pub struct Epoch {
 }
 
 impl Epoch {
+    /// The metric named `name` and its id (its index in [`Epoch::metrics`]); the first one when
+    /// several share the name.
+    pub fn metric_by_name(&self, name: &str) -> Option<(u16, &MetricDesc)> {
+        self.metrics
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.name == *name)
+            .map(|(i, m)| (i as u16, m))
+    }
+
+    /// The load module with id `id` (02.00b and later; [`CctNode::lm_id`] names it), the first
+    /// one when several share it. One scan of the load map: to resolve every node, take
+    /// [`Epoch::load_module_index`] once.
+    pub fn load_module(&self, id: u16) -> Option<&LoadModule> {
+        self.loadmap.iter().find(|lm| lm.id == id)
+    }
+
+    /// Every load module by id (02.00b and later), built in one pass over the load map; the first
+    /// module wins when several share an id.
+    pub fn load_module_index(&self) -> std::collections::HashMap<u16, &LoadModule> {
+        let mut index = std::collections::HashMap::with_capacity(self.loadmap.len());
+        for lm in &self.loadmap {
+            index.entry(lm.id).or_insert(lm);
+        }
+        index
+    }
+
     /// The value of metric `metric` at the node at index `node` (dense versions), typed.
     pub fn value(&self, node: usize, metric: usize) -> Option<MetricValue> {
         let desc = self.metrics.get(metric)?;
@@ -374,6 +433,76 @@ impl IdTupleEntry {
     pub fn interpretation(&self) -> u16 {
         self.kind >> 14
     }
+}
+
+/// The interpretation of an id-tuple entry (the top 2 bits of its kind; id-tuple.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Interpretation {
+    /// 0: physical and logical indexes are both valid.
+    BothValid,
+    /// 1: the logical index is local (for example per node).
+    LogicalLocal,
+    /// 2: the logical index is global.
+    LogicalGlobal,
+    /// 3: only the logical index is known.
+    LogicalOnly,
+}
+
+impl Interpretation {
+    /// The snake_case name (`both_valid`, `logical_local`, `logical_global`, `logical_only`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interpretation::BothValid => "both_valid",
+            Interpretation::LogicalLocal => "logical_local",
+            Interpretation::LogicalGlobal => "logical_global",
+            Interpretation::LogicalOnly => "logical_only",
+        }
+    }
+}
+
+impl std::fmt::Display for Interpretation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl IdTupleEntry {
+    /// The interpretation, named.
+    pub fn interpretation_kind(&self) -> Interpretation {
+        match self.interpretation() {
+            0 => Interpretation::BothValid,
+            1 => Interpretation::LogicalLocal,
+            2 => Interpretation::LogicalGlobal,
+            _ => Interpretation::LogicalOnly,
+        }
+    }
+}
+
+/// Names the kinds of id-tuple entries from a dictionary: one pass over the dictionary to index
+/// it, then one lookup per entry (O(dictionary + tuple), whatever their sizes; a fixed table of
+/// 2^14 kinds). The first
+/// dictionary entry of a kind wins, as a scan would find it.
+pub fn name_id_tuple(
+    dictionary: &[DictionaryEntry],
+    tuple: impl IntoIterator<Item = IdTupleEntry>,
+) -> Vec<(IdTupleEntry, Option<&Text>)> {
+    // A table over every 14-bit kind id: a dictionary kind above 0x3fff names no entry.
+    let mut names: Vec<Option<&Text>> = vec![None; 1 << 14];
+    for d in dictionary {
+        crate::work::add(1);
+        if let Some(slot @ None) = names.get_mut(usize::from(d.kind)) {
+            *slot = Some(&d.name);
+        }
+    }
+    tuple
+        .into_iter()
+        .map(|id| {
+            crate::work::add(1);
+            (id, names[usize::from(id.kind_id())])
+        })
+        .collect()
 }
 
 /// An entry of the 04.00 id-tuple dictionary.
@@ -488,7 +617,21 @@ impl Measurement {
             .map(|p| &p.value)
     }
 
+    /// The metric named `name` in the first epoch (the only one of a 04.00 file) and its id.
+    pub fn metric_by_name(&self, name: &str) -> Option<(u16, &MetricDesc)> {
+        self.epochs.first()?.metric_by_name(name)
+    }
+
+    /// The profile's id tuple (04.00) with each entry's kind named by the file's dictionary
+    /// ([`name_id_tuple`]).
+    pub fn id_tuple_names(&self) -> Vec<(IdTupleEntry, Option<&Text>)> {
+        let tuple = self.sparse.as_ref().map_or(&[][..], |s| &s.id_tuple[..]);
+        name_id_tuple(&self.dictionary, tuple.iter().copied())
+    }
+
     /// Every value of the node with id `ctx` in epoch `epoch`, as (metric id, typed value).
+    ///
+    /// One scan to find the node: for the values of every node, take [`crate::NodeValues`] once.
     pub fn node_values(&self, epoch: usize, ctx: i32) -> Vec<(u16, MetricValue)> {
         let Some(e) = self.epochs.get(epoch) else {
             return Vec::new();
@@ -517,6 +660,12 @@ impl Measurement {
     }
 }
 
+impl std::fmt::Display for TraceVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A trace file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -533,6 +682,14 @@ pub enum TraceVersion {
 }
 
 impl TraceVersion {
+    /// The version as the magic spells it (`01.00b`, `01.01b`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceVersion::V0100B => "01.00b",
+            TraceVersion::V0101B => "01.01b",
+        }
+    }
+
     /// The 24-byte magic.
     pub fn magic(self) -> &'static [u8; 24] {
         match self {

@@ -1,14 +1,14 @@
 //! The bytes on disk: magics, constants, the fixed-size headers (binrw) and the records of the
 //! large arrays (zerocopy views with alignment-1 big-endian fields). No logic lives here.
 //!
-//! Citations are to `shared/specs/as-implemented/hpcrun.md` and HPCToolkit's
+//! Citations are to the grammar of `crate::format` and HPCToolkit's
 //! `src/common/lean/hpcrun-fmt.{h,c}`.
 
 use binrw::binrw;
 use zerocopy::byteorder::{BigEndian, I32, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-/// The 16-byte magic of the little-endian trunk version (hpcrun.md, 02.00l).
+/// The 16-byte magic of the little-endian trunk version (`crate::format`, 02.00l).
 pub const MAGIC_0200L: &[u8; 16] = b"HPCRUN____02.00l";
 /// The 18-byte prefix of every later profile magic, followed by `NN.NN` and `b`.
 pub const PROFILE_PREFIX: &[u8; 18] = b"HPCRUN-profile____";

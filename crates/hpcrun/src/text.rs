@@ -1,4 +1,4 @@
-//! [`Text`]: a length-prefixed string as it is on disk (hpcrun.md, Primitives: `str`).
+//! [`Text`]: a length-prefixed string as it is on disk (`crate::format`, Primitives: `str`).
 
 use std::fmt;
 

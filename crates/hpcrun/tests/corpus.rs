@@ -1,4 +1,4 @@
-//! The real files of `shared/corpus/hpctoolkit/meas/` (HPCToolkit's own test measurements):
+//! The real files of `hpctoolkit/meas/` of the corpus (`PROFCODEC_CORPUS`) (HPCToolkit's own test measurements):
 //! every one reads, validates, and writes back byte for byte.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
@@ -109,6 +109,85 @@ fn trace_contexts_are_nodes_of_the_profile_beside_them() {
                 trace.display(),
                 r.ctx
             );
+        }
+    }
+}
+
+#[test]
+fn every_measurement_folder_opens_as_one_input() {
+    let Some(dir) = corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit") else {
+        return;
+    };
+    let meas = dir.join("meas");
+    let mut profiles = 0;
+    let mut traces = 0;
+    for entry in std::fs::read_dir(&meas).unwrap() {
+        let path = entry.unwrap().path();
+        let folder = MeasurementFolder::open(&path).unwrap();
+        for t in folder.threads() {
+            let name = &t.stem;
+            let m = t.read_profile().unwrap().unwrap();
+            profiles += 1;
+            // The thread in the file name is the one in the profile's header.
+            let header_thread = m.header_value("thread-id").unwrap().to_string();
+            assert_eq!(t.thread, header_thread.trim().parse().ok(), "{name}");
+            if let Some(trace) = t.read_trace() {
+                traces += 1;
+                let trace = trace.unwrap();
+                let values = NodeValues::new(&m, 0);
+                assert_eq!(values.len(), m.epochs[0].cct.len());
+                let ids: std::collections::HashSet<i32> =
+                    m.epochs[0].cct.iter().map(|n| n.id).collect();
+                assert!(
+                    trace.records.iter().all(|r| ids.contains(&(r.ctx as i32))),
+                    "{name}"
+                );
+            }
+        }
+        let threads: Vec<_> = folder
+            .threads()
+            .iter()
+            .map(|t| (t.rank, t.thread))
+            .collect();
+        let mut sorted = threads.clone();
+        sorted.sort();
+        assert_eq!(threads, sorted, "{}", path.display());
+    }
+    assert_eq!((profiles, traces), (17, 13));
+    let cputime = MeasurementFolder::open(meas.join("loops-cputime-t.m")).unwrap();
+    let threads: Vec<_> = cputime.threads().iter().map(|t| t.thread).collect();
+    assert_eq!(threads, [Some(0), Some(1), Some(2), Some(3)]);
+    assert_eq!(cputime.files().count(), 8);
+}
+
+#[test]
+fn inclusive_sums_at_once_agree_with_one_node_at_a_time() {
+    let Some(files) = meas_files("hpcrun") else {
+        return;
+    };
+    for path in files {
+        let m = read_measurement(&std::fs::read(&path).unwrap()).unwrap();
+        let e = &m.epochs[0];
+        for metric in 0..e.metrics.len() as u16 {
+            let all = m.inclusive_sums(0, metric);
+            for (i, n) in e.cct.iter().enumerate().step_by(7) {
+                let one = m.inclusive_sum(0, n.id, metric);
+                assert!(
+                    (all[i] - one).abs() <= 1e-9 * one.abs().max(1.0),
+                    "{}",
+                    path.display()
+                );
+            }
+            let name = e.metrics[usize::from(metric)].name.to_string();
+            assert_eq!(
+                m.metric_by_name(&name).map(|(id, _)| id <= metric),
+                Some(true)
+            );
+        }
+        for n in &e.cct {
+            if n.lm_id != 0 {
+                assert_eq!(e.load_module(n.lm_id).map(|lm| lm.id), Some(n.lm_id));
+            }
         }
     }
 }

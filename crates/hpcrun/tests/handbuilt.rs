@@ -1,12 +1,12 @@
 //! Files of the versions no public sample exists for (02.00l, 01.98b, 02.00b with and without the
 //! auxiliary metric fields, 03.00b), built here byte by byte from the grammar of
-//! `shared/specs/as-implemented/hpcrun.md` (not with the crate's writer), read back with every
+//! the crate's `format` documentation (not with the crate's writer), read back with every
 //! field checked, and then compared with what the writer makes of the model.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use profcodec_hpcrun::*;
 
-/// A byte builder in one byte order: the primitives of hpcrun.md.
+/// A byte builder in one byte order: the primitives of the crate's `format` docs.
 struct B {
     v: Vec<u8>,
     le: bool,

@@ -40,10 +40,20 @@ fn decode_everything(data: &[u8]) {
             if let Some(n) = e.cct.last() {
                 let _ = m.node_values(i, n.id);
             }
+            let values = NodeValues::new(&m, i);
+            let _ = (0..values.len())
+                .map(|n| values.of(n).count())
+                .sum::<usize>();
+            let _ = m.inclusive_sums(i, 0);
         }
+        let _ = m.id_tuple_names();
         let _ = migrate::to_v4(&m);
     }
     let _ = read_measurement_partial(data);
+    let _ = read_measurement_prefix(data);
+    if let Ok(v) = V4View::parse_prefix(data) {
+        let _ = v.validate();
+    }
     if let Ok(v) = V4View::parse(data) {
         let _ = v.validate();
         let _ = v.is_canonical();
@@ -198,10 +208,13 @@ fn validate_rejects_dangling_parents_and_load_modules() {
     assert!(check(&|_| {}).is_ok());
     let e = check(&|n| n.parent = 9).unwrap_err();
     assert!(
-        e.to_string().starts_with("cct node parent: at byte 0x81f:"),
+        e.to_string().contains(": cct node parent: at byte 0x81f:"),
         "{e}"
     );
     let e = check(&|n| n.lm_id = 7).unwrap_err();
-    assert!(e.to_string().starts_with("cct node load-module id"), "{e}");
+    assert!(
+        e.to_string().contains(": cct node load-module id: at byte"),
+        "{e}"
+    );
     assert!(check(&|n| n.lm_id = 0).is_ok());
 }

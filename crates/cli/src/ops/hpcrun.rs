@@ -1,162 +1,886 @@
-//! `profcodec` CLI operations for hpcrun measurements (`.hpcrun`) and traces (`.hpctrace`)
-//! (profcodec-hpcrun).
+//! `profcodec` CLI operations for hpcrun measurements (`.hpcrun`), traces (`.hpctrace`) and
+//! measurement folders (`*.m`, every `.hpcrun` and `.hpctrace` in it) (profcodec-hpcrun).
+//!
+//! Every operation reads each file once: a 04.00 profile through the borrowed [`V4View`] (its
+//! CCT and sparse values are never copied), an older one into the owned model, a trace through
+//! the borrowed [`TraceView`]. Dump records are streamed from those as they are read.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::Path;
 
-use profcodec_hpcrun as hpcrun;
+use profcodec_hpcrun::{self as hpcrun, MeasurementFolder, Text, TraceView, V4View, Version};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::dump::Dump;
-use super::{Codec, Info, OpError, RewriteOptions, RewriteReport, Validated, write_json};
+use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
 use profcodec::{Format, Opened};
 
-/// The hpcrun codec: both file kinds of an hpcrun measurement directory.
+/// The hpcrun codec: both file kinds of an hpcrun measurement folder, and the folder.
 pub(super) struct Hpcrun;
+
+/// Id-tuple kinds hpcrun uses (id-tuple.h).
+const KIND_RANK: u16 = 2;
+const KIND_THREAD: u16 = 3;
 
 fn invalid(e: hpcrun::Error) -> OpError {
     OpError::invalid(e, e.offset())
 }
 
-fn measurement(input: &Opened) -> Result<hpcrun::Measurement, OpError> {
-    hpcrun::read_measurement(input.bytes()).map_err(invalid)
+/// The error of file `name` of a folder, named.
+fn invalid_in(name: &str, e: hpcrun::Error) -> OpError {
+    OpError::invalid(format!("{name}: {e}"), e.offset())
 }
 
-fn trace(input: &Opened) -> Result<hpcrun::Trace, OpError> {
-    hpcrun::read_trace(input.bytes()).map_err(invalid)
+fn trailing(end: u64, len: usize) -> Option<Finding> {
+    let len = len as u64;
+    (end < len).then(|| Finding::TrailingData {
+        offset: end,
+        size: len - end,
+    })
 }
 
-fn measurement_info(m: &hpcrun::Measurement) -> Map<String, Value> {
-    let mut d = Map::new();
-    if let Some(name) = m.header_value("program-name") {
-        d.insert("program".into(), json!(name.to_string()));
-    }
-    d.insert("header pairs".into(), json!(m.header.len()));
-    if m.version.has_epochs() {
-        d.insert("epochs".into(), json!(m.epochs.len()));
-    }
-    let sum = |f: fn(&hpcrun::Epoch) -> usize| m.epochs.iter().map(f).sum::<usize>();
-    d.insert("metrics".into(), json!(sum(|e| e.metrics.len())));
-    d.insert("load modules".into(), json!(sum(|e| e.loadmap.len())));
-    d.insert("cct nodes".into(), json!(sum(|e| e.cct.len())));
-    if let Some(s) = &m.sparse {
-        d.insert("sparse values".into(), json!(s.values.len()));
-        d.insert("contexts with values".into(), json!(s.contexts.len()));
-        let tuple: Vec<String> = s
-            .id_tuple
+/// The folder behind `input`, when it is a directory (a measurement folder).
+fn folder(input: &Opened) -> Option<Result<MeasurementFolder, OpError>> {
+    input
+        .path()
+        .is_dir()
+        .then(|| MeasurementFolder::open(input.path()).map_err(|e| OpError::invalid(e, None)))
+}
+
+/// Each file of a folder, opened (memory-mapped) and named by its file name.
+fn folder_files(
+    folder: &MeasurementFolder,
+) -> impl Iterator<Item = Result<(String, Opened), OpError>> + '_ {
+    folder.files().map(|path| {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let opened = profcodec::open(path).map_err(|e| OpError::invalid(e, None))?;
+        Ok((name, opened))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// info
+
+/// What `info` says about one profile.
+#[derive(Debug, Default)]
+struct ProfileSummary {
+    version: Option<Version>,
+    program: Option<String>,
+    rank: Option<u64>,
+    thread: Option<u64>,
+    id_tuple: Option<String>,
+    metrics: Vec<String>,
+    header_pairs: usize,
+    epochs: Option<usize>,
+    load_modules: usize,
+    cct_nodes: usize,
+    values: u64,
+    contexts_with_values: Option<usize>,
+}
+
+fn header_number(header: &[hpcrun::NvPair], name: &str) -> Option<u64> {
+    header
+        .iter()
+        .find(|p| p.name == *name)
+        .and_then(|p| p.value.to_string_lossy().trim().parse().ok())
+}
+
+fn summarize_profile(data: &[u8]) -> Result<ProfileSummary, hpcrun::Error> {
+    let program = |header: &[hpcrun::NvPair]| {
+        header
             .iter()
-            .map(|id| {
-                let kind = m
-                    .dictionary
-                    .iter()
-                    .find(|d| d.kind == id.kind_id())
-                    .map_or_else(|| id.kind_id().to_string(), |d| d.name.to_string());
-                format!("{kind} {}", id.logical)
+            .find(|p| p.name == "program-name")
+            .map(|p| p.value.to_string())
+    };
+    if hpcrun::detect_version(data)? == Version::V0400B {
+        let view = V4View::parse_prefix(data)?;
+        let tuple = view.id_tuple.iter().map(|r| hpcrun::IdTupleEntry {
+            kind: r.kind.get(),
+            physical: r.physical.get(),
+            logical: r.logical.get(),
+        });
+        let named = hpcrun::name_id_tuple(&view.dictionary, tuple);
+        let logical_of = |kind: u16| {
+            named
+                .iter()
+                .find(|(id, _)| id.kind_id() == kind)
+                .map(|(id, _)| id.logical)
+        };
+        // A summary line: the first entries, then how many more (a hostile tuple has 65,535).
+        const SHOWN: usize = 8;
+        let mut id_tuple = named
+            .iter()
+            .take(SHOWN)
+            .map(|(id, name)| match name {
+                Some(name) => format!("{name} {}", id.logical),
+                None => format!("{} {}", id.kind_id(), id.logical),
             })
-            .collect();
-        d.insert("id tuple".into(), json!(tuple.join(", ")));
-    } else {
-        d.insert("dense values".into(), json!(sum(|e| e.values.len())));
+            .collect::<Vec<_>>()
+            .join(", ");
+        if named.len() > SHOWN {
+            id_tuple.push_str(&format!(", ... ({} entries)", named.len()));
+        }
+        return Ok(ProfileSummary {
+            version: Some(Version::V0400B),
+            program: program(&view.header),
+            rank: logical_of(KIND_RANK).or_else(|| header_number(&view.header, "mpi-rank")),
+            thread: logical_of(KIND_THREAD).or_else(|| header_number(&view.header, "thread-id")),
+            id_tuple: Some(id_tuple),
+            metrics: view.metrics.iter().map(|m| m.name.to_string()).collect(),
+            header_pairs: view.header.len(),
+            epochs: None,
+            load_modules: view.loadmap.len(),
+            cct_nodes: view.cct.len(),
+            values: view.values.len() as u64,
+            contexts_with_values: Some(view.contexts.len().saturating_sub(1)),
+        });
     }
+    let (m, _) = hpcrun::read_measurement_prefix(data)?;
+    let sum = |f: fn(&hpcrun::Epoch) -> usize| m.epochs.iter().map(f).sum::<usize>();
+    let mut seen = HashSet::new();
+    let metrics = m
+        .epochs
+        .iter()
+        .flat_map(|e| &e.metrics)
+        .map(|d| d.name.to_string())
+        .filter(|n| seen.insert(n.clone()))
+        .collect();
+    Ok(ProfileSummary {
+        version: Some(m.version),
+        program: program(&m.header),
+        rank: header_number(&m.header, "mpi-rank"),
+        thread: header_number(&m.header, "thread-id"),
+        id_tuple: None,
+        metrics,
+        header_pairs: m.header.len(),
+        epochs: Some(m.epochs.len()),
+        load_modules: sum(|e| e.loadmap.len()),
+        cct_nodes: sum(|e| e.cct.len()),
+        values: m
+            .epochs
+            .iter()
+            .map(|e| e.values.iter().filter(|&&v| v != 0).count() as u64)
+            .sum(),
+        contexts_with_values: None,
+    })
+}
+
+/// What `info` says about one trace.
+#[derive(Debug, Default)]
+struct TraceSummary {
+    records: u64,
+    data_centric: bool,
+    flags: u64,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+}
+
+fn summarize_trace(view: &TraceView<'_>) -> TraceSummary {
+    // hpcrun writes times in order, but a trace with `trace-disorder` need not be: the span is
+    // the least and greatest time.
+    let (mut start, mut end) = (None::<u64>, None::<u64>);
+    for i in 0..view.len() {
+        if let Some(r) = view.get(i) {
+            start = Some(start.map_or(r.time, |s| s.min(r.time)));
+            end = Some(end.map_or(r.time, |e| e.max(r.time)));
+        }
+    }
+    TraceSummary {
+        records: view.len() as u64,
+        data_centric: matches!(view.records, hpcrun::TraceRecords::DataCentric(_)),
+        flags: view.flags,
+        start_ns: start,
+        end_ns: end,
+    }
+}
+
+fn insert_span(d: &mut Map<String, Value>, start: Option<u64>, end: Option<u64>) {
+    if let (Some(s), Some(e)) = (start, end) {
+        d.insert("duration_s".into(), json!(e.saturating_sub(s) as f64 / 1e9));
+        d.insert("start_ns".into(), json!(s));
+        d.insert("end_ns".into(), json!(e));
+    }
+}
+
+fn profile_details(s: &ProfileSummary) -> Map<String, Value> {
+    let mut d = Map::new();
+    if let Some(p) = &s.program {
+        d.insert("program".into(), json!(p));
+    }
+    if let Some(r) = s.rank {
+        d.insert("rank".into(), json!(r));
+    }
+    if let Some(t) = s.thread {
+        d.insert("thread".into(), json!(t));
+    }
+    d.insert("metrics".into(), json!(s.metrics));
+    if let Some(t) = &s.id_tuple {
+        d.insert("id_tuple".into(), json!(t));
+    }
+    d.insert("cct_nodes".into(), json!(s.cct_nodes));
+    d.insert("values".into(), json!(s.values));
+    if let Some(c) = s.contexts_with_values {
+        d.insert("contexts_with_values".into(), json!(c));
+    }
+    d.insert("load_modules".into(), json!(s.load_modules));
+    if let Some(e) = s.epochs {
+        d.insert("epochs".into(), json!(e));
+    }
+    d.insert("header_pairs".into(), json!(s.header_pairs));
     d
 }
 
-fn typed(v: hpcrun::MetricValue) -> Value {
-    match v {
-        hpcrun::MetricValue::Int(i) => json!(i),
-        hpcrun::MetricValue::Real(r) => json!(r),
+fn trace_details(t: &TraceSummary) -> Map<String, Value> {
+    let mut d = Map::new();
+    insert_span(&mut d, t.start_ns, t.end_ns);
+    d.insert("records".into(), json!(t.records));
+    d.insert("data_centric".into(), json!(t.data_centric));
+    d.insert("flags".into(), json!(t.flags));
+    d
+}
+
+/// One summary of a whole folder: the program, the time span over every trace, the threads and
+/// ranks, the metrics (each name once, in order of first appearance), totals.
+fn folder_info(folder: &MeasurementFolder) -> Result<Info, OpError> {
+    let mut version = None;
+    let mut program = None;
+    let mut metrics = Vec::new();
+    let mut seen_metrics = HashSet::new();
+    let mut ranks = HashSet::new();
+    let (mut profiles, mut traces) = (0u64, 0u64);
+    let (mut nodes, mut values, mut records) = (0u64, 0u64, 0u64);
+    let (mut start, mut end) = (None::<u64>, None::<u64>);
+    for file in folder_files(folder) {
+        let (name, opened) = file?;
+        let data = opened.bytes();
+        if opened.format() == Format::Hpctrace {
+            let view = TraceView::parse(data).map_err(|e| invalid_in(&name, e))?;
+            let t = summarize_trace(&view);
+            traces += 1;
+            records += t.records;
+            start = t
+                .start_ns
+                .map(|s| start.map_or(s, |x: u64| x.min(s)))
+                .or(start);
+            end = t.end_ns.map(|s| end.map_or(s, |x: u64| x.max(s))).or(end);
+            continue;
+        }
+        let s = summarize_profile(data).map_err(|e| invalid_in(&name, e))?;
+        profiles += 1;
+        version = version.or(s.version);
+        program = program.or(s.program);
+        if let Some(r) = s.rank {
+            ranks.insert(r);
+        }
+        for m in s.metrics {
+            if seen_metrics.insert(m.clone()) {
+                metrics.push(m);
+            }
+        }
+        nodes += s.cct_nodes as u64;
+        values += s.values;
+    }
+    let mut d = Map::new();
+    if let Some(p) = program {
+        d.insert("program".into(), json!(p));
+    }
+    insert_span(&mut d, start, end);
+    d.insert("threads".into(), json!(folder.threads().len()));
+    d.insert("ranks".into(), json!(ranks.len()));
+    d.insert("metrics".into(), json!(metrics));
+    d.insert("profiles".into(), json!(profiles));
+    d.insert("traces".into(), json!(traces));
+    d.insert("cct_nodes".into(), json!(nodes));
+    d.insert("values".into(), json!(values));
+    d.insert("trace_records".into(), json!(records));
+    Ok(Info {
+        format: Format::Hpcrun,
+        version: version.map_or_else(|| "?".to_owned(), |v| v.as_str().to_owned()),
+        details: d,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate
+
+/// Validates one file: the fullest check, once. A 04.00 profile is viewed and every
+/// cross-reference checked (no model is built); an older one is read into the model; a trace is
+/// viewed. Bytes after the measurement are a finding.
+fn validate_file(format: Format, data: &[u8]) -> Result<Option<Finding>, hpcrun::Error> {
+    if format == Format::Hpctrace {
+        // A trace has no end marker: records run to the end of the file, and a cut final record
+        // is a truncation, so nothing can trail it.
+        TraceView::parse(data)?.validate()?;
+        return Ok(None);
+    }
+    if hpcrun::detect_version(data)? == Version::V0400B {
+        let view = V4View::parse_prefix(data)?;
+        view.validate()?;
+        return Ok(trailing(view.end(), data.len()));
+    }
+    let (_, end) = hpcrun::read_measurement_prefix(data)?;
+    Ok(trailing(end, data.len()))
+}
+
+/// Validates every file of a folder; the first damaged file ends it, named in the error.
+fn validate_folder(folder: &MeasurementFolder) -> Result<Validated, OpError> {
+    let mut findings = Vec::new();
+    for file in folder_files(folder) {
+        let (name, opened) = file?;
+        let found =
+            validate_file(opened.format(), opened.bytes()).map_err(|e| invalid_in(&name, e))?;
+        findings.extend(found);
+    }
+    Ok(Validated { findings })
+}
+
+// ---------------------------------------------------------------------------------------------
+// dump
+
+/// The dump header.
+#[derive(Serialize)]
+struct Header<'a> {
+    format: Format,
+    version: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data_centric: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_flags: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<usize>,
+}
+
+/// The kind of a file of a folder.
+#[derive(Serialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum FileKind {
+    Profile,
+    Trace,
+}
+
+/// One dump record (schema in the CLI README, section hpcrun).
+#[derive(Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum Record<'a> {
+    /// A file of a folder; the records after it, up to the next `file`, carry its id.
+    File {
+        id: u32,
+        name: &'a str,
+        kind: FileKind,
+        version: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rank: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thread: Option<u64>,
+    },
+    HeaderPair {
+        name: &'a Text,
+        value: &'a Text,
+    },
+    Epoch {
+        epoch: usize,
+        flags: u64,
+        logical_unwind: bool,
+        ra_distance: u32,
+        granularity: u64,
+    },
+    EpochPair {
+        epoch: usize,
+        name: &'a Text,
+        value: &'a Text,
+    },
+    Metric {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        epoch: Option<usize>,
+        id: usize,
+        name: &'a Text,
+        value_format: Cow<'static, str>,
+        #[serde(flatten)]
+        flags: MetricFlags,
+        period: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a Text>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        formula: Option<&'a Text>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<&'a Text>,
+        #[serde(flatten)]
+        aux: Option<MetricAux>,
+    },
+    LoadModule {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        epoch: Option<usize>,
+        id: u16,
+        name: &'a Text,
+        flags: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        vaddr: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mapaddr: Option<u64>,
+    },
+    Node {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        epoch: Option<usize>,
+        id: i32,
+        parent: Option<i32>,
+        lm_id: u16,
+        ip: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unwound: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lush_assoc: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lush_lip: Option<[u64; 2]>,
+    },
+    Value {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        epoch: Option<usize>,
+        node: i32,
+        metric: u16,
+        value: Number,
+    },
+    DictionaryEntry {
+        kind: u16,
+        name: &'a Text,
+    },
+    IdTupleEntry {
+        index: usize,
+        kind: Cow<'a, str>,
+        kind_id: u16,
+        interpretation: hpcrun::Interpretation,
+        physical: u64,
+        logical: u64,
+    },
+    Sample {
+        time_ns: u64,
+        node: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        metric: Option<u32>,
+    },
+    /// Bytes after the end of the measurement (what `validate` reports as a finding).
+    TrailingData {
+        offset: u64,
+        size: u64,
+    },
+}
+
+/// A metric value as a JSON number: an integer or a double, by the metric's value format.
+#[derive(Serialize, Clone, Copy)]
+#[serde(untagged)]
+enum Number {
+    Int(u64),
+    Real(f64),
+}
+
+impl From<hpcrun::MetricValue> for Number {
+    fn from(v: hpcrun::MetricValue) -> Self {
+        match v {
+            hpcrun::MetricValue::Int(i) => Number::Int(i),
+            hpcrun::MetricValue::Real(r) => Number::Real(r),
+        }
     }
 }
 
-/// The model as JSON, with metric values typed by their metric's value format (the model keeps
-/// the raw bits): dense `values` become numbers, sparse `{value, metric}` pairs get a typed
-/// `value`.
-fn typed_dump(m: &hpcrun::Measurement) -> Result<Value, OpError> {
-    let mut doc = serde_json::to_value(m).map_err(std::io::Error::other)?;
-    for (e, epoch) in m.epochs.iter().enumerate() {
-        let nm = epoch.metrics.len().max(1);
-        let typed_values: Vec<Value> = (0..epoch.values.len())
-            .filter_map(|i| epoch.value(i / nm, i % nm).map(typed))
-            .collect();
-        doc["epochs"][e]["values"] = Value::Array(typed_values);
+/// A metric's flags, named: `legacy_flags` for 02.00l and 01.98b, the fields for later versions.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MetricFlags {
+    Legacy {
+        legacy_flags: u64,
+    },
+    Fields {
+        kind: Cow<'static, str>,
+        value_type: Cow<'static, str>,
+        partner: u16,
+        show: bool,
+        show_percent: bool,
+        move2proc: u8,
+        unused: u64,
+    },
+}
+
+#[derive(Serialize)]
+struct MetricAux {
+    is_frequency: u16,
+    is_multiplexed: u16,
+    threshold_mean: f64,
+    num_samples: u64,
+}
+
+fn named(code: u8, names: &[&'static str]) -> Cow<'static, str> {
+    names.get(usize::from(code)).map_or_else(
+        || Cow::Owned(format!("unknown_{code}")),
+        |n| Cow::Borrowed(*n),
+    )
+}
+
+fn metric_record<'a>(
+    epoch: Option<usize>,
+    id: usize,
+    d: &'a hpcrun::MetricDesc,
+    legacy: bool,
+) -> Record<'a> {
+    let (flags, value_format) = match d.flags {
+        hpcrun::MetricFlags::Legacy(bits) => (
+            MetricFlags::Legacy { legacy_flags: bits },
+            Cow::Borrowed(d.value_format().as_str()),
+        ),
+        hpcrun::MetricFlags::Fields(f) => (
+            MetricFlags::Fields {
+                kind: named(f.kind, &["null", "raw", "final", "derived"]),
+                value_type: named(f.value_type, &["null", "inclusive", "exclusive"]),
+                partner: f.partner,
+                show: f.show != 0,
+                show_percent: f.show_percent != 0,
+                move2proc: f.move2proc,
+                unused: f.unused,
+            },
+            named(f.value_format, &["null", "int", "real"]),
+        ),
+    };
+    let text = |t: &'a Text| (!legacy).then_some(t);
+    Record::Metric {
+        epoch,
+        id,
+        name: &d.name,
+        value_format,
+        flags,
+        period: d.period,
+        description: text(&d.description),
+        formula: text(&d.formula),
+        format: text(&d.format),
+        aux: d.aux.map(|a| MetricAux {
+            is_frequency: a.is_frequency,
+            is_multiplexed: a.is_multiplexed,
+            threshold_mean: a.threshold_mean,
+            num_samples: a.num_samples,
+        }),
     }
-    if let Some(sparse) = &m.sparse {
-        let metrics = m.epochs.first().map_or(&[][..], |e| &e.metrics[..]);
-        let values: Vec<Value> = sparse
-            .values
-            .iter()
-            .map(|v| {
-                let format = metrics
-                    .get(v.metric as usize)
-                    .map_or(hpcrun::ValueFormat::Unknown, hpcrun::MetricDesc::value_format);
-                json!({"metric": v.metric, "value": typed(hpcrun::MetricValue::from_bits(v.value, format))})
-            })
-            .collect();
-        doc["sparse"]["values"] = Value::Array(values);
+}
+
+/// Records into the dump, each carrying the id of its file in a folder.
+struct Sink<'d, 'w> {
+    dump: &'d mut Dump<'w>,
+    file: Option<u32>,
+}
+
+impl Sink<'_, '_> {
+    fn put(&mut self, record: Record<'_>) -> Result<(), OpError> {
+        #[derive(Serialize)]
+        struct InFile<'r> {
+            #[serde(flatten)]
+            record: Record<'r>,
+            file: u32,
+        }
+        match self.file {
+            None => self.dump.record(&record),
+            Some(file) => self.dump.record(&InFile { record, file }),
+        }
     }
-    Ok(doc)
+}
+
+fn dump_v4(view: &V4View<'_>, data_len: usize, out: &mut Sink<'_, '_>) -> Result<(), OpError> {
+    // The cross-references are checked first (one pass, nothing allocated per record), so that
+    // every value record below names a node and a metric that exist.
+    view.validate().map_err(invalid)?;
+    for p in &view.header {
+        out.put(Record::HeaderPair {
+            name: &p.name,
+            value: &p.value,
+        })?;
+    }
+    for (id, d) in view.metrics.iter().enumerate() {
+        out.put(metric_record(None, id, d, false))?;
+    }
+    for lm in &view.loadmap {
+        out.put(Record::LoadModule {
+            epoch: None,
+            id: lm.id,
+            name: &lm.name,
+            flags: lm.flags,
+            vaddr: None,
+            mapaddr: None,
+        })?;
+    }
+    for n in view.cct {
+        let parent = n.parent.get();
+        out.put(Record::Node {
+            epoch: None,
+            id: n.id.get(),
+            parent: (parent != 0).then_some(parent),
+            lm_id: n.lm_id.get(),
+            ip: n.lm_ip.get(),
+            unwound: Some(n.flags & hpcrun::raw::CCT_FLAG_UNWOUND != 0),
+            lush_assoc: None,
+            lush_lip: None,
+        })?;
+    }
+    for d in &view.dictionary {
+        out.put(Record::DictionaryEntry {
+            kind: d.kind,
+            name: &d.name,
+        })?;
+    }
+    let tuple = view.id_tuple.iter().map(|r| hpcrun::IdTupleEntry {
+        kind: r.kind.get(),
+        physical: r.physical.get(),
+        logical: r.logical.get(),
+    });
+    for (index, (id, name)) in hpcrun::name_id_tuple(&view.dictionary, tuple)
+        .into_iter()
+        .enumerate()
+    {
+        out.put(Record::IdTupleEntry {
+            index,
+            kind: name.map_or_else(
+                || Cow::Owned(format!("unknown_{}", id.kind_id())),
+                |n| Cow::Owned(n.to_string().to_lowercase()),
+            ),
+            kind_id: id.kind_id(),
+            interpretation: id.interpretation_kind(),
+            physical: id.physical,
+            logical: id.logical,
+        })?;
+    }
+    for i in 0..view.contexts.len().saturating_sub(1) {
+        let node = view.contexts[i].ctx.get() as i32;
+        for (metric, value) in view.context_values(i) {
+            out.put(Record::Value {
+                epoch: None,
+                node,
+                metric,
+                value: value.into(),
+            })?;
+        }
+    }
+    if let Some(Finding::TrailingData { offset, size }) = trailing(view.end(), data_len) {
+        out.put(Record::TrailingData { offset, size })?;
+    }
+    Ok(())
+}
+
+fn dump_epochs(m: &hpcrun::Measurement, out: &mut Sink<'_, '_>) -> Result<(), OpError> {
+    let legacy = m.version.is_legacy();
+    for p in &m.header {
+        out.put(Record::HeaderPair {
+            name: &p.name,
+            value: &p.value,
+        })?;
+    }
+    for (ei, e) in m.epochs.iter().enumerate() {
+        let epoch = Some(ei);
+        if let Some(h) = &e.header {
+            out.put(Record::Epoch {
+                epoch: ei,
+                flags: h.flags,
+                logical_unwind: h.is_logical_unwind(),
+                ra_distance: h.ra_distance,
+                granularity: h.granularity,
+            })?;
+            for p in &h.nvpairs {
+                out.put(Record::EpochPair {
+                    epoch: ei,
+                    name: &p.name,
+                    value: &p.value,
+                })?;
+            }
+        }
+        for (id, d) in e.metrics.iter().enumerate() {
+            out.put(metric_record(epoch, id, d, legacy))?;
+        }
+        for lm in &e.loadmap {
+            out.put(Record::LoadModule {
+                epoch,
+                id: lm.id,
+                name: &lm.name,
+                flags: lm.flags,
+                vaddr: legacy.then_some(lm.vaddr),
+                mapaddr: legacy.then_some(lm.mapaddr),
+            })?;
+        }
+        for n in &e.cct {
+            out.put(Record::Node {
+                epoch,
+                id: n.id,
+                parent: (n.parent != 0).then_some(n.parent),
+                lm_id: n.lm_id,
+                ip: n.ip,
+                unwound: None,
+                lush_assoc: n.lush.map(|l| l.assoc),
+                lush_lip: n.lush.map(|l| l.lip),
+            })?;
+        }
+        let values = hpcrun::NodeValues::new(m, ei);
+        for (i, n) in e.cct.iter().enumerate() {
+            for (metric, value) in values.of(i) {
+                out.put(Record::Value {
+                    epoch,
+                    node: n.id,
+                    metric,
+                    value: value.into(),
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn dump_trace(view: &TraceView<'_>, out: &mut Sink<'_, '_>) -> Result<(), OpError> {
+    for r in view.iter() {
+        let r = r.map_err(invalid)?;
+        out.put(Record::Sample {
+            time_ns: r.time,
+            node: r.ctx,
+            metric: r.metric,
+        })?;
+    }
+    Ok(())
+}
+
+/// Dumps one profile's records (the header is the caller's).
+fn dump_profile(data: &[u8], out: &mut Sink<'_, '_>) -> Result<(), OpError> {
+    if hpcrun::detect_version(data).map_err(invalid)? == Version::V0400B {
+        let view = V4View::parse_prefix(data).map_err(invalid)?;
+        return dump_v4(&view, data.len(), out);
+    }
+    let (m, end) = hpcrun::read_measurement_prefix(data).map_err(invalid)?;
+    dump_epochs(&m, out)?;
+    if let Some(Finding::TrailingData { offset, size }) = trailing(end, data.len()) {
+        out.put(Record::TrailingData { offset, size })?;
+    }
+    Ok(())
+}
+
+fn profile_version(data: &[u8]) -> Result<&'static str, hpcrun::Error> {
+    let v = hpcrun::detect_version(data)?;
+    if v == Version::V0200B {
+        // Which 02.00b layout only the full read tells.
+        return Ok(hpcrun::read_measurement_prefix(data)?.0.version.as_str());
+    }
+    Ok(v.as_str())
+}
+
+fn dump_folder(folder: &MeasurementFolder, dump: &mut Dump<'_>) -> Result<(), OpError> {
+    let files: Vec<&Path> = folder.files().collect();
+    dump.header(&Header {
+        format: Format::Hpcrun,
+        version: "measurement folder",
+        data_centric: None,
+        trace_flags: None,
+        files: Some(files.len()),
+    })?;
+    let mut id = 0u32;
+    for thread in folder.threads() {
+        for (path, kind) in [
+            (thread.profile.as_deref(), FileKind::Profile),
+            (thread.trace.as_deref(), FileKind::Trace),
+        ] {
+            let Some(path) = path else { continue };
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let opened = profcodec::open(path).map_err(|e| OpError::invalid(e, None))?;
+            let data = opened.bytes();
+            let named = |e: OpError| match e {
+                OpError::Invalid { message, offset } => OpError::Invalid {
+                    message: format!("{name}: {message}"),
+                    offset,
+                },
+                other => other,
+            };
+            let version = match kind {
+                FileKind::Profile => profile_version(data).map_err(|e| invalid_in(&name, e))?,
+                FileKind::Trace => TraceView::parse(data)
+                    .map_err(|e| invalid_in(&name, e))?
+                    .version
+                    .as_str(),
+            };
+            dump.record(&Record::File {
+                id,
+                name: &name,
+                kind,
+                version,
+                rank: thread.rank,
+                thread: thread.thread,
+            })?;
+            let mut sink = Sink {
+                dump,
+                file: Some(id),
+            };
+            match kind {
+                FileKind::Profile => dump_profile(data, &mut sink).map_err(named)?,
+                FileKind::Trace => {
+                    let view = TraceView::parse(data).map_err(|e| invalid_in(&name, e))?;
+                    dump_trace(&view, &mut sink).map_err(named)?;
+                }
+            }
+            id += 1;
+        }
+    }
+    Ok(())
 }
 
 impl Codec for Hpcrun {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
+        if let Some(folder) = folder(input) {
+            return folder_info(&folder?);
+        }
+        let data = input.bytes();
         if input.format() == Format::Hpctrace {
-            let t = trace(input)?;
-            let mut d = Map::new();
-            d.insert("flags".into(), json!(format!("{:#x}", t.flags)));
-            d.insert("data-centric".into(), json!(t.is_data_centric()));
-            d.insert("records".into(), json!(t.records.len()));
-            if let (Some(a), Some(b)) = (t.records.first(), t.records.last()) {
-                d.insert("first time (ns)".into(), json!(a.time));
-                d.insert("last time (ns)".into(), json!(b.time));
-            }
-            let version = String::from_utf8_lossy(&t.version.magic()[18..]).into_owned();
+            let view = TraceView::parse(data).map_err(invalid)?;
             return Ok(Info {
                 format: input.format(),
-                version,
-                details: d,
+                version: view.version.as_str().to_owned(),
+                details: trace_details(&summarize_trace(&view)),
             });
         }
-        let m = measurement(input)?;
+        let s = summarize_profile(data).map_err(invalid)?;
         Ok(Info {
             format: input.format(),
-            version: m.version.as_str().to_owned(),
-            details: measurement_info(&m),
+            version: s.version.map_or("?", Version::as_str).to_owned(),
+            details: profile_details(&s),
         })
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
-        // Findings (trailing data) are not reported yet by this format.
-        let checked = || -> Result<(), OpError> {
-            let data = input.bytes();
-            if input.format() == Format::Hpctrace {
-                return hpcrun::TraceView::parse(data)
-                    .and_then(|v| v.validate())
-                    .map_err(invalid);
-            }
-            if hpcrun::detect_version(data).map_err(invalid)? == hpcrun::Version::V0400B {
-                return hpcrun::V4View::parse(data)
-                    .and_then(|v| v.validate())
-                    .map_err(invalid);
-            }
-            measurement(input).map(drop)
-        };
-        checked().map(|()| Validated::default())
+        if let Some(folder) = folder(input) {
+            return validate_folder(&folder?);
+        }
+        let found = validate_file(input.format(), input.bytes()).map_err(invalid)?;
+        Ok(Validated {
+            findings: found.into_iter().collect(),
+        })
     }
 
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
-        // The whole document as one record until this format streams its records.
-        let mut buf = Vec::new();
-        let out: &mut dyn std::io::Write = &mut buf;
-        let mut whole = || -> Result<(), OpError> {
-            if input.format() == Format::Hpctrace {
-                return write_json(out, &trace(input)?);
-            }
-            let m = measurement(input)?;
-            write_json(out, &typed_dump(&m)?)
-        };
-        whole()?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&buf).map_err(std::io::Error::other)?;
-        dump.record(&value)
+        if let Some(folder) = folder(input) {
+            return dump_folder(&folder?, dump);
+        }
+        let data = input.bytes();
+        if input.format() == Format::Hpctrace {
+            let view = TraceView::parse(data).map_err(invalid)?;
+            dump.header(&Header {
+                format: input.format(),
+                version: view.version.as_str(),
+                data_centric: Some(matches!(view.records, hpcrun::TraceRecords::DataCentric(_))),
+                trace_flags: Some(view.flags),
+                files: None,
+            })?;
+            return dump_trace(&view, &mut Sink { dump, file: None });
+        }
+        dump.header(&Header {
+            format: input.format(),
+            version: profile_version(data).map_err(invalid)?,
+            data_centric: None,
+            trace_flags: None,
+            files: None,
+        })?;
+        dump_profile(data, &mut Sink { dump, file: None })
     }
 
     fn rewrite(
@@ -165,12 +889,19 @@ impl Codec for Hpcrun {
         out: &Path,
         options: &RewriteOptions,
     ) -> Result<RewriteReport, OpError> {
+        if input.path().is_dir() {
+            return Err(OpError::Usage(
+                "a measurement folder is rewritten one file at a time: name a .hpcrun or \
+                 .hpctrace file"
+                    .to_owned(),
+            ));
+        }
         let target = options
             .to
             .as_deref()
             .map(|t| t.trim_end_matches(['b', 'l']));
         if input.format() == Format::Hpctrace {
-            let mut t = trace(input)?;
+            let mut t = hpcrun::read_trace(input.bytes()).map_err(invalid)?;
             match target {
                 None => {}
                 Some("01.01") => t.version = hpcrun::TraceVersion::V0101B,
@@ -184,8 +915,9 @@ impl Codec for Hpcrun {
             std::fs::write(out, hpcrun::write_trace(&t))?;
             return Ok(RewriteReport::default());
         }
-        let m = measurement(input)?;
-        let (m, dropped) = match target {
+        let data = input.bytes();
+        let (m, end) = hpcrun::read_measurement_prefix(data).map_err(invalid)?;
+        let (m, mut dropped) = match target {
             None => (m, Vec::new()),
             Some(to) if to == &m.version.as_str()[..5] => (m, Vec::new()),
             Some("04.00") => hpcrun::migrate::to_v4(&m),
@@ -196,6 +928,11 @@ impl Codec for Hpcrun {
                 )));
             }
         };
+        if let Some(Finding::TrailingData { offset, size }) = trailing(end, data.len()) {
+            dropped.push(format!(
+                "{size} bytes after the end of the measurement (at byte {offset:#x})"
+            ));
+        }
         let bytes = hpcrun::write_measurement(&m).map_err(|e| OpError::Usage(e.to_string()))?;
         std::fs::write(out, bytes)?;
         Ok(RewriteReport {
@@ -209,15 +946,28 @@ impl Codec for Hpcrun {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::ops::dump::{DumpLayout, DumpOptions};
+
+    fn testdata_path(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/hpcrun")
+            .join(name)
+    }
 
     fn testdata(name: &str) -> Opened {
-        profcodec::open(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../testdata/hpcrun")
-                .join(name),
-        )
-        .unwrap()
+        profcodec::open(testdata_path(name)).unwrap()
     }
+
+    const TESTDATA: [&str; 8] = [
+        "demo-02.00l.hpcrun",
+        "demo-01.98b.hpcrun",
+        "demo-02.00b.hpcrun",
+        "demo-02.00b-no-aux.hpcrun",
+        "demo-03.00b.hpcrun",
+        "demo-04.00b.hpcrun",
+        "demo.hpctrace",
+        "demo-datacentric.hpctrace",
+    ];
 
     #[test]
     fn migration_reports_what_it_dropped_and_writes_a_valid_04_00_file() {
@@ -229,10 +979,10 @@ mod tests {
             .unwrap();
         assert!(report.dropped.iter().any(|d| d.contains("vaddr")));
         let migrated = profcodec::open(&out).unwrap();
-        Hpcrun.validate(&migrated).unwrap();
+        assert!(Hpcrun.validate(&migrated).unwrap().findings.is_empty());
         let info = Hpcrun.info(&migrated).unwrap();
         assert_eq!(info.version, "04.00b");
-        assert_eq!(info.details["sparse values"], json!(6));
+        assert_eq!(info.details["values"], json!(6));
         assert!(matches!(
             Hpcrun.rewrite(&input, &out, &RewriteOptions::to("03.00")),
             Err(OpError::Usage(_))
@@ -240,20 +990,11 @@ mod tests {
     }
 
     #[test]
-    fn every_testdata_file_rewrites_identically_and_dumps() {
+    fn every_testdata_file_rewrites_identically_and_dumps_flat_records() {
         let dir = tempfile::tempdir().unwrap();
-        for name in [
-            "demo-02.00l.hpcrun",
-            "demo-01.98b.hpcrun",
-            "demo-02.00b.hpcrun",
-            "demo-02.00b-no-aux.hpcrun",
-            "demo-03.00b.hpcrun",
-            "demo-04.00b.hpcrun",
-            "demo.hpctrace",
-            "demo-datacentric.hpctrace",
-        ] {
+        for name in TESTDATA {
             let input = testdata(name);
-            Hpcrun.validate(&input).unwrap();
+            assert!(Hpcrun.validate(&input).unwrap().findings.is_empty());
             let out = dir.path().join(name);
             let report = Hpcrun
                 .rewrite(&input, &out, &RewriteOptions::default())
@@ -261,12 +1002,137 @@ mod tests {
             assert!(report.dropped.is_empty());
             assert_eq!(std::fs::read(&out).unwrap(), input.bytes(), "{name}");
             let doc = crate::ops::dump::dump_value(&Hpcrun, &input);
-            assert!(doc["records"][0].get("version").is_some(), "{name}");
+            assert!(doc["header"]["version"].is_string(), "{name}");
+            for line in ndjson(&input).lines().skip(1) {
+                assert!(line.starts_with("{\"record\":"), "{name}: {line}");
+            }
+            for r in doc["records"].as_array().unwrap() {
+                let r = r.as_object().unwrap();
+                // Flat: no record holds an object, and keys are snake_case.
+                assert!(r.values().all(|v| !v.is_object()), "{name}: {r:?}");
+                assert!(
+                    r.keys()
+                        .all(|k| !k.contains(|c: char| c.is_ascii_uppercase() || c == ' '))
+                );
+            }
+            let info = Hpcrun.info(&input).unwrap();
+            assert!(info.details.keys().all(|k| !k.contains(' ')), "{name}");
         }
         let doc = crate::ops::dump::dump_value(&Hpcrun, &testdata("demo-04.00b.hpcrun"));
-        assert_eq!(
-            doc["records"][0]["sparse"]["values"][3]["value"],
-            json!(0.035)
+        let records = doc["records"].as_array().unwrap();
+        let values: Vec<&Value> = records.iter().filter(|r| r["record"] == "value").collect();
+        assert_eq!(values[3]["value"], json!(0.035));
+        let node = records.iter().find(|r| r["record"] == "node").unwrap();
+        assert!(node["parent"].is_null() || node["parent"].is_number());
+        let tuple: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["record"] == "id_tuple_entry")
+            .collect();
+        assert!(
+            tuple
+                .iter()
+                .all(|t| t["kind"].is_string() && t["interpretation"].is_string())
         );
+        let metric = records.iter().find(|r| r["record"] == "metric").unwrap();
+        assert!(metric["kind"].is_string() && metric["value_format"].is_string());
+    }
+
+    #[test]
+    fn trailing_bytes_are_a_finding_and_the_last_dump_record() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "demo-04.00b.hpcrun",
+            "demo-02.00l.hpcrun",
+            "demo-02.00b.hpcrun",
+        ] {
+            let mut data = std::fs::read(testdata_path(name)).unwrap();
+            let end = data.len() as u64;
+            data.extend_from_slice(&[0x55; 300]);
+            let path = dir.path().join(name);
+            std::fs::write(&path, &data).unwrap();
+            let input = profcodec::open(&path).unwrap();
+            let validated = Hpcrun.validate(&input).unwrap();
+            assert_eq!(
+                validated.findings,
+                [Finding::TrailingData {
+                    offset: end,
+                    size: 300
+                }],
+                "{name}"
+            );
+            let doc = crate::ops::dump::dump_value(&Hpcrun, &input);
+            let last = doc["records"].as_array().unwrap().last().unwrap().clone();
+            assert_eq!(
+                last,
+                json!({"record": "trailing_data", "offset": end, "size": 300})
+            );
+            let out = dir.path().join(format!("out-{name}"));
+            let report = Hpcrun
+                .rewrite(&input, &out, &RewriteOptions::default())
+                .unwrap();
+            assert!(report.dropped[0].contains("300 bytes"), "{name}");
+            assert_eq!(std::fs::read(&out).unwrap(), &data[..end as usize]);
+        }
+    }
+
+    /// The dump as ndjson text, whose keys keep their order.
+    fn ndjson(input: &Opened) -> String {
+        let mut out = Vec::new();
+        let mut dump = Dump::new(
+            &mut out,
+            DumpOptions {
+                layout: DumpLayout::Ndjson,
+                pretty: false,
+            },
+        );
+        Hpcrun.dump(input, &mut dump).unwrap();
+        dump.finish().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn dump_folder_value(folder: &MeasurementFolder) -> Value {
+        let mut out = Vec::new();
+        let mut dump = Dump::new(
+            &mut out,
+            DumpOptions {
+                layout: DumpLayout::Json,
+                pretty: false,
+            },
+        );
+        dump_folder(folder, &mut dump).unwrap();
+        dump.finish().unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn a_measurement_folder_is_one_input() {
+        let Some(corpus) = std::env::var_os("PROFCODEC_CORPUS") else {
+            return;
+        };
+        let dir = Path::new(&corpus).join("hpctoolkit/meas/loops-cputime-t.m");
+        let folder = MeasurementFolder::open(&dir).unwrap();
+        let info = folder_info(&folder).unwrap();
+        assert_eq!(info.version, "04.00b");
+        assert!(info.details["program"].is_string());
+        assert_eq!(info.details["threads"], json!(4));
+        assert_eq!(info.details["profiles"], json!(4));
+        assert_eq!(info.details["traces"], json!(4));
+        assert!(info.details["duration_s"].as_f64().unwrap() > 0.0);
+        assert!(!info.details["metrics"].as_array().unwrap().is_empty());
+        assert!(validate_folder(&folder).unwrap().findings.is_empty());
+        let doc = dump_folder_value(&folder);
+        assert_eq!(doc["header"]["files"], json!(8));
+        let records = doc["records"].as_array().unwrap();
+        let files: Vec<&Value> = records.iter().filter(|r| r["record"] == "file").collect();
+        assert_eq!(files.len(), 8);
+        assert_eq!(files[1]["kind"], "trace");
+        assert!(
+            records
+                .iter()
+                .filter(|r| r["record"] != "file")
+                .all(|r| r["file"].is_u64())
+        );
+        let samples = records.iter().filter(|r| r["record"] == "sample").count() as u64;
+        assert_eq!(json!(samples), info.details["trace_records"]);
     }
 }

@@ -54,59 +54,102 @@ pub(crate) fn bad_magic(data: &[u8]) -> Error {
 }
 
 /// Reads a measurement file of any version into the owned model.
+///
+/// The file must end where the measurement ends: bytes after a 04.00 footer or after the last
+/// epoch are [`Error::TrailingData`] ([`read_measurement_prefix`] reads such a file and says
+/// where the measurement ends).
+///
+/// Time and memory are linear in the input: every count is checked against the bytes left
+/// before anything is allocated for it, and each byte is decoded once (a 02.00b file at most
+/// twice, once per metric layout).
 pub fn read_measurement(data: &[u8]) -> Result<Measurement, Error> {
+    let (m, end) = read_measurement_prefix(data)?;
+    no_trailing(data, end)?;
+    Ok(m)
+}
+
+/// Reads the measurement at the start of `data` and returns it with the offset where it ends:
+/// the end of the 04.00 footer ([`V4View::parse_prefix`]), or of the last epoch (epochs end
+/// where the next bytes do not start with `EPOCH___`). Bytes after that offset are trailing
+/// data, which hpcrun never writes.
+pub fn read_measurement_prefix(data: &[u8]) -> Result<(Measurement, u64), Error> {
     match detect_version(data)? {
-        Version::V0400B => V4View::parse(data)?.to_model(),
+        Version::V0400B => {
+            let view = V4View::parse_prefix(data)?;
+            Ok((view.to_model()?, view.end()))
+        }
         Version::V0200B => {
-            // hpcrun.md, 02.00b gotcha: releases 2016.12 and 2017.06 wrote 02.00b without the
-            // four auxiliary metric fields. Try the later layout first, then the earlier one.
-            match epochs::read(data, Version::V0200B) {
-                Ok(m) => Ok(m),
-                Err(with_aux) => match epochs::read(data, Version::V0200BNoAux) {
-                    Ok(m) => Ok(m),
-                    Err(without) => Err(
-                        if without.offset().unwrap_or(0) > with_aux.offset().unwrap_or(0) {
-                            without
-                        } else {
-                            with_aux
-                        },
-                    ),
-                },
+            // `crate::format`, 02.00b gotcha: releases 2016.12 and 2017.06 wrote 02.00b without the
+            // four auxiliary metric fields. Try the later layout first, then the earlier one;
+            // a layout that reads the whole file wins, else the one that got further (a
+            // layout that stops early on bytes it takes for trailing data loses to one that
+            // reads on to a cut epoch).
+            let len = data.len() as u64;
+            let with_aux = epochs::read_prefix(data, Version::V0200B);
+            if matches!(with_aux, Ok((_, end)) if end == len) {
+                return with_aux;
+            }
+            let without = epochs::read_prefix(data, Version::V0200BNoAux);
+            // How far a layout got: where its epochs end, or where its damage is.
+            let reach = |r: &Result<(Measurement, u64), Error>| match r {
+                Ok((_, end)) => (*end, true),
+                Err(e) => (e.offset().unwrap_or(0), false),
+            };
+            if reach(&without) > reach(&with_aux) {
+                without
+            } else {
+                with_aux
             }
         }
-        v => epochs::read(data, v),
+        v => epochs::read_prefix(data, v),
     }
+}
+
+/// [`Error::TrailingData`] when the stream ends at `end` before the end of `data`.
+pub(crate) fn no_trailing(data: &[u8], end: u64) -> Result<(), Error> {
+    let len = data.len() as u64;
+    if end < len {
+        return Err(Error::TrailingData {
+            offset: end,
+            size: len - end,
+        });
+    }
+    Ok(())
 }
 
 /// Reads a measurement as far as it is intact: the epochs (or, for 04.00, nothing) read before the
 /// first damage, and that damage. Epoch versions are a stream of epochs, so a truncated file keeps
-/// every complete epoch.
+/// every complete epoch; bytes after the last epoch that do not start another are
+/// [`Error::TrailingData`], with every epoch kept.
 pub fn read_measurement_partial(data: &[u8]) -> (Option<Measurement>, Option<Error>) {
     match read_measurement(data) {
         Ok(m) => (Some(m), None),
         Err(e) => match detect_version(data) {
             Ok(v) if v.has_epochs() => {
-                let v = if v == Version::V0200B {
-                    // The layout whose damage came later read more.
-                    let a = epochs::read_partial(data, Version::V0200B);
-                    let b = epochs::read_partial(data, Version::V0200BNoAux);
+                let partial = |v| {
+                    let (m, err, end) = epochs::read_partial(data, v);
+                    let err = err.or_else(|| no_trailing(data, end).err());
+                    (m, err)
+                };
+                if v == Version::V0200B {
+                    // The layout that kept more epochs read more.
+                    let a = partial(Version::V0200B);
+                    let b = partial(Version::V0200BNoAux);
                     if b.0.as_ref().map_or(0, |m| m.epochs.len())
                         > a.0.as_ref().map_or(0, |m| m.epochs.len())
                     {
                         return b;
                     }
                     return a;
-                } else {
-                    v
-                };
-                epochs::read_partial(data, v)
+                }
+                partial(v)
             }
             _ => (None, Some(e)),
         },
     }
 }
 
-/// A byte reader of one byte order over a cursor: the primitives of hpcrun.md.
+/// A byte reader of one byte order over a cursor: the primitives of `crate::format`.
 pub(crate) struct Rd<'a> {
     pub(crate) c: Cursor<'a>,
     pub(crate) le: bool,

@@ -1,4 +1,4 @@
-//! `.hpctrace` (hpcrun.md, ".hpctrace 01.01b"; hpcrun-fmt.c, `hpctrace_fmt_hdr_fread`,
+//! `.hpctrace` (`crate::format`, ".hpctrace 01.01b"; hpcrun-fmt.c, `hpctrace_fmt_hdr_fread`,
 //! `hpctrace_fmt_datum_fread`): a 24-byte magic, u64 flags (01.01 only), then fixed-size
 //! big-endian records to the end of the file.
 
@@ -37,6 +37,10 @@ impl<'a> TraceView<'a> {
     /// Reads the header and views the records. A cut final record is not an error here: it is
     /// left in [`TraceView::tail`] and reported by [`TraceView::validate`], so that a truncated
     /// trace still yields every complete record.
+    ///
+    /// O(1) time and no allocation: the records are a view of the input. A trace has no end
+    /// marker, so no byte after the header can be trailing data: the bytes after the last whole
+    /// record are a record cut short.
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
         let mut c = Cursor::new(data, 0);
         let magic = c.bytes(18, "magic").map_err(|_| super::bad_magic(data))?;

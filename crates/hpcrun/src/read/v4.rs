@@ -1,4 +1,4 @@
-//! 04.00b: sections found through the footer (hpcrun.md, "04.00b (current)"; write_data.c).
+//! 04.00b: sections found through the footer (`crate::format`, "04.00b (current)"; write_data.c).
 
 use binrw::BinRead;
 use profcodec_common::{Cursor, checked_capacity};
@@ -88,9 +88,63 @@ fn slice<'a, T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
     <[T]>::ref_from_bytes(bytes).map_err(|_| Error::bad(at, what, "whole records", count))
 }
 
+/// Where the measurement in `data` ends: after the footer at the end of the file when the file
+/// ends with the footer magic (as every file hpcrun writes does), else after the first footer
+/// found earlier whose `footer_start` field names its own offset (trailing data follows it). One
+/// pass over the bytes, O(1) per occurrence of the magic. `data.len()` when none is found (the
+/// footer check then reports the damage).
+fn footer_end(data: &[u8]) -> usize {
+    let magic = raw::FOOTER_MAGIC.to_be_bytes();
+    if data.ends_with(&magic) || data.len() < 24 + FOOTER_SIZE {
+        return data.len();
+    }
+    // The magic is the footer's last 8 bytes and footer_start the 8 before them.
+    let first_magic = 24 + FOOTER_SIZE - 8;
+    for (i, window) in data[first_magic..].windows(8).enumerate() {
+        if window != magic {
+            continue;
+        }
+        crate::work::add(1);
+        let magic_at = first_magic + i;
+        let start = magic_at + 8 - FOOTER_SIZE;
+        let mut field = [0u8; 8];
+        field.copy_from_slice(&data[magic_at - 8..magic_at]);
+        if u64::from_be_bytes(field) == start as u64 {
+            return magic_at + 8;
+        }
+    }
+    data.len()
+}
+
 impl<'a> V4View<'a> {
     /// Reads the footer and every section's structure (the CCT and sparse arrays are not copied).
+    ///
+    /// The file must end with the footer ([`Error::TrailingData`] otherwise; see
+    /// [`V4View::parse_prefix`]). Time is O(1) beyond the small tables (header, load map,
+    /// metric table, dictionary), whose decoding is linear in their bytes; nothing is allocated
+    /// for the CCT or the sparse arrays.
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let view = Self::parse_prefix(data)?;
+        super::no_trailing(data, view.end())?;
+        Ok(view)
+    }
+
+    /// As [`V4View::parse`], for a file that may carry bytes after its footer: the footer is the
+    /// one at the end of the file, or else the first one whose `footer_start` field names its
+    /// own offset (found in one linear pass). [`V4View::end`] says where the measurement ends.
+    pub fn parse_prefix(data: &'a [u8]) -> Result<Self, Error> {
+        if super::detect_version(data)? != Version::V0400B {
+            return Err(super::unsupported(18, data.get(18..24).unwrap_or(&[])));
+        }
+        Self::parse_exact(&data[..footer_end(data)])
+    }
+
+    /// The length of the measurement: the end of its footer.
+    pub fn end(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    fn parse_exact(data: &'a [u8]) -> Result<Self, Error> {
         if super::detect_version(data)? != Version::V0400B {
             return Err(super::unsupported(18, data.get(18..24).unwrap_or(&[])));
         }
@@ -236,7 +290,7 @@ impl<'a> V4View<'a> {
             }
         }
         let ids = NodeIds::new(self.cct);
-        // hpcrun.md, 04.00b CCT: parents precede nothing in particular, but each is a node (or 0
+        // `crate::format`, 04.00b CCT: parents precede nothing in particular, but each is a node (or 0
         // for a root); load-module id 0 marks a node outside every module (placeholders).
         let nodes_at = self.footer.cct_start + 8;
         let mut is_lm = vec![false; 1 << 16];

@@ -1,6 +1,6 @@
 //! Writers for every version the reader supports, and for `.hpctrace`.
 //!
-//! The layouts are those of the readers (hpcrun.md); the 04.00 writer lays sections out as
+//! The layouts are those of the readers (`crate::format`); the 04.00 writer lays sections out as
 //! hpcrun's `write_data.c` does (each at the next multiple of 1024, gaps zero, the footer last), so
 //! a file hpcrun wrote comes back byte for byte.
 

@@ -45,3 +45,30 @@ fn a_path_that_is_neither_a_file_nor_a_template_names_itself() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-template"));
 }
+
+#[test]
+fn an_hpcrun_measurement_folder_is_one_input() {
+    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+        return;
+    };
+    let folder = corpus.join("hpctoolkit/meas/small.m");
+    for verb in ["info", "validate"] {
+        let out = profcodec()
+            .arg(verb)
+            .arg(&folder)
+            .output()
+            .expect("run profcodec");
+        assert!(
+            out.status.success(),
+            "{verb}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = profcodec()
+        .args(["info", "--json"])
+        .arg(&folder)
+        .output()
+        .expect("run profcodec");
+    let infos: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(infos[0]["info"]["details"]["threads"], 1);
+}

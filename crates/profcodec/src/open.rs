@@ -142,16 +142,18 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     Ok(opened)
 }
 
-/// True when `dir` is an hpcrun measurement folder (`*.m`): it holds regular `.hpcrun` files.
+/// True when `dir` is an hpcrun measurement folder (`*.m`): it holds regular `.hpcrun` or
+/// `.hpctrace` files.
 fn holds_hpcrun_files(dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        let path = entry.path();
-        path.extension().is_some_and(|e| e == "hpcrun")
-            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-    })
+    #[cfg(feature = "hpcrun")]
+    {
+        profcodec_hpcrun::MeasurementFolder::open(dir).is_ok()
+    }
+    #[cfg(not(feature = "hpcrun"))]
+    {
+        let _ = dir;
+        false
+    }
 }
 
 /// True when `dir` holds a Devel::StatProfiler session (the probe opens regular files only).

@@ -8,7 +8,9 @@
 //!   at the right byte.
 //! - [`bound`]: the hostile-count rule of the architecture note: never allocate from a count read
 //!   in a file unless the remaining input could hold that many items.
-//! - [`corpus`]: the test-corpus locator (`PROFCODEC_CORPUS`).
+//! - `corpus` and `hostile` (feature `test-support`, for the workspace's own tests): the
+//!   test-corpus locator (`PROFCODEC_CORPUS`) and the shared hostile-input mutations. They are
+//!   not part of the API a user of the format crates sees.
 //!
 //! ```
 //! use profcodec_common::Cursor;
@@ -21,8 +23,10 @@
 #![deny(missing_docs)]
 
 pub mod bound;
+#[cfg(feature = "test-support")]
 pub mod corpus;
 mod cursor;
+#[cfg(feature = "test-support")]
 pub mod hostile;
 
 pub use bound::{CountTooLarge, checked_capacity};

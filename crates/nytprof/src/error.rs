@@ -74,6 +74,20 @@ pub enum Error {
         /// What zlib reported.
         problem: &'static str,
     },
+    /// One unfinished record of the zlib stream inflates past 1 MiB at more than
+    /// [`crate::read::MAX_RECORD_RATIO`] bytes per compressed byte: a zlib bomb (a string whose
+    /// length claims gigabytes of zeros), which is refused before the rest is inflated.
+    #[error(
+        "the compressed stream inflates far beyond its size, as a zlib bomb does: record at byte {offset:#x} of the inflated stream (compressed file byte {compressed_offset:#x}): expected at most 64 inflated bytes per compressed byte but found {inflated} bytes of one unfinished record"
+    )]
+    InflationRatio {
+        /// Offset of the record in the logical (inflated) stream.
+        offset: u64,
+        /// File offset of the compressed bytes read when inflation stopped.
+        compressed_offset: u64,
+        /// Inflated bytes the unfinished record held.
+        inflated: u64,
+    },
     /// A record refers to a file id that no earlier `@` record defined (the real reader crashes
     /// with SIGSEGV on a `s` record of this kind).
     #[error(
@@ -159,6 +173,7 @@ impl Error {
             | Error::BadStringTag { offset, .. }
             | Error::UnsupportedNvSize { offset, .. }
             | Error::Inflate { offset, .. }
+            | Error::InflationRatio { offset, .. }
             | Error::UndefinedFid { offset, .. }
             | Error::ReservedFid { offset }
             | Error::MissingTicksPerSec { offset }

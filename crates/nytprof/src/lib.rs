@@ -43,6 +43,8 @@ pub mod write;
 
 pub use dump::perl_nv;
 pub use error::Error;
-pub use model::{ModelOptions, Profile};
-pub use read::{File, Header, Line, Reader, Record, Records, Str, parse};
+pub use model::{LoadReport, ModelOptions, Profile};
+pub use read::{
+    File, Header, Line, MAX_RECORD_RATIO, Reader, Record, Records, Str, Trailing, parse,
+};
 pub use write::Writer;

@@ -7,7 +7,7 @@ mod stream;
 
 pub use record::{Header, Line, Record, Str, decode_text};
 pub(crate) use record::{atoi, decode, decode_header};
-pub use stream::Reader;
+pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
 
 use std::cell::OnceCell;
 
@@ -70,6 +70,11 @@ impl<'a> File<'a> {
     }
 
     /// The records, in file order; after an error the iterator ends.
+    ///
+    /// The records borrow the file, so for a compressed file the whole zlib stream is inflated
+    /// into memory when iteration reaches `z` (it stops at the first damaged record, see
+    /// [`MAX_RECORD_RATIO`]). To read a large compressed file in bounded memory use
+    /// [`File::reader`].
     pub fn records(&self) -> Records<'_> {
         Records {
             file: self,
@@ -77,7 +82,41 @@ impl<'a> File<'a> {
             compressed: false,
             pending: None,
             done: false,
+            stop_at_deflate: false,
         }
+    }
+
+    /// The records up to and including `z`, without inflating what follows.
+    pub(crate) fn plain_records(&self) -> Records<'_> {
+        Records {
+            stop_at_deflate: true,
+            ..self.records()
+        }
+    }
+
+    /// The same records through a streaming [`Reader`] over the file's bytes: after `z` the
+    /// zlib stream is inflated a 64 KiB window at a time and parsed as it comes, so memory stays
+    /// near the largest record whatever the stream inflates to, and damage is reported as soon
+    /// as its record is inflated.
+    ///
+    /// ```
+    /// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/nytprof/hello.nytprof.out")).unwrap();
+    /// let file = profcodec_nytprof::parse(&bytes).unwrap();
+    /// let mut reader = file.reader();
+    /// let mut statements = 0;
+    /// while let Some(record) = reader.next_record() {
+    ///     if let profcodec_nytprof::Record::TimeLine { .. } = record.unwrap() {
+    ///         statements += 1;
+    ///     }
+    /// }
+    /// assert!(statements > 0);
+    /// ```
+    pub fn reader(&self) -> Reader<&'a [u8]> {
+        Reader::resume(
+            &self.data[self.body_start..],
+            self.body_start as u64,
+            self.header,
+        )
     }
 
     /// Decodes every record, proving the whole file readable.
@@ -109,79 +148,97 @@ impl<'a> File<'a> {
     }
 }
 
-/// Inflates the zlib stream starting at `start` (FileHandle.xs `inflateInit2(15)`): it stops at
-/// the stream's end, so bytes after it (the plain-text trailer) are left alone.
+/// Inflates the zlib stream starting at file offset `start` (FileHandle.xs `inflateInit2(15)`):
+/// it stops at the stream's end, so bytes after it (the plain-text trailer) are left alone.
+///
+/// The records are walked as they are inflated, so inflation stops at the first damaged record
+/// (a stream of zeros fails at its first byte, not after inflating everything), and an incomplete
+/// record may not grow past 1 MiB at more than [`stream::MAX_RECORD_RATIO`] inflated bytes per
+/// compressed byte. Memory is the inflated size of the readable records.
 fn inflate(data: &[u8], start: usize) -> Inflated {
+    const STEP: usize = 256 * 1024;
+    const RECORD_FREE: usize = 1 << 20;
     let input = &data[start.min(data.len())..];
     let mut d = Decompress::new(true);
-    // The profiler's trailer states the uncompressed size; trusted up to 64 times the
-    // compressed bytes (real profiles compress 3 to 25 times), else a typical ratio is assumed
-    // and the vector grows by doubling.
-    let hint = trailer_size_hint(input)
-        .unwrap_or(0)
-        .min(input.len().saturating_mul(64));
-    let mut out: Vec<u8> = Vec::with_capacity(hint.max(input.len().saturating_mul(4)).min(1 << 32));
+    let mut out: Vec<u8> = Vec::new();
     let mut error = None;
+    // End of the last complete record, and the compressed bytes read when it ended.
+    let (mut walked, mut in_at_record) = (0usize, 0u64);
     loop {
-        if out.capacity() - out.len() < 64 * 1024 {
-            out.reserve(out.capacity().max(64 * 1024));
-        }
-        let before_in = d.total_in() as usize;
-        let before_out = d.total_out();
-        let status = d.decompress_vec(&input[before_in..], &mut out, FlushDecompress::None);
+        // A record longer than a step doubles the step, so re-walking it stays linear.
+        let len = out.len();
+        out.resize(len + STEP.max(len - walked), 0);
+        let (before_in, before_out) = (d.total_in(), d.total_out());
+        let status = d.decompress(
+            &input[before_in as usize..],
+            &mut out[len..],
+            FlushDecompress::None,
+        );
+        out.truncate(len + (d.total_out() - before_out) as usize);
         let consumed = d.total_in() as usize;
+        let at = (start + consumed) as u64;
         match status {
             Ok(Status::StreamEnd) => break,
             Ok(_) => {
-                let progress = consumed != before_in || d.total_out() != before_out;
-                if !progress {
-                    // No progress with input left cannot happen with an intact stream; never
-                    // loop on it.
+                if consumed == before_in as usize && out.len() == len {
+                    // No progress: the file ends inside the stream, or the stream is corrupt.
+                    // Never loop on it.
                     let problem = if consumed >= input.len() {
                         "a stream cut short"
                     } else {
                         "corrupt deflate data"
                     };
                     error = Some(Error::Inflate {
-                        offset: (start + consumed) as u64,
+                        offset: at,
                         problem,
                     });
                     break;
                 }
             }
             Err(e) => {
-                let problem = match e.message() {
-                    Some("incorrect header check") => "an incorrect header check",
-                    Some("invalid stored block lengths") => "invalid stored block lengths",
-                    Some("incorrect data check") => "an incorrect data check",
-                    _ => "corrupt deflate data",
-                };
                 error = Some(Error::Inflate {
-                    offset: (start + consumed) as u64,
-                    problem,
+                    offset: at,
+                    problem: stream::zlib_problem(&e),
                 });
                 break;
             }
         }
+        let mut c = Cursor::new(&out[walked..], 0);
+        let damaged = loop {
+            match decode(&mut c) {
+                Ok(Record::StartDeflate) => break true,
+                Ok(_) => {
+                    walked += c.position();
+                    in_at_record = d.total_in();
+                    c = Cursor::new(&out[walked..], 0);
+                }
+                Err(Error::Truncated(_)) => break false,
+                Err(_) => break true,
+            }
+        };
+        if damaged {
+            // The iterator finds the same damage in the bytes kept.
+            break;
+        }
+        let held = (out.len() - walked) as u64;
+        if held > RECORD_FREE as u64
+            && held > (d.total_in() - in_at_record).saturating_mul(stream::MAX_RECORD_RATIO)
+        {
+            error = Some(Error::InflationRatio {
+                offset: (start + walked) as u64,
+                compressed_offset: at,
+                inflated: held,
+            });
+            break;
+        }
     }
+    out.shrink_to_fit();
     Inflated {
         consumed: d.total_in() as usize,
         bytes: out,
         start,
         error,
     }
-}
-
-/// The uncompressed size the trailer `# Compressed N bytes to M, …` states (N), if any.
-fn trailer_size_hint(input: &[u8]) -> Option<usize> {
-    const KEY: &[u8] = b"# Compressed ";
-    let tail = &input[input.len().saturating_sub(160)..];
-    let at = tail.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
-    let digits = tail[at..].iter().take_while(|b| b.is_ascii_digit()).count();
-    std::str::from_utf8(&tail[at..at + digits])
-        .ok()?
-        .parse()
-        .ok()
 }
 
 /// Iterator over the records of a [`File`].
@@ -192,11 +249,12 @@ pub struct Records<'a> {
     compressed: bool,
     pending: Option<Error>,
     done: bool,
+    stop_at_deflate: bool,
 }
 
 /// Decodes a varint from `b` at `*i`; the caller guarantees five readable bytes.
 #[inline(always)]
-fn varint_at(b: &[u8], i: &mut usize) -> u32 {
+pub(crate) fn varint_at(b: &[u8], i: &mut usize) -> u32 {
     let b0 = b[*i];
     let (v, n) = match b0 {
         0x00..=0x7f => (u32::from(b0), 1),
@@ -293,6 +351,10 @@ impl<'a> Iterator for Records<'a> {
                     offset: self.cursor.offset() - 1,
                     problem: "a second START_DEFLATE inside the zlib stream",
                 }))
+            }
+            Ok(Record::StartDeflate) if self.stop_at_deflate => {
+                self.done = true;
+                Some(Ok(Record::StartDeflate))
             }
             Ok(Record::StartDeflate) => {
                 let z_end = self.cursor.offset() as usize;

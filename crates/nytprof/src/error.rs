@@ -139,6 +139,22 @@ pub enum Error {
         /// The fid.
         fid: u32,
     },
+    /// A conversion would write far more than its input holds: the NYTProf format has one
+    /// record per counted statement, so a Pynytprof line counting 2^24 statements would become
+    /// 64 MiB of records.
+    #[error(
+        "the converted file would be far larger than its input: {what}: at byte {offset:#x}: expected at most {limit} bytes of output but found {estimate}"
+    )]
+    OutputTooLarge {
+        /// Offset of the input where the conversion starts (0).
+        offset: u64,
+        /// What makes the output large.
+        what: &'static str,
+        /// The output size the conversion would need, at least.
+        estimate: u64,
+        /// The most it may write for this input.
+        limit: u64,
+    },
     /// Reading the input failed.
     #[error("input: at byte {offset:#x}: expected readable bytes but found an I/O error ({kind})")]
     Io {
@@ -180,6 +196,7 @@ impl Error {
             | Error::ValueOutOfRange { offset, .. }
             | Error::BlockTimesMismatch { offset, .. }
             | Error::Io { offset, .. }
+            | Error::OutputTooLarge { offset, .. }
             | Error::Pynytprof { offset, .. } => offset,
         })
     }

@@ -7,6 +7,7 @@ mod stream;
 
 pub use record::{Header, Line, Record, Str, decode_text};
 pub(crate) use record::{atoi, decode, decode_header};
+pub(crate) use stream::trailer_text_len;
 pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
 
 use std::cell::OnceCell;
@@ -86,8 +87,9 @@ impl<'a> File<'a> {
         }
     }
 
-    /// The records up to and including `z`, without inflating what follows.
-    pub(crate) fn plain_records(&self) -> Records<'_> {
+    /// The records of the uncompressed part: up to and including `z`, without inflating what
+    /// follows (for a file without `z`, every record).
+    pub fn plain_records(&self) -> Records<'_> {
         Records {
             stop_at_deflate: true,
             ..self.records()

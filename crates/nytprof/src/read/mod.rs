@@ -12,7 +12,6 @@ pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
 
 use std::cell::OnceCell;
 
-use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
 use crate::error::Error;
@@ -36,7 +35,8 @@ pub struct Inflated {
     pub start: usize,
     /// How many compressed bytes the zlib stream took.
     pub consumed: usize,
-    /// Why inflation stopped before the end of the zlib stream, if it did.
+    /// Why inflation stopped before the end of the zlib stream, if it did: the zlib stream's
+    /// damage, a zlib bomb, or the first damaged record (whose bytes end `bytes`).
     pub error: Option<Error>,
 }
 
@@ -128,7 +128,8 @@ impl<'a> File<'a> {
 
     /// The compressed part, inflated, when the file has a `z` record at file offset `z_at`.
     fn inflate_after(&self, z_at: usize) -> &Inflated {
-        self.inflated.get_or_init(|| inflate(self.data, z_at + 1))
+        self.inflated
+            .get_or_init(|| inflate(self.data, z_at + 1, self.header))
     }
 
     /// The inflated stream and the bytes after the zlib stream, when the file is compressed and
@@ -153,90 +154,31 @@ impl<'a> File<'a> {
 /// Inflates the zlib stream starting at file offset `start` (FileHandle.xs `inflateInit2(15)`):
 /// it stops at the stream's end, so bytes after it (the plain-text trailer) are left alone.
 ///
-/// The records are walked as they are inflated, so inflation stops at the first damaged record
-/// (a stream of zeros fails at its first byte, not after inflating everything), and an incomplete
-/// record may not grow past 1 MiB at more than [`stream::MAX_RECORD_RATIO`] inflated bytes per
-/// compressed byte. Memory is the inflated size of the readable records.
-fn inflate(data: &[u8], start: usize) -> Inflated {
-    const STEP: usize = 256 * 1024;
-    const RECORD_FREE: usize = 1 << 20;
+/// The records are taken from a streaming [`Reader`] as it inflates, so inflation stops at the
+/// first damaged record (a stream of zeros fails at its first byte, not after inflating
+/// everything) with the same bounds and the same errors as the [`Reader`]. Memory is the
+/// inflated size of the readable records.
+fn inflate(data: &[u8], start: usize, header: Header<'_>) -> Inflated {
     let input = &data[start.min(data.len())..];
-    let mut d = Decompress::new(true);
-    let mut out: Vec<u8> = Vec::new();
+    let mut reader = Reader::after_deflate(input, start as u64 - 1, header);
+    let mut out = Vec::new();
     let mut error = None;
-    // End of the last complete record, and the compressed bytes read when it ended.
-    let (mut walked, mut in_at_record) = (0usize, 0u64);
     loop {
-        // A record longer than a step doubles the step, so re-walking it stays linear.
-        let len = out.len();
-        out.resize(len + STEP.max(len - walked), 0);
-        let (before_in, before_out) = (d.total_in(), d.total_out());
-        let status = d.decompress(
-            &input[before_in as usize..],
-            &mut out[len..],
-            FlushDecompress::None,
-        );
-        out.truncate(len + (d.total_out() - before_out) as usize);
-        let consumed = d.total_in() as usize;
-        let at = (start + consumed) as u64;
-        match status {
-            Ok(Status::StreamEnd) => break,
-            Ok(_) => {
-                if consumed == before_in as usize && out.len() == len {
-                    // No progress: the file ends inside the stream, or the stream is corrupt.
-                    // Never loop on it.
-                    let problem = if consumed >= input.len() {
-                        "a stream cut short"
-                    } else {
-                        "corrupt deflate data"
-                    };
-                    error = Some(Error::Inflate {
-                        offset: at,
-                        problem,
-                    });
-                    break;
-                }
-            }
-            Err(e) => {
-                error = Some(Error::Inflate {
-                    offset: at,
-                    problem: stream::zlib_problem(&e),
-                });
+        match reader.next_raw() {
+            None => break,
+            Some(Ok(bytes)) => out.extend_from_slice(bytes),
+            Some(Err((e, rest))) => {
+                // The iterator decodes the same bytes and meets the same damage; an error the
+                // bytes do not show (the zlib stream's) comes when they run out.
+                out.extend_from_slice(rest);
+                error = Some(e);
                 break;
             }
-        }
-        let mut c = Cursor::new(&out[walked..], 0);
-        let damaged = loop {
-            match decode(&mut c) {
-                Ok(Record::StartDeflate) => break true,
-                Ok(_) => {
-                    walked += c.position();
-                    in_at_record = d.total_in();
-                    c = Cursor::new(&out[walked..], 0);
-                }
-                Err(Error::Truncated(_)) => break false,
-                Err(_) => break true,
-            }
-        };
-        if damaged {
-            // The iterator finds the same damage in the bytes kept.
-            break;
-        }
-        let held = (out.len() - walked) as u64;
-        if held > RECORD_FREE as u64
-            && held > (d.total_in() - in_at_record).saturating_mul(stream::MAX_RECORD_RATIO)
-        {
-            error = Some(Error::InflationRatio {
-                offset: (start + walked) as u64,
-                compressed_offset: at,
-                inflated: held,
-            });
-            break;
         }
     }
     out.shrink_to_fit();
     Inflated {
-        consumed: d.total_in() as usize,
+        consumed: (reader.input_offset() as usize).saturating_sub(start),
         bytes: out,
         start,
         error,

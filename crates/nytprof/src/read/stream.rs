@@ -75,6 +75,8 @@ pub struct Reader<R> {
     after_offset: u64,
     after_len: u64,
     stream_ended: bool,
+    /// Length of the record [`Reader::next_record`] returned last.
+    last_len: usize,
 }
 
 /// Bytes found after the end of the zlib stream that are not the profiler's trailer text
@@ -129,6 +131,7 @@ impl<R: Read> Reader<R> {
             after_offset: 0,
             after_len: 0,
             stream_ended: false,
+            last_len: 0,
         }
     }
 
@@ -482,8 +485,20 @@ impl<R: Read> Reader<R> {
         self.record_done();
         let mut c = Cursor::new(&self.buf[self.pos..], self.base + self.pos as u64);
         let record = decode(&mut c);
+        self.last_len = c.position();
         self.pos += c.position();
         Some(record)
+    }
+
+    /// Like [`Reader::next_record`], but gives the record's bytes; after an error, the bytes of
+    /// the window from the damaged record on (decoding them gives the same error, or a cut
+    /// record where the error is the zlib stream's).
+    pub(crate) fn next_raw(&mut self) -> Option<Result<&[u8], (Error, &[u8])>> {
+        match self.next_record().map(|r| r.map(|_| ())) {
+            None => None,
+            Some(Ok(())) => Some(Ok(&self.buf[self.pos - self.last_len..self.pos])),
+            Some(Err(e)) => Some(Err((e, &self.buf[self.pos..]))),
+        }
     }
 }
 

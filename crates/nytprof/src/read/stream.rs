@@ -493,7 +493,7 @@ impl<R: Read> Reader<R> {
     /// Like [`Reader::next_record`], but gives the record's bytes; after an error, the bytes of
     /// the window from the damaged record on (decoding them gives the same error, or a cut
     /// record where the error is the zlib stream's).
-    pub(crate) fn next_raw(&mut self) -> Option<Result<&[u8], (Error, &[u8])>> {
+    pub(crate) fn next_raw(&mut self) -> Option<RawRecord<'_>> {
         match self.next_record().map(|r| r.map(|_| ())) {
             None => None,
             Some(Ok(())) => Some(Ok(&self.buf[self.pos - self.last_len..self.pos])),
@@ -501,6 +501,9 @@ impl<R: Read> Reader<R> {
         }
     }
 }
+
+/// A record's bytes, or the error and the window's bytes from the damaged record on.
+pub(crate) type RawRecord<'a> = Result<&'a [u8], (Error, &'a [u8])>;
 
 /// The words for what zlib reported.
 pub(crate) fn zlib_problem(e: &flate2::DecompressError) -> &'static str {

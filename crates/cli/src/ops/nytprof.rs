@@ -204,42 +204,51 @@ impl Codec for Nytprof {
                 )));
             }
         }
-        let bytes = input.bytes();
-        let mut report = RewriteReport::default();
-        let mut sink = std::io::BufWriter::new(std::fs::File::create(out)?);
-        if pynytprof::detect(bytes) {
-            let py = pynytprof::parse(bytes).map_err(invalid)?;
-            // Refused before anything is built when the counts would make an output far
-            // larger than the input (one record per counted statement).
-            pynytprof::convert(&py, bytes.len() as u64, &mut sink).map_err(invalid)?;
-            report.dropped.push(
-                "Pynytprof has no sub locations or call sites: subs are placed at the script's \
+        let result = rewrite_into(input.bytes(), out);
+        if result.is_err() {
+            // Nothing half-written is left behind.
+            let _ = std::fs::remove_file(out);
+        }
+        result
+    }
+}
+
+/// The rewrite of `bytes` into the fresh file `out`, streamed.
+fn rewrite_into(bytes: &[u8], out: &Path) -> Result<RewriteReport, OpError> {
+    let mut report = RewriteReport::default();
+    let mut sink = std::io::BufWriter::new(std::fs::File::create(out)?);
+    if pynytprof::detect(bytes) {
+        let py = pynytprof::parse(bytes).map_err(invalid)?;
+        // Refused before anything is built when the counts would make an output far
+        // larger than the input (one record per counted statement).
+        pynytprof::convert(&py, bytes.len() as u64, &mut sink).map_err(invalid)?;
+        report.dropped.push(
+            "Pynytprof has no sub locations or call sites: subs are placed at the script's \
                  lines 0-0 and calls at its line 1"
-                    .into(),
-            );
-        } else {
-            let file = parse(bytes).map_err(invalid)?;
-            // The level the file states (`!compress=N`, before `z`); the plain part is small.
-            let mut level = 6;
-            for r in file.plain_records() {
-                if let Ok(Record::Option(l)) = r
-                    && let Some((b"compress", v)) = l.key_value()
-                {
-                    level = level_of(v);
-                }
+                .into(),
+        );
+    } else {
+        let file = parse(bytes).map_err(invalid)?;
+        // The level the file states (`!compress=N`, before `z`); the plain part is small.
+        let mut level = 6;
+        for r in file.plain_records() {
+            if let Ok(Record::Option(l)) = r
+                && let Some((b"compress", v)) = l.key_value()
+            {
+                level = level_of(v);
             }
-            let (_, summary) =
-                profcodec_nytprof::write::rewrite_to(&file, level, &mut sink).map_err(invalid)?;
-            if let Some(t) = summary.trailing {
-                report.dropped.push(format!(
+        }
+        let (_, summary) =
+            profcodec_nytprof::write::rewrite_to(&file, level, &mut sink).map_err(invalid)?;
+        if let Some(t) = summary.trailing {
+            report.dropped.push(format!(
                     "{} bytes after the zlib stream (at byte {:#x}) that are not the profiler's trailer",
                     t.size, t.offset
                 ));
-            }
         }
-        sink.flush()?;
-        Ok(report)
     }
+    sink.flush()?;
+    Ok(report)
 }
 
 /// Sub names, each written once in a `name` record and referred to by id.
@@ -611,6 +620,63 @@ mod tests {
         unique.dedup();
         assert_eq!(names.len(), unique.len(), "each name is written once");
         assert!(records.iter().any(|r| r["record"] == "time_line"));
+    }
+
+    fn write_temp(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> Opened {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        profcodec::open(&path).expect("open")
+    }
+
+    #[test]
+    fn validate_reports_bytes_after_the_trailer_once() {
+        let mut w = profcodec_nytprof::Writer::new(Vec::new());
+        w.header(5, 0).expect("header");
+        w.record(&Record::Attribute(profcodec_nytprof::Line {
+            text: b"ticks_per_sec=10000000",
+        }))
+        .expect("record");
+        w.record(&Record::StartDeflate).expect("z");
+        w.record(&Record::Discount).expect("record");
+        let mut bytes = w.finish().expect("finish");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let clean = write_temp(&dir, "clean.nytprof.out", &bytes);
+        assert!(Nytprof.validate(&clean).expect("valid").findings.is_empty());
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(b"junk");
+        let junk = write_temp(&dir, "junk.nytprof.out", &bytes);
+        assert_eq!(
+            Nytprof.validate(&junk).expect("valid").findings,
+            [Finding::TrailingData {
+                offset: end,
+                size: 4
+            }]
+        );
+    }
+
+    #[test]
+    fn a_pynytprof_conversion_that_would_explode_is_refused() {
+        let mut data = b"NYTProf 5 0\n:ticks_per_sec=10000000\n\n".to_vec();
+        let mut entry = Vec::new();
+        for v in [0u32, 1, 1 << 24] {
+            entry.extend_from_slice(&v.to_le_bytes());
+        }
+        entry.extend_from_slice(&[0; 16]);
+        data.push(b'S');
+        data.extend_from_slice(&(entry.len() as u32).to_le_bytes());
+        data.extend_from_slice(&entry);
+        data.extend_from_slice(b"E\0\0\0\0");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let input = write_temp(&dir, "py.out", &data);
+        let out = dir.path().join("out.nytprof");
+        let err = Nytprof
+            .rewrite(&input, &out, &RewriteOptions::to("nytprof"))
+            .expect_err("refused");
+        assert!(
+            err.to_string()
+                .starts_with("the converted file would be far larger")
+        );
+        assert!(!out.exists(), "nothing half-written is left");
     }
 
     #[test]

@@ -229,13 +229,17 @@ fn rewrite_into(bytes: &[u8], out: &Path) -> Result<RewriteReport, OpError> {
         );
     } else {
         let file = parse(bytes).map_err(invalid)?;
-        // The level the file states (`!compress=N`, before `z`); the plain part is small.
+        // The level the file states (`!compress=N`, among the text lines that open it).
         let mut level = 6;
         for r in file.plain_records() {
-            if let Ok(Record::Option(l)) = r
-                && let Some((b"compress", v)) = l.key_value()
-            {
-                level = level_of(v);
+            match r {
+                Ok(Record::Option(l)) => {
+                    if let Some((b"compress", v)) = l.key_value() {
+                        level = level_of(v);
+                    }
+                }
+                Ok(Record::Attribute(_) | Record::Comment(_)) => {}
+                _ => break,
             }
         }
         let (_, summary) =

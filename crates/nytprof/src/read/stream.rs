@@ -19,7 +19,7 @@ const CHUNK: usize = 64 * 1024;
 /// An incomplete record may hold this many inflated bytes whatever its compressed size.
 const RECORD_FREE: usize = 1 << 20;
 
-/// Beyond [`RECORD_FREE`], the most inflated bytes an incomplete record may hold per compressed
+/// Beyond 1 MiB, the most inflated bytes an incomplete record may hold per compressed
 /// byte read since the previous record ended. Text (source lines, names) deflates 3 to 20 times;
 /// deflate's own limit is about 1032, which only runs of one byte value reach: a string of
 /// zeros announced by a huge length is a bomb, not a profile.

@@ -188,6 +188,7 @@ impl Collapser<'_> {
                 by_line.entry(line).or_default().push(*fid);
             }
         }
+        let mut gone = std::collections::HashSet::new();
         for siblings in by_line.into_values() {
             if siblings.len() < 2 {
                 continue;
@@ -219,19 +220,27 @@ impl Collapser<'_> {
                 }
             }
             if keyed.len() > self.max_siblings {
-                self.collapse_siblings(parent, &siblings);
+                self.collapse_siblings(&siblings, &mut gone);
             } else {
                 for (_, fids) in keyed {
                     if fids.len() > 1 && !fids.iter().any(|f| self.has_evals(*f)) {
-                        self.collapse_siblings(parent, &fids);
+                        self.collapse_siblings(&fids, &mut gone);
                     }
                 }
             }
         }
+        // The merged-away evals leave the parent's list once, after every line: removing them
+        // per merged group would rescan the list per group.
+        if !gone.is_empty()
+            && let Some(c) = self.children.get_mut(&parent)
+        {
+            c.retain(|f| !gone.contains(f));
+        }
     }
 
-    /// FileInfo.pm `collapse_sibling_evals`: the first fid survives.
-    fn collapse_siblings(&mut self, parent: u32, fids: &[u32]) {
+    /// FileInfo.pm `collapse_sibling_evals`: the first fid survives; the donors are added to
+    /// `gone`.
+    fn collapse_siblings(&mut self, fids: &[u32], gone: &mut std::collections::HashSet<u32>) {
         let Some((&survivor, donors)) = fids.split_first() else {
             return;
         };
@@ -291,10 +300,7 @@ impl Collapser<'_> {
                     .insert("sawampersand_fid".into(), survivor.to_string());
             }
         }
-        let gone: BTreeSet<u32> = donors.iter().copied().collect();
-        if let Some(c) = self.children.get_mut(&parent) {
-            c.retain(|f| !gone.contains(f));
-        }
+        gone.extend(donors.iter().copied());
         self.merge_anon_subs(survivor);
     }
 

@@ -8,8 +8,9 @@
 //! Layers:
 //! - [`raw`]: tags, flags and the varint encoding;
 //! - [`parse`] / [`File`] / [`Records`]: typed [`Record`]s borrowing the input, and [`Reader`] for
-//!   any `io::Read` (both inflate after `z` and ignore the plain-text trailer after the zlib
-//!   stream);
+//!   any `io::Read` or [`File::reader`] for a file in memory, which inflate the zlib stream after
+//!   `z` a window at a time (bounded memory) and report the bytes after it
+//!   ([`Reader::trailing`]);
 //! - [`model`]: the aggregated [`Profile`] that `Devel::NYTProf::Data` builds (files, line times
 //!   and counts, subs, callers, attributes, options, pids), with string evals collapsed as
 //!   Data.pm does ([`collapse`]) unless [`ModelOptions::raw`] asks for the file's own view;
@@ -42,7 +43,13 @@ pub mod read;
 pub mod write;
 
 pub use dump::perl_nv;
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use error::Error;
-pub use model::{ModelOptions, Profile};
-pub use read::{File, Header, Line, Reader, Record, Records, Str, parse};
+pub use model::{LoadReport, ModelOptions, Profile};
+pub use read::{
+    File, Header, Line, MAX_RECORD_RATIO, Reader, Record, Records, Str, Trailing, parse,
+};
 pub use write::Writer;

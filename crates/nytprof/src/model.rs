@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Error;
-use crate::read::{Reader, Record, Str, atoi, parse};
+use crate::read::{Reader, Record, Str, Trailing, atoi, parse};
 
 /// Per fid, per line: time and count.
 pub type LineTimes = BTreeMap<u32, BTreeMap<u32, LineTime>>;
@@ -274,12 +274,29 @@ impl Profile {
 
     /// Like [`Profile::from_bytes_with`], but keeps what was read before an error.
     pub fn from_bytes_partial_with(data: &[u8], options: ModelOptions) -> (Profile, Option<Error>) {
-        let (mut p, e) = Self::load_slice(data);
-        options.apply(&mut p);
+        let (p, _, e) = Self::from_bytes_report(data, options);
         (p, e)
     }
 
-    fn load_slice(data: &[u8]) -> (Profile, Option<Error>) {
+    /// Reads a whole file in memory into the model, once, and also says what the load saw
+    /// besides the model ([`LoadReport`]: records, compression, bytes after the zlib stream);
+    /// keeps what was read before an error.
+    ///
+    /// An uncompressed file is decoded in place; a compressed one is inflated a 64 KiB window at
+    /// a time and parsed as it comes ([`crate::Reader`]), so memory is the model plus a fixed
+    /// window, whatever the stream inflates to, and damage is found as soon as its record is
+    /// inflated. Time is linear in the inflated size.
+    pub fn from_bytes_report(
+        data: &[u8],
+        options: ModelOptions,
+    ) -> (Profile, LoadReport, Option<Error>) {
+        let mut report = LoadReport::default();
+        let (mut p, e) = Self::load_slice(data, &mut report);
+        options.apply(&mut p);
+        (p, report, e)
+    }
+
+    fn load_slice(data: &[u8], report: &mut LoadReport) -> (Profile, Option<Error>) {
         let file = match parse(data) {
             Ok(f) => f,
             Err(e) => return (Profile::default(), Some(e)),
@@ -287,29 +304,55 @@ impl Profile {
         let h = file.header();
         let mut loader = Loader::new(h.major, h.minor);
         loader.set_input_read(data.len() as u64);
-        let mut records = file.records();
+        let mut records = file.plain_records();
+        let mut count = 0u64;
         loop {
             // The two record kinds that make up most of a profile skip the general decoder.
+            let at = records.offset();
             if let Some((ticks, fid, line)) = records.next_time_line() {
-                loader.time(ticks, fid, line, None);
+                count += 1;
+                if let Err(e) = loader.time(at, ticks, fid, line, None) {
+                    report.records = count;
+                    return (loader.finish(), Some(e));
+                }
                 continue;
             }
             if records.skip_sub_return() {
+                count += 1;
                 continue;
             }
             let offset = records.offset();
             match records.next() {
                 None => {
+                    report.records = count;
+                    report.input_offset = offset;
                     let p = loader.finish();
                     let err = p.check_ticks_per_sec(offset);
                     return (p, err.err());
                 }
+                Some(Ok(Record::StartDeflate)) => {
+                    count += 1;
+                    report.compressed = true;
+                    let z_end = records.offset();
+                    let rest = &data[(z_end as usize).min(data.len())..];
+                    let mut reader = Reader::after_deflate(rest, z_end - 1, h);
+                    report.records = count;
+                    let (e, end) = load_stream(&mut reader, &mut loader, report);
+                    return loader.finish_checked(end, e);
+                }
                 Some(Ok(r)) => {
+                    count += 1;
                     if let Err(e) = loader.record(offset, &r) {
+                        report.records = count;
+                        report.input_offset = offset;
                         return (loader.finish(), Some(e));
                     }
                 }
-                Some(Err(e)) => return (loader.finish(), Some(e)),
+                Some(Err(e)) => {
+                    report.records = count;
+                    report.input_offset = offset;
+                    return (loader.finish(), Some(e));
+                }
             }
         }
     }
@@ -325,26 +368,17 @@ impl Profile {
         src: impl std::io::Read,
         options: ModelOptions,
     ) -> Result<Profile, Error> {
-        let mut p = Self::load_reader(src)?;
-        options.apply(&mut p);
-        Ok(p)
-    }
-
-    fn load_reader(src: impl std::io::Read) -> Result<Profile, Error> {
         let mut reader = Reader::new(src)?;
         let (major, minor) = reader.version();
         let mut loader = Loader::new(major, minor);
-        loop {
-            let offset = reader.offset();
-            loader.set_input_read(offset);
-            match reader.next_record() {
-                None => {
-                    let p = loader.finish();
-                    p.check_ticks_per_sec(offset)?;
-                    return Ok(p);
-                }
-                Some(r) => loader.record(offset, &r?)?,
+        let mut report = LoadReport::default();
+        let (e, end) = load_stream(&mut reader, &mut loader, &mut report);
+        match loader.finish_checked(end, e) {
+            (mut p, None) => {
+                options.apply(&mut p);
+                Ok(p)
             }
+            (_, Some(e)) => Err(e),
         }
     }
 
@@ -550,6 +584,62 @@ pub enum AttrValue {
     Number(f64),
 }
 
+/// What [`Profile::from_bytes_report`] saw besides the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// Records read (the `z` record included).
+    pub records: u64,
+    /// The file has a `z` record: what follows it is one zlib stream.
+    pub compressed: bool,
+    /// Bytes after the zlib stream that are not the profiler's trailer text.
+    pub trailing: Option<Trailing>,
+    /// Where the load stopped in the file itself: for a compressed file, the file offset of the
+    /// compressed bytes read so far (errors carry offsets of the logical, inflated stream).
+    pub input_offset: u64,
+}
+
+/// Feeds every record of `reader` to `loader`; returns the first error and the logical offset
+/// reached. `report` gets the record count, the file position reached and the trailing bytes.
+fn load_stream<R: std::io::Read>(
+    reader: &mut Reader<R>,
+    loader: &mut Loader,
+    report: &mut LoadReport,
+) -> (Option<Error>, u64) {
+    let mut count = report.records;
+    let error = loop {
+        let at = reader.offset();
+        if let Some((ticks, fid, line)) = reader.next_time_line() {
+            count += 1;
+            if let Err(e) = loader.time(at, ticks, fid, line, None) {
+                break Some(e);
+            }
+            continue;
+        }
+        if reader.skip_sub_return() {
+            count += 1;
+            continue;
+        }
+        let offset = reader.offset();
+        loader.set_input_read(offset);
+        match reader.next_record() {
+            None => break None,
+            Some(Ok(r)) => {
+                count += 1;
+                if let Err(e) = loader.record(offset, &r) {
+                    break Some(e);
+                }
+            }
+            Some(Err(e)) => break Some(e),
+        }
+    };
+    report.records = count;
+    report.compressed |= reader.is_compressed();
+    report.input_offset = reader.input_offset();
+    report.trailing = reader.trailing();
+    (error, reader.offset())
+}
+
 /// The `ticks_per_sec` check of [`Profile::check_ticks_per_sec`] on an attribute value: Data.pm
 /// divides by it as a Perl number and dies when it is missing, 0 or not a number.
 pub(crate) fn check_ticks_per_sec_value(value: Option<&str>, offset: u64) -> Result<(), Error> {
@@ -626,11 +716,15 @@ const ABSENT: LineTime = LineTime {
 /// The loader's per-fid, per-line table: dense vectors indexed by fid and line (as the real
 /// loader's Perl arrays are) while their total size stays within a budget proportional to the
 /// input read so far, and a hash map for whatever falls outside it, so that hostile fid and line
-/// numbers cannot make it allocate beyond a small multiple of the input.
+/// numbers cannot make it allocate beyond a small multiple of the input. The map's lines are
+/// indexed by fid, so a fid that turns dense moves its own entries without scanning the others'.
 #[derive(Debug, Default)]
 struct LineTable {
     dense: Vec<Vec<LineTime>>,
     sparse: PairMap,
+    /// The lines of each fid held in `sparse`.
+    sparse_lines:
+        std::collections::HashMap<u32, Vec<u32>, std::hash::BuildHasherDefault<PairHasher>>,
     used: usize,
 }
 
@@ -655,17 +749,25 @@ fn add_to_slot(slot: &mut LineTime, seconds: f64, count: i64) {
 }
 
 impl LineTable {
+    /// Adds to a dense slot; false when the slot is not dense (see [`LineTable::add_slow`]).
     #[inline]
-    fn add(&mut self, fid: u32, line: u32, seconds: f64, count: i64, budget: usize) {
+    fn add_dense(&mut self, fid: u32, line: u32, seconds: f64, count: i64) -> bool {
         if let Some(slot) = self
             .dense
             .get_mut(fid as usize)
             .and_then(|v| v.get_mut(line as usize))
         {
             add_to_slot(slot, seconds, count);
-            return;
+            return true;
         }
-        self.add_slow(fid, line, seconds, count, budget);
+        false
+    }
+
+    #[inline]
+    fn add(&mut self, fid: u32, line: u32, seconds: f64, count: i64, budget: usize) {
+        if !self.add_dense(fid, line, seconds, count) {
+            self.add_slow(fid, line, seconds, count, budget);
+        }
     }
 
     #[cold]
@@ -680,26 +782,30 @@ impl LineTable {
             }
             self.dense[f].resize(new_len, ABSENT);
             self.used += growth;
-            // Entries of this fid kept in the map before are now covered by the vector.
-            if !self.sparse.is_empty() {
-                let moved: Vec<(u32, LineTime)> = self
-                    .sparse
-                    .iter()
-                    .filter(|((sf, sl), _)| *sf == fid && (*sl as usize) < new_len)
-                    .map(|((_, sl), lt)| (*sl, *lt))
-                    .collect();
-                for (sl, lt) in moved {
-                    self.sparse.remove(&(fid, sl));
-                    self.dense[f][sl as usize] = lt;
+            // Entries of this fid kept in the map before are now covered by the vector. A
+            // fid's vector doubles at most 24 times, so each entry is looked at that often.
+            if let Some(lines) = self.sparse_lines.get_mut(&fid) {
+                lines.retain(|&sl| {
+                    if (sl as usize) < new_len {
+                        if let Some(lt) = self.sparse.remove(&(fid, sl)) {
+                            self.dense[f][sl as usize] = lt;
+                        }
+                        false
+                    } else {
+                        true
+                    }
+                });
+                if lines.is_empty() {
+                    self.sparse_lines.remove(&fid);
                 }
             }
             add_to_slot(&mut self.dense[f][l], seconds, count);
         } else {
-            add_to_slot(
-                self.sparse.entry((fid, line)).or_insert(ABSENT),
-                seconds,
-                count,
-            );
+            let slot = self.sparse.entry((fid, line)).or_insert_with(|| {
+                self.sparse_lines.entry(fid).or_default().push(line);
+                ABSENT
+            });
+            add_to_slot(slot, seconds, count);
         }
     }
 
@@ -855,15 +961,24 @@ impl Loader {
                 );
             }
             Record::Discount => self.statement_discount += 1,
-            Record::TimeLine { ticks, fid, line } => self.time(ticks, fid, line, None),
+            Record::TimeLine { ticks, fid, line } => self.time(offset, ticks, fid, line, None)?,
             Record::TimeBlock {
                 ticks,
                 fid,
                 line,
                 block_line,
                 sub_line,
-            } => self.time(ticks, fid, line, Some((block_line, sub_line))),
+            } => self.time(offset, ticks, fid, line, Some((block_line, sub_line)))?,
             Record::SrcLine { fid, line, text } => {
+                // Every fid the profiler saves source for was defined first; an undefined one
+                // would only make a table per hostile fid.
+                if !p.files.contains_key(&fid) {
+                    return Err(Error::UndefinedFid {
+                        offset,
+                        what: "SRC_LINE",
+                        fid,
+                    });
+                }
                 p.source
                     .entry(fid)
                     .or_default()
@@ -935,13 +1050,37 @@ impl Loader {
         Ok(())
     }
 
+    /// Adds one statement (`+` or `*`) found at `offset`.
     #[inline]
-    fn time(&mut self, ticks: i32, fid: u32, line: u32, block: Option<(u32, u32)>) {
+    pub(crate) fn time(
+        &mut self,
+        offset: u64,
+        ticks: i32,
+        fid: u32,
+        line: u32,
+        block: Option<(u32, u32)>,
+    ) -> Result<(), Error> {
         let p = &mut self.profile;
         let seconds = f64::from(ticks) / f64::from(self.ticks_per_sec);
         let count = 1 - self.statement_discount;
         let budget = self.budget;
-        self.line_times.add(fid, line, seconds, count, budget);
+        if !self.line_times.add_dense(fid, line, seconds, count) {
+            // The profiler defines every fid before its statements (a dense slot exists only
+            // for a fid checked here before). An undefined fid would make a table per hostile
+            // fid: the real loader grows a Perl array to its number.
+            if !p.files.contains_key(&fid) {
+                return Err(Error::UndefinedFid {
+                    offset,
+                    what: if block.is_some() {
+                        "TIME_BLOCK"
+                    } else {
+                        "TIME_LINE"
+                    },
+                    fid,
+                });
+            }
+            self.line_times.add_slow(fid, line, seconds, count, budget);
+        }
         if let Some((block_line, sub_line)) = block {
             let b = self.block_times.get_or_insert_with(Default::default);
             b.add(fid, block_line, seconds, count, budget);
@@ -952,6 +1091,15 @@ impl Loader {
         p.totals.stmts_discounted += self.statement_discount.max(0) as u64;
         p.totals.stmts_duration += seconds;
         self.statement_discount = 0;
+        Ok(())
+    }
+
+    /// [`Loader::finish`], then, when no error came before, the `ticks_per_sec` check at the
+    /// input's end `offset`.
+    fn finish_checked(self, offset: u64, error: Option<Error>) -> (Profile, Option<Error>) {
+        let p = self.finish();
+        let error = error.or_else(|| p.check_ticks_per_sec(offset).err());
+        (p, error)
     }
 
     /// The profile, with the loader's and Data.pm's final steps applied.

@@ -230,7 +230,48 @@ pub fn parse(data: &[u8]) -> Result<PyProfile, Error> {
     Ok(out)
 }
 
+/// The most bytes [`convert`] writes per byte of input (plus 1 MiB for the header and tables).
+pub const MAX_OUTPUT_RATIO: u64 = 64;
+
+/// The least number of bytes the NYTProf file made from `py` takes: its statement records
+/// alone, one `+` of at least 4 bytes per counted statement (the format has no repeat count).
+pub fn output_size_estimate(py: &PyProfile) -> u64 {
+    py.lines
+        .iter()
+        .map(|l| u64::from(l.calls).saturating_mul(4))
+        .fold(0, u64::saturating_add)
+}
+
+/// Checks that the NYTProf file made from `py`, read from `input_len` bytes, stays within
+/// [`MAX_OUTPUT_RATIO`] times the input (plus 1 MiB); else [`Error::OutputTooLarge`], before
+/// anything is built or written.
+pub fn check_output_size(py: &PyProfile, input_len: u64) -> Result<(), Error> {
+    let estimate = output_size_estimate(py);
+    let limit = input_len
+        .saturating_mul(MAX_OUTPUT_RATIO)
+        .saturating_add(1 << 20);
+    if estimate > limit {
+        return Err(Error::OutputTooLarge {
+            offset: 0,
+            what: "statement records (one per counted statement)",
+            estimate,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Converts a Pynytprof file into a NYTProf v5.0 file written to `out`, uncompressed, after
+/// [`check_output_size`] (`input_len` is the size of the Pynytprof file read).
+pub fn convert(py: &PyProfile, input_len: u64, out: impl std::io::Write) -> Result<(), Error> {
+    check_output_size(py, input_len)?;
+    to_profile(py).write(out)
+}
+
 /// Converts a Pynytprof file into the model (see the module docs for the placement rules).
+///
+/// The model's counts are what the file says; writing it makes one record per counted
+/// statement (see [`check_output_size`], which [`convert`] applies).
 pub fn to_profile(py: &PyProfile) -> Profile {
     let mut p = Profile {
         major: 5,

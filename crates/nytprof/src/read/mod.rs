@@ -7,11 +7,11 @@ mod stream;
 
 pub use record::{Header, Line, Record, Str, decode_text};
 pub(crate) use record::{atoi, decode, decode_header};
-pub use stream::Reader;
+pub(crate) use stream::trailer_text_len;
+pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
 
 use std::cell::OnceCell;
 
-use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
 use crate::error::Error;
@@ -35,7 +35,8 @@ pub struct Inflated {
     pub start: usize,
     /// How many compressed bytes the zlib stream took.
     pub consumed: usize,
-    /// Why inflation stopped before the end of the zlib stream, if it did.
+    /// Why inflation stopped before the end of the zlib stream, if it did: the zlib stream's
+    /// damage, a zlib bomb, or the first damaged record (whose bytes end `bytes`).
     pub error: Option<Error>,
 }
 
@@ -70,6 +71,11 @@ impl<'a> File<'a> {
     }
 
     /// The records, in file order; after an error the iterator ends.
+    ///
+    /// The records borrow the file, so for a compressed file the whole zlib stream is inflated
+    /// into memory when iteration reaches `z` (it stops at the first damaged record, see
+    /// [`MAX_RECORD_RATIO`]). To read a large compressed file in bounded memory use
+    /// [`File::reader`].
     pub fn records(&self) -> Records<'_> {
         Records {
             file: self,
@@ -77,7 +83,42 @@ impl<'a> File<'a> {
             compressed: false,
             pending: None,
             done: false,
+            stop_at_deflate: false,
         }
+    }
+
+    /// The records of the uncompressed part: up to and including `z`, without inflating what
+    /// follows (for a file without `z`, every record).
+    pub fn plain_records(&self) -> Records<'_> {
+        Records {
+            stop_at_deflate: true,
+            ..self.records()
+        }
+    }
+
+    /// The same records through a streaming [`Reader`] over the file's bytes: after `z` the
+    /// zlib stream is inflated a 64 KiB window at a time and parsed as it comes, so memory stays
+    /// near the largest record whatever the stream inflates to, and damage is reported as soon
+    /// as its record is inflated.
+    ///
+    /// ```
+    /// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/nytprof/hello.nytprof.out")).unwrap();
+    /// let file = profcodec_nytprof::parse(&bytes).unwrap();
+    /// let mut reader = file.reader();
+    /// let mut statements = 0;
+    /// while let Some(record) = reader.next_record() {
+    ///     if let profcodec_nytprof::Record::TimeLine { .. } = record.unwrap() {
+    ///         statements += 1;
+    ///     }
+    /// }
+    /// assert!(statements > 0);
+    /// ```
+    pub fn reader(&self) -> Reader<&'a [u8]> {
+        Reader::resume(
+            &self.data[self.body_start..],
+            self.body_start as u64,
+            self.header,
+        )
     }
 
     /// Decodes every record, proving the whole file readable.
@@ -87,7 +128,8 @@ impl<'a> File<'a> {
 
     /// The compressed part, inflated, when the file has a `z` record at file offset `z_at`.
     fn inflate_after(&self, z_at: usize) -> &Inflated {
-        self.inflated.get_or_init(|| inflate(self.data, z_at + 1))
+        self.inflated
+            .get_or_init(|| inflate(self.data, z_at + 1, self.header))
     }
 
     /// The inflated stream and the bytes after the zlib stream, when the file is compressed and
@@ -109,79 +151,38 @@ impl<'a> File<'a> {
     }
 }
 
-/// Inflates the zlib stream starting at `start` (FileHandle.xs `inflateInit2(15)`): it stops at
-/// the stream's end, so bytes after it (the plain-text trailer) are left alone.
-fn inflate(data: &[u8], start: usize) -> Inflated {
+/// Inflates the zlib stream starting at file offset `start` (FileHandle.xs `inflateInit2(15)`):
+/// it stops at the stream's end, so bytes after it (the plain-text trailer) are left alone.
+///
+/// The records are taken from a streaming [`Reader`] as it inflates, so inflation stops at the
+/// first damaged record (a stream of zeros fails at its first byte, not after inflating
+/// everything) with the same bounds and the same errors as the [`Reader`]. Memory is the
+/// inflated size of the readable records.
+fn inflate(data: &[u8], start: usize, header: Header<'_>) -> Inflated {
     let input = &data[start.min(data.len())..];
-    let mut d = Decompress::new(true);
-    // The profiler's trailer states the uncompressed size; trusted up to 64 times the
-    // compressed bytes (real profiles compress 3 to 25 times), else a typical ratio is assumed
-    // and the vector grows by doubling.
-    let hint = trailer_size_hint(input)
-        .unwrap_or(0)
-        .min(input.len().saturating_mul(64));
-    let mut out: Vec<u8> = Vec::with_capacity(hint.max(input.len().saturating_mul(4)).min(1 << 32));
+    let mut reader = Reader::after_deflate(input, start as u64 - 1, header);
+    let mut out = Vec::new();
     let mut error = None;
     loop {
-        if out.capacity() - out.len() < 64 * 1024 {
-            out.reserve(out.capacity().max(64 * 1024));
-        }
-        let before_in = d.total_in() as usize;
-        let before_out = d.total_out();
-        let status = d.decompress_vec(&input[before_in..], &mut out, FlushDecompress::None);
-        let consumed = d.total_in() as usize;
-        match status {
-            Ok(Status::StreamEnd) => break,
-            Ok(_) => {
-                let progress = consumed != before_in || d.total_out() != before_out;
-                if !progress {
-                    // No progress with input left cannot happen with an intact stream; never
-                    // loop on it.
-                    let problem = if consumed >= input.len() {
-                        "a stream cut short"
-                    } else {
-                        "corrupt deflate data"
-                    };
-                    error = Some(Error::Inflate {
-                        offset: (start + consumed) as u64,
-                        problem,
-                    });
-                    break;
-                }
-            }
-            Err(e) => {
-                let problem = match e.message() {
-                    Some("incorrect header check") => "an incorrect header check",
-                    Some("invalid stored block lengths") => "invalid stored block lengths",
-                    Some("incorrect data check") => "an incorrect data check",
-                    _ => "corrupt deflate data",
-                };
-                error = Some(Error::Inflate {
-                    offset: (start + consumed) as u64,
-                    problem,
-                });
+        match reader.next_raw() {
+            None => break,
+            Some(Ok(bytes)) => out.extend_from_slice(bytes),
+            Some(Err((e, rest))) => {
+                // The iterator decodes the same bytes and meets the same damage; an error the
+                // bytes do not show (the zlib stream's) comes when they run out.
+                out.extend_from_slice(rest);
+                error = Some(e);
                 break;
             }
         }
     }
+    out.shrink_to_fit();
     Inflated {
-        consumed: d.total_in() as usize,
+        consumed: (reader.input_offset() as usize).saturating_sub(start),
         bytes: out,
         start,
         error,
     }
-}
-
-/// The uncompressed size the trailer `# Compressed N bytes to M, …` states (N), if any.
-fn trailer_size_hint(input: &[u8]) -> Option<usize> {
-    const KEY: &[u8] = b"# Compressed ";
-    let tail = &input[input.len().saturating_sub(160)..];
-    let at = tail.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
-    let digits = tail[at..].iter().take_while(|b| b.is_ascii_digit()).count();
-    std::str::from_utf8(&tail[at..at + digits])
-        .ok()?
-        .parse()
-        .ok()
 }
 
 /// Iterator over the records of a [`File`].
@@ -192,11 +193,12 @@ pub struct Records<'a> {
     compressed: bool,
     pending: Option<Error>,
     done: bool,
+    stop_at_deflate: bool,
 }
 
 /// Decodes a varint from `b` at `*i`; the caller guarantees five readable bytes.
 #[inline(always)]
-fn varint_at(b: &[u8], i: &mut usize) -> u32 {
+pub(crate) fn varint_at(b: &[u8], i: &mut usize) -> u32 {
     let b0 = b[*i];
     let (v, n) = match b0 {
         0x00..=0x7f => (u32::from(b0), 1),
@@ -293,6 +295,10 @@ impl<'a> Iterator for Records<'a> {
                     offset: self.cursor.offset() - 1,
                     problem: "a second START_DEFLATE inside the zlib stream",
                 }))
+            }
+            Ok(Record::StartDeflate) if self.stop_at_deflate => {
+                self.done = true;
+                Some(Ok(Record::StartDeflate))
             }
             Ok(Record::StartDeflate) => {
                 let z_end = self.cursor.offset() as usize;

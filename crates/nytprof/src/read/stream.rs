@@ -1,17 +1,40 @@
-//! The streaming reader over any `io::Read`: memory stays near the largest record, whatever the
-//! file's size (the whole input is never held).
+//! The streaming reader over any `io::Read` (a file, a pipe, or mapped bytes as `&[u8]`): the
+//! zlib stream after `z` is inflated a window at a time and parsed as it comes, so memory stays
+//! near the largest record plus two 64 KiB buffers, whatever the file's size, and damage is
+//! reported as soon as the record holding it is inflated.
 
 use std::io::{ErrorKind, Read};
 
 use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
-use super::record::{Record, decode, decode_header};
+use super::record::{Header, Record, decode, decode_header};
+use super::varint_at;
 use crate::error::Error;
+use crate::raw;
 
+/// How many bytes are read from the source, and inflated, at a time.
 const CHUNK: usize = 64 * 1024;
 
+/// An incomplete record may hold this many inflated bytes whatever its compressed size.
+const RECORD_FREE: usize = 1 << 20;
+
+/// Beyond 1 MiB, the most inflated bytes an incomplete record may hold per compressed
+/// byte read since the previous record ended. Text (source lines, names) deflates 3 to 20 times;
+/// deflate's own limit is about 1032, which only runs of one byte value reach: a string of
+/// zeros announced by a huge length is a bomb, not a profile.
+pub const MAX_RECORD_RATIO: u64 = 64;
+
+/// How many bytes after the zlib stream are kept to recognise the profiler's trailer text.
+const TRAILER_KEEP: usize = 4096;
+
 /// Reads records one at a time from an `io::Read`, inflating after `z`.
+///
+/// Memory: the record being decoded, a 64 KiB window of inflated bytes and a 64 KiB window of
+/// compressed ones. A record is held whole, so its size bounds memory too; past 1 MiB an
+/// incomplete record may hold at most [`MAX_RECORD_RATIO`] inflated bytes per compressed byte
+/// read since the previous record (else [`Error::InflationRatio`]). Time is linear in the
+/// inflated size.
 ///
 /// ```
 /// let bytes: &[u8] = b"NYTProf 5 0\n#hello\n-";
@@ -43,29 +66,33 @@ pub struct Reader<R> {
     major: u32,
     minor: u32,
     header_line: Vec<u8>,
+    /// File offset of the first zlib byte (just after `z`); 0 before `z`.
     compressed_offset: u64,
+    /// Compressed bytes consumed when the previous record ended.
+    in_at_record: u64,
+    /// Bytes after the zlib stream: the first [`TRAILER_KEEP`], their file offset and count.
+    after: Vec<u8>,
+    after_offset: u64,
+    after_len: u64,
+    stream_ended: bool,
+    /// Length of the record [`Reader::next_record`] returned last.
+    last_len: usize,
+}
+
+/// Bytes found after the end of the zlib stream that are not the profiler's trailer text
+/// (`#\n# Compressed N bytes to M, …\n`), which Devel::NYTProf never reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trailing {
+    /// File offset of the first such byte.
+    pub offset: u64,
+    /// How many there are.
+    pub size: u64,
 }
 
 impl<R: Read> Reader<R> {
     /// Reads and checks the version line.
     pub fn new(src: R) -> Result<Self, Error> {
-        let mut r = Reader {
-            src,
-            src_eof: false,
-            raw: Vec::new(),
-            raw_pos: 0,
-            buf: Vec::new(),
-            pos: 0,
-            base: 0,
-            inflate: None,
-            eof: false,
-            pending: None,
-            done: false,
-            major: 0,
-            minor: 0,
-            header_line: Vec::new(),
-            compressed_offset: 0,
-        };
+        let mut r = Self::blank(src);
         loop {
             let mut c = Cursor::new(&r.buf, 0);
             match decode_header(&mut c) {
@@ -82,6 +109,51 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    fn blank(src: R) -> Self {
+        Reader {
+            src,
+            src_eof: false,
+            raw: Vec::new(),
+            raw_pos: 0,
+            buf: Vec::new(),
+            pos: 0,
+            base: 0,
+            inflate: None,
+            eof: false,
+            pending: None,
+            done: false,
+            major: 0,
+            minor: 0,
+            header_line: Vec::new(),
+            compressed_offset: 0,
+            in_at_record: 0,
+            after: Vec::new(),
+            after_offset: 0,
+            after_len: 0,
+            stream_ended: false,
+            last_len: 0,
+        }
+    }
+
+    /// A reader of a file whose version line was read elsewhere: `src` starts at file offset
+    /// `offset`, at a record boundary.
+    pub(crate) fn resume(src: R, offset: u64, header: Header<'_>) -> Self {
+        let mut r = Self::blank(src);
+        r.major = header.major;
+        r.minor = header.minor;
+        r.header_line = header.line.to_vec();
+        r.base = offset;
+        r
+    }
+
+    /// A reader of the zlib stream of a file whose version line and plain records were read
+    /// elsewhere: `src` starts just after the `z` tag, which is at file offset `z_offset`.
+    pub(crate) fn after_deflate(src: R, z_offset: u64, header: Header<'_>) -> Self {
+        let mut r = Self::resume(src, z_offset + 1, header);
+        r.start_inflate();
+        r
+    }
+
     /// The major and minor version.
     pub fn version(&self) -> (u32, u32) {
         (self.major, self.minor)
@@ -92,9 +164,45 @@ impl<R: Read> Reader<R> {
         &self.header_line
     }
 
-    /// Offset of the next record in the uncompressed stream.
+    /// Offset of the next record in the uncompressed (logical) stream: the file offset before
+    /// `z`; after it, the `z` offset plus one plus the inflated position. Errors carry offsets
+    /// of this stream.
     pub fn offset(&self) -> u64 {
         self.base + self.pos as u64
+    }
+
+    /// How far the file itself has been read: before `z` the same as [`Reader::offset`]; after
+    /// it, the file offset of the next compressed byte to inflate. With [`Reader::offset`] it
+    /// places an error in both streams.
+    pub fn input_offset(&self) -> u64 {
+        match &self.inflate {
+            Some(d) => self.compressed_offset + d.total_in(),
+            None if self.stream_ended => self.after_offset,
+            None => self.offset(),
+        }
+    }
+
+    /// True once the `z` record was read.
+    pub fn is_compressed(&self) -> bool {
+        self.compressed_offset != 0
+    }
+
+    /// After the last record: the bytes after the zlib stream that are not the profiler's
+    /// trailer text, if any (`None` for an uncompressed file, whose every byte is a record).
+    pub fn trailing(&self) -> Option<Trailing> {
+        if !self.stream_ended {
+            return None;
+        }
+        let text = trailer_text_len(&self.after) as u64;
+        (self.after_len > text).then(|| Trailing {
+            offset: self.after_offset + text,
+            size: self.after_len - text,
+        })
+    }
+
+    /// The bytes after the zlib stream, up to the first 4 KiB (the profiler's trailer text).
+    pub fn trailer(&self) -> &[u8] {
+        &self.after
     }
 
     fn io_error(&self, kind: ErrorKind) -> Error {
@@ -104,9 +212,9 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    fn read_src(&mut self, into: &mut Vec<u8>) -> Result<usize, Error> {
+    fn read_src(&mut self, into: &mut Vec<u8>, size: usize) -> Result<usize, Error> {
         let old = into.len();
-        into.resize(old + CHUNK, 0);
+        into.resize(old + size, 0);
         loop {
             match self.src.read(&mut into[old..]) {
                 Ok(n) => {
@@ -133,77 +241,128 @@ impl<R: Read> Reader<R> {
             self.base += self.pos as u64;
             self.pos = 0;
         }
+        // A record longer than a window doubles the window per fill, so that decoding it again
+        // after each fill costs linear time in its length.
+        let held = self.buf.len() - self.pos;
         let Some(mut d) = self.inflate.take() else {
             let mut buf = std::mem::take(&mut self.buf);
-            let n = self.read_src(&mut buf);
+            let n = self.read_src(&mut buf, held.max(CHUNK));
             self.buf = buf;
             if n? == 0 {
                 self.eof = true;
             }
             return Ok(());
         };
-        let result = self.fill_inflated(&mut d);
+        let result = self.fill_inflated(&mut d, if held > CHUNK { held } else { 1 });
+        if self.stream_ended {
+            // The stream is over: the decompressor's state is freed.
+            return result;
+        }
+        // A record that keeps growing far beyond its compressed bytes is a bomb: stop here,
+        // before inflating the rest.
+        let held = (self.buf.len() - self.pos) as u64;
+        let compressed = d.total_in() - self.in_at_record;
+        if held > RECORD_FREE as u64 && held > compressed.saturating_mul(MAX_RECORD_RATIO) {
+            self.eof = true;
+            self.pending = Some(Error::InflationRatio {
+                offset: self.offset(),
+                compressed_offset: self.compressed_offset + d.total_in(),
+                inflated: held,
+            });
+        }
         self.inflate = Some(d);
         result
     }
 
-    fn fill_inflated(&mut self, d: &mut Decompress) -> Result<(), Error> {
+    /// Inflates at least `want` more bytes into `buf`, unless the stream ends or breaks first.
+    fn fill_inflated(&mut self, d: &mut Decompress, want: usize) -> Result<(), Error> {
         let start_len = self.buf.len();
-        while self.buf.len() == start_len {
+        while self.buf.len() < start_len + want {
             if self.raw_pos == self.raw.len() && !self.src_eof {
                 self.raw.clear();
                 self.raw_pos = 0;
                 let mut raw = std::mem::take(&mut self.raw);
-                let n = self.read_src(&mut raw);
+                let n = self.read_src(&mut raw, CHUNK);
                 self.raw = raw;
                 n?;
             }
-            self.buf.reserve(CHUNK);
-            let before_in = d.total_in();
-            let status = d.decompress_vec(
+            // One window per step (or what `want` still asks), whatever the buffer's capacity.
+            let len = self.buf.len();
+            self.buf.resize(len + CHUNK.max(start_len + want - len), 0);
+            let (before_in, before_out) = (d.total_in(), d.total_out());
+            let status = d.decompress(
                 &self.raw[self.raw_pos..],
-                &mut self.buf,
+                &mut self.buf[len..],
                 FlushDecompress::None,
             );
+            self.buf
+                .truncate(len + (d.total_out() - before_out) as usize);
             self.raw_pos += (d.total_in() - before_in) as usize;
             let at = self.compressed_offset + d.total_in();
             match status {
                 Ok(Status::StreamEnd) => {
                     self.eof = true;
+                    self.end_of_stream(at)?;
                     return Ok(());
                 }
                 Ok(_) => {
-                    let stalled = self.buf.len() == start_len && d.total_in() == before_in;
-                    if stalled && !(self.src_eof && self.raw_pos == self.raw.len()) {
-                        // Input left but no progress: not an intact stream; never loop on it.
-                        if self.raw_pos < self.raw.len() {
+                    let stalled = self.buf.len() == len && d.total_in() == before_in;
+                    if stalled {
+                        // Input left but no progress is not an intact stream; no input left
+                        // means the file ends inside the stream. Never loop on either.
+                        let cut = self.src_eof && self.raw_pos == self.raw.len();
+                        if cut || self.raw_pos < self.raw.len() {
                             self.eof = true;
                             self.pending = Some(Error::Inflate {
                                 offset: at,
-                                problem: "corrupt deflate data",
+                                problem: if cut {
+                                    "a stream cut short"
+                                } else {
+                                    "corrupt deflate data"
+                                },
                             });
                             return Ok(());
                         }
                     }
-                    if stalled && self.src_eof && self.raw_pos == self.raw.len() {
-                        self.eof = true;
-                        self.pending = Some(Error::Inflate {
-                            offset: at,
-                            problem: "a stream cut short",
-                        });
-                        return Ok(());
-                    }
                 }
-                Err(_) => {
+                Err(e) => {
                     self.eof = true;
                     self.pending = Some(Error::Inflate {
                         offset: at,
-                        problem: "corrupt deflate data",
+                        problem: zlib_problem(&e),
                     });
                     return Ok(());
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Reads what follows the zlib stream (file offset `at`): the first [`TRAILER_KEEP`] bytes
+    /// are kept, the rest counted.
+    fn end_of_stream(&mut self, at: u64) -> Result<(), Error> {
+        self.stream_ended = true;
+        self.after_offset = at;
+        let keep = |bytes: &[u8], after: &mut Vec<u8>, len: &mut u64| {
+            let room = TRAILER_KEEP.saturating_sub(after.len()).min(bytes.len());
+            after.extend_from_slice(&bytes[..room]);
+            *len += bytes.len() as u64;
+        };
+        let (mut after, mut len) = (Vec::new(), 0u64);
+        keep(&self.raw[self.raw_pos..], &mut after, &mut len);
+        self.raw_pos = self.raw.len();
+        while !self.src_eof {
+            self.raw.clear();
+            let mut raw = std::mem::take(&mut self.raw);
+            let n = self.read_src(&mut raw, CHUNK);
+            self.raw = raw;
+            n?;
+            keep(&self.raw, &mut after, &mut len);
+        }
+        self.raw = Vec::new();
+        self.raw_pos = 0;
+        self.after = after;
+        self.after_len = len;
         Ok(())
     }
 
@@ -217,7 +376,59 @@ impl<R: Read> Reader<R> {
         self.raw = rest;
         self.raw_pos = 0;
         self.eof = false;
+        self.in_at_record = 0;
         self.inflate = Some(Decompress::new(true));
+    }
+
+    /// Marks the end of a record for the inflation ratio check.
+    #[inline]
+    fn record_done(&mut self) {
+        if let Some(d) = &self.inflate {
+            self.in_at_record = d.total_in();
+        }
+    }
+
+    /// Fast path for the bulk of a profile, used by the model loader: when the next record is a
+    /// complete `+` record already in the window, consumes it and returns its ticks, fid and
+    /// line. Anything else is left for [`Reader::next_record`], which gives the same record or
+    /// the precise error.
+    #[inline]
+    pub(crate) fn next_time_line(&mut self) -> Option<(i32, u32, u32)> {
+        let rest = &self.buf[self.pos..];
+        if rest.len() < 16 || rest[0] != raw::tag::TIME_LINE || self.done {
+            return None;
+        }
+        let mut i = 1;
+        let ticks = varint_at(rest, &mut i) as i32;
+        let fid = varint_at(rest, &mut i);
+        let line = varint_at(rest, &mut i);
+        self.pos += i;
+        self.record_done();
+        Some((ticks, fid, line))
+    }
+
+    /// Fast path for `<` records, which the model loader ignores: when the next record is a
+    /// complete, well-formed `<` record in the window, consumes it and returns true.
+    #[inline]
+    pub(crate) fn skip_sub_return(&mut self) -> bool {
+        let rest = &self.buf[self.pos..];
+        if rest.len() < 32 || rest[0] != raw::tag::SUB_RETURN || self.done {
+            return false;
+        }
+        let mut i = 1;
+        let _depth = varint_at(rest, &mut i);
+        i += 16;
+        if rest[i] != raw::tag::STR_BYTES && rest[i] != raw::tag::STR_UTF8 {
+            return false;
+        }
+        i += 1;
+        let len = varint_at(rest, &mut i) as usize;
+        if len > rest.len() - i {
+            return false;
+        }
+        self.pos += i + len;
+        self.record_done();
+        true
     }
 
     /// The next record, or `None` at the end of the stream; after an error, `None`.
@@ -243,7 +454,7 @@ impl<R: Read> Reader<R> {
             let mut c = Cursor::new(&self.buf[self.pos..], self.base + self.pos as u64);
             match decode(&mut c) {
                 Ok(Record::StartDeflate) => {
-                    if self.inflate.is_some() {
+                    if self.inflate.is_some() || self.stream_ended {
                         self.done = true;
                         return Some(Err(Error::Inflate {
                             offset: self.base + self.pos as u64,
@@ -263,6 +474,7 @@ impl<R: Read> Reader<R> {
                 }
                 Err(e) => {
                     self.done = true;
+                    // A record cut by a damaged zlib stream is reported as the zlib damage.
                     return Some(Err(match (self.pending.take(), e) {
                         (Some(p), Error::Truncated(_)) => p,
                         _ => e,
@@ -270,9 +482,48 @@ impl<R: Read> Reader<R> {
                 }
             }
         }
+        self.record_done();
         let mut c = Cursor::new(&self.buf[self.pos..], self.base + self.pos as u64);
         let record = decode(&mut c);
+        self.last_len = c.position();
         self.pos += c.position();
         Some(record)
     }
+
+    /// Like [`Reader::next_record`], but gives the record's bytes; after an error, the bytes of
+    /// the window from the damaged record on (decoding them gives the same error, or a cut
+    /// record where the error is the zlib stream's).
+    pub(crate) fn next_raw(&mut self) -> Option<RawRecord<'_>> {
+        match self.next_record().map(|r| r.map(|_| ())) {
+            None => None,
+            Some(Ok(())) => Some(Ok(&self.buf[self.pos - self.last_len..self.pos])),
+            Some(Err(e)) => Some(Err((e, &self.buf[self.pos..]))),
+        }
+    }
+}
+
+/// A record's bytes, or the error and the window's bytes from the damaged record on.
+pub(crate) type RawRecord<'a> = Result<&'a [u8], (Error, &'a [u8])>;
+
+/// The words for what zlib reported.
+pub(crate) fn zlib_problem(e: &flate2::DecompressError) -> &'static str {
+    match e.message() {
+        Some("incorrect header check") => "an incorrect header check",
+        Some("invalid stored block lengths") => "invalid stored block lengths",
+        Some("incorrect data check") => "an incorrect data check",
+        _ => "corrupt deflate data",
+    }
+}
+
+/// How many leading bytes of `after` are the profiler's trailer text: whole lines starting
+/// with `#` (FileHandle.xs writes `#\n# Compressed N bytes to M, ratio …\n`).
+pub(crate) fn trailer_text_len(after: &[u8]) -> usize {
+    let mut at = 0;
+    while after.get(at) == Some(&b'#') {
+        match after[at..].iter().position(|&b| b == b'\n') {
+            Some(nl) => at += nl + 1,
+            None => break,
+        }
+    }
+    at
 }

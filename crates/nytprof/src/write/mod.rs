@@ -191,6 +191,16 @@ impl<W: Write> Writer<W> {
         self
     }
 
+    /// Sets the zlib level (0-9) for a `z` record not written yet.
+    pub fn set_compression_level(&mut self, level: u32) {
+        self.level = level.min(9);
+    }
+
+    /// Sets the bytes written after the zlib stream, before [`Writer::finish`].
+    pub fn set_trailer(&mut self, trailer: &[u8]) {
+        self.trailer = Some(trailer.to_vec());
+    }
+
     /// Writes the version line `NYTProf <major> <minor>\n`.
     pub fn header(&mut self, major: u32, minor: u32) -> io::Result<()> {
         self.header_line(format!("NYTProf {major} {minor}\n").as_bytes())
@@ -269,17 +279,49 @@ impl<W: Write> Writer<W> {
 /// Rewrites a file record by record: the same bytes for an uncompressed file; for a compressed
 /// one the same inflated stream and trailer (the deflate bytes are this zlib's, at `level`).
 pub fn rewrite(file: &crate::File<'_>, level: u32) -> Result<Vec<u8>, crate::Error> {
-    let mut w = Writer::new(Vec::with_capacity(file.data().len())).compression_level(level);
-    if let Some((_, trailer)) = file.compressed_part() {
-        w = w.trailer(trailer);
-    }
-    let io_err = |e: io::Error| crate::Error::Io {
-        offset: 0,
-        kind: e.kind(),
+    let out = rewrite_to(file, level, Vec::with_capacity(file.data().len()))?;
+    Ok(out.0)
+}
+
+/// What [`rewrite_to`] read besides the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct RewriteSummary {
+    /// Bytes after the zlib stream that are not the profiler's trailer text (not written).
+    pub trailing: Option<crate::Trailing>,
+}
+
+/// [`rewrite`] into any `io::Write`, streaming: the zlib stream is inflated a window at a time
+/// ([`crate::File::reader`]), so memory stays bounded whatever the file inflates to. The
+/// profiler's trailer text after the zlib stream is carried; other trailing bytes are not.
+pub fn rewrite_to<W: Write>(
+    file: &crate::File<'_>,
+    level: u32,
+    out: W,
+) -> Result<(W, RewriteSummary), crate::Error> {
+    let mut w = Writer::new(out).compression_level(level);
+    let mut reader = file.reader();
+    let io_err = |offset: u64| {
+        move |e: io::Error| crate::Error::Io {
+            offset,
+            kind: e.kind(),
+        }
     };
-    w.header_line(file.header().line).map_err(io_err)?;
-    for r in file.records() {
-        w.record(&r?).map_err(io_err)?;
+    w.header_line(file.header().line).map_err(io_err(0))?;
+    loop {
+        let offset = reader.offset();
+        match reader.next_record() {
+            None => break,
+            Some(r) => w.record(&r?).map_err(io_err(offset))?,
+        }
     }
-    w.finish().map_err(io_err)
+    let text = crate::read::trailer_text_len(reader.trailer());
+    if reader.is_compressed() {
+        w.set_trailer(&reader.trailer()[..text]);
+    }
+    let summary = RewriteSummary {
+        trailing: reader.trailing(),
+    };
+    let out = w.finish().map_err(io_err(reader.offset()))?;
+    Ok((out, summary))
 }

@@ -236,8 +236,12 @@ fn as_number(v: &Value) -> Option<f64> {
 fn compare(path: &str, a: &Value, b: &Value, tol: f64) -> Result<(), String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let kx: Vec<&String> = x.keys().collect();
-            let ky: Vec<&String> = y.keys().collect();
+            // Sorted: key order is not part of the data (serde_json keeps insertion order when a
+            // crate of the build enables its `preserve_order` feature).
+            let mut kx: Vec<&String> = x.keys().collect();
+            let mut ky: Vec<&String> = y.keys().collect();
+            kx.sort_unstable();
+            ky.sort_unstable();
             if kx != ky {
                 return Err(format!("{path}: keys differ:\n perl {kx:?}\n ours {ky:?}"));
             }

@@ -1,0 +1,270 @@
+//! A capture in the format-neutral profile model of `profcodec-profile` (feature `profile`).
+//!
+//! Every node of the block tree (blocks, events and values alike, as the C++ reader's `blocks`
+//! vector and the converter's JSON hold them) becomes a [`FrameKind::Block`] frame named by its
+//! descriptor (the runtime name for runtime-named blocks; the descriptor's file and line), at a
+//! call-tree node under its parent block's node, in one context per thread
+//! ([`IdKind::Thread`] with the thread id, named as the capture names the thread). Events and
+//! values last no time: they count as calls only.
+//!
+//! Value types: `time` in nanoseconds (the tree's times, converted from ticks as the C++ reader
+//! converts them) with [`Measured::SelfAndInclusive`]: the inclusive value is the measured
+//! duration, the self value the duration minus the durations of the children, per block, as
+//! [`BlockTree::totals`](crate::BlockTree::totals) counts it; and `calls`, a count of blocks
+//! (the profile's calls value type). With [`ProfileOptions::spans`], every block is also a
+//! [`Span`](profcodec_profile::Span) with its begin and end in nanoseconds.
+
+use std::collections::HashMap;
+
+use profcodec_profile::{
+    Context, Frame, FrameId, FrameKind, IdKind, Measured, ModelError, NodeId, Profile,
+    ProfileBuilder, Unit, ValueTypeId,
+};
+
+use crate::name::Name;
+use crate::read::{BlockTree, ThreadTree, c_str};
+
+/// What [`BlockTree::to_profile_with`] puts into the profile beyond the call tree and its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ProfileOptions {
+    /// Keep every block as a span with its begin and end (the timeline). Spans cost 24 bytes
+    /// per block; without them the profile grows with the distinct call paths and threads
+    /// only, which is all that `top` and `diff` need. Off by default.
+    pub spans: bool,
+}
+
+impl ProfileOptions {
+    /// The default options: no spans.
+    pub fn new() -> ProfileOptions {
+        ProfileOptions::default()
+    }
+
+    /// These options with spans kept or not.
+    pub fn spans(mut self, spans: bool) -> ProfileOptions {
+        self.spans = spans;
+        self
+    }
+}
+
+/// One thread's sums at one call-tree node, kept until the thread is done so that the builder
+/// sees each (thread, node) once rather than once per block.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    self_time: u64,
+    inclusive: u64,
+    calls: u64,
+    /// Whether the node is in `touched` already.
+    touched: bool,
+}
+
+/// An open block on the walk down from a thread's roots.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// The first tree node of its subtree.
+    subtree_start: u32,
+    /// Its call-tree node in the profile.
+    node: NodeId,
+    /// Its duration (ns).
+    duration: u64,
+    /// The summed durations of its children so far (ns).
+    children: u64,
+    /// The descriptor and profile node of its last child seen: siblings mostly repeat.
+    last_child: Option<(u32, NodeId)>,
+}
+
+/// The conversion's state: the builder and the maps that keep its calls per distinct node.
+struct Converter<'t, 'a> {
+    tree: &'t BlockTree<'a>,
+    builder: ProfileBuilder,
+    time: ValueTypeId,
+    calls: ValueTypeId,
+    spans: bool,
+    /// The frame of each descriptor id met so far.
+    frames: HashMap<u32, FrameId>,
+    /// The profile node of each (parent node, descriptor) met so far.
+    children: HashMap<(Option<NodeId>, u32), NodeId>,
+    /// The current thread's sums, by profile node index.
+    sums: Vec<Sums>,
+    /// The nodes the current thread touched, in first-touch order.
+    touched: Vec<NodeId>,
+    /// The open blocks of the walk (bounded by the tree's depth).
+    stack: Vec<Open>,
+}
+
+fn lossy(name: Name<'_>) -> String {
+    String::from_utf8_lossy(name.as_bytes()).into_owned()
+}
+
+impl<'t, 'a> Converter<'t, 'a> {
+    fn frame(&mut self, descriptor: u32) -> Result<FrameId, ModelError> {
+        if let Some(&frame) = self.frames.get(&descriptor) {
+            return Ok(frame);
+        }
+        let b = &mut self.builder;
+        let frame = match self.tree.descriptor(descriptor) {
+            Some(d) => {
+                let name = b.intern_string(&lossy(d.name()))?;
+                let mut frame = Frame::new(FrameKind::Block).with_function(name);
+                let file = c_str(d.descriptor.file.as_bytes());
+                if !file.is_empty() {
+                    frame = frame.with_file(b.intern_string(&lossy(Name(file)))?);
+                }
+                if let Ok(line) = u32::try_from(d.descriptor.line)
+                    && line > 0
+                {
+                    frame = frame.with_line(line);
+                }
+                frame
+            }
+            // The tree checked every record's descriptor; kept total all the same.
+            None => Frame::new(FrameKind::Block)
+                .with_function(b.intern_string(&format!("[descriptor {descriptor}]"))?),
+        };
+        let frame = b.intern_frame(frame)?;
+        self.frames.insert(descriptor, frame);
+        Ok(frame)
+    }
+
+    fn child(&mut self, parent: Option<NodeId>, descriptor: u32) -> Result<NodeId, ModelError> {
+        if let Some(&node) = self.children.get(&(parent, descriptor)) {
+            return Ok(node);
+        }
+        let frame = self.frame(descriptor)?;
+        let node = self.builder.intern_node(parent, frame)?;
+        self.children.insert((parent, descriptor), node);
+        if node.index() >= self.sums.len() {
+            self.sums.resize(node.index() + 1, Sums::default());
+        }
+        Ok(node)
+    }
+
+    fn sums(&mut self, node: NodeId) -> &mut Sums {
+        let sums = &mut self.sums[node.index()];
+        if !sums.touched {
+            sums.touched = true;
+            self.touched.push(node);
+        }
+        sums
+    }
+
+    /// Closes the innermost open block: its self time is known once its children are.
+    fn close(&mut self) {
+        if let Some(open) = self.stack.pop() {
+            let sums = self.sums(open.node);
+            sums.self_time = sums
+                .self_time
+                .saturating_add(open.duration.saturating_sub(open.children));
+        }
+    }
+
+    fn thread(&mut self, th: &ThreadTree<'a>) -> Result<(), ModelError> {
+        let mut context = Context::new([(IdKind::Thread, th.id)]);
+        if !th.name.is_empty() {
+            context = context.with_name(self.builder.intern_string(&lossy(th.name))?);
+        }
+        let context = self.builder.intern_context(context)?;
+        let mut last_root: Option<(u32, NodeId)> = None;
+        // Nodes are in post-order, so walking them backwards meets every parent before its
+        // children: a node's parent is the innermost open block whose subtree holds it.
+        for i in (0..th.nodes.len()).rev() {
+            let n = th.nodes[i];
+            let i = i as u32;
+            while self.stack.last().is_some_and(|o| o.subtree_start > i) {
+                self.close();
+            }
+            let duration = n.end.saturating_sub(n.begin);
+            let cached = match self.stack.last() {
+                Some(o) => o.last_child,
+                None => last_root,
+            };
+            let node = match cached {
+                Some((d, node)) if d == n.descriptor => node,
+                _ => {
+                    let parent = self.stack.last().map(|o| o.node);
+                    let node = self.child(parent, n.descriptor)?;
+                    match self.stack.last_mut() {
+                        Some(o) => o.last_child = Some((n.descriptor, node)),
+                        None => last_root = Some((n.descriptor, node)),
+                    }
+                    node
+                }
+            };
+            if let Some(o) = self.stack.last_mut() {
+                o.children = o.children.saturating_add(duration);
+            }
+            let sums = self.sums(node);
+            sums.inclusive = sums.inclusive.saturating_add(duration);
+            sums.calls += 1;
+            if self.spans {
+                self.builder.add_span(context, node, n.begin, n.end)?;
+            }
+            self.stack.push(Open {
+                subtree_start: n.subtree_start,
+                node,
+                duration,
+                children: 0,
+                last_child: None,
+            });
+        }
+        while !self.stack.is_empty() {
+            self.close();
+        }
+        for node in std::mem::take(&mut self.touched) {
+            let sums = std::mem::take(&mut self.sums[node.index()]);
+            // Sums below 2^53 ns (104 days) are exact in f64.
+            self.builder
+                .add_self(context, node, self.time, sums.self_time as f64)?;
+            self.builder
+                .add_inclusive(context, node, self.time, sums.inclusive as f64)?;
+            self.builder
+                .add_self(context, node, self.calls, sums.calls as f64)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> BlockTree<'a> {
+    /// The capture in the format-neutral profile model, without spans (see
+    /// [`to_profile_with`](Self::to_profile_with)).
+    pub fn to_profile(&self) -> Result<Profile, ModelError> {
+        self.to_profile_with(ProfileOptions::default())
+    }
+
+    /// The capture in the format-neutral profile model: one context per thread, one
+    /// [`FrameKind::Block`] frame per descriptor, one call-tree node per distinct path of
+    /// descriptors, with `time` (ns; self and measured inclusive) and `calls` per (thread,
+    /// node); spans per block if `options` asks for them.
+    ///
+    /// One walk over the tree's nodes (no copy of them). Beyond the tree, memory grows with the
+    /// distinct (parent, descriptor) nodes, the threads and the tree's depth, not with the
+    /// blocks (spans aside). Per-thread sums are exact integers, added to the builder once per
+    /// (thread, node).
+    pub fn to_profile_with(&self, options: ProfileOptions) -> Result<Profile, ModelError> {
+        let mut builder = ProfileBuilder::new();
+        let time =
+            builder.intern_value_type("time", Unit::Nanoseconds, Measured::SelfAndInclusive)?;
+        let calls = builder.intern_value_type("calls", Unit::Count, Measured::SelfOnly)?;
+        builder.set_default_value_type(time)?;
+        builder.set_calls_value_type(calls)?;
+        if options.spans {
+            builder.set_span_unit(Unit::Nanoseconds)?;
+        }
+        let mut c = Converter {
+            tree: self,
+            builder,
+            time,
+            calls,
+            spans: options.spans,
+            frames: HashMap::new(),
+            children: HashMap::new(),
+            sums: Vec::new(),
+            touched: Vec::new(),
+            stack: Vec::new(),
+        };
+        for th in &self.threads {
+            c.thread(th)?;
+        }
+        Ok(c.builder.build())
+    }
+}

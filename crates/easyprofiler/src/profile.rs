@@ -73,6 +73,71 @@ struct Open {
     last_child: Option<(u32, NodeId)>,
 }
 
+/// The children of each call-tree node by descriptor. A node's first [`Children::LISTED`]
+/// children are found in a short list (most blocks have few kinds of children, and a list beats
+/// hashing); a node with more has them all in a hash map too, so a wide node costs one hash per
+/// lookup, never a long scan.
+#[derive(Debug, Default)]
+struct Children {
+    /// Per parent slot (0: the roots, `n + 1`: node `n`), the first link and the child count.
+    heads: Vec<(u32, u32)>,
+    /// (descriptor, child, next link) entries, `NO_LINK` ending a list.
+    links: Vec<(u32, NodeId, u32)>,
+    /// Every (parent slot, descriptor) of a parent with more than `LISTED` children.
+    wide: HashMap<(u32, u32), NodeId>,
+}
+
+const NO_LINK: u32 = u32::MAX;
+
+impl Children {
+    const LISTED: u32 = 8;
+
+    fn slot(parent: Option<NodeId>) -> usize {
+        parent.map_or(0, |p| p.index() + 1)
+    }
+
+    fn get(&self, parent: Option<NodeId>, descriptor: u32) -> Option<NodeId> {
+        let slot = Children::slot(parent);
+        let &(mut link, count) = self.heads.get(slot)?;
+        while link != NO_LINK {
+            let (d, node, next) = self.links[link as usize];
+            if d == descriptor {
+                return Some(node);
+            }
+            link = next;
+        }
+        if count > Children::LISTED {
+            return self.wide.get(&(slot as u32, descriptor)).copied();
+        }
+        None
+    }
+
+    fn insert(&mut self, parent: Option<NodeId>, descriptor: u32, node: NodeId) {
+        let slot = Children::slot(parent);
+        if slot >= self.heads.len() {
+            self.heads.resize(slot + 1, (NO_LINK, 0));
+        }
+        let (head, count) = self.heads[slot];
+        if count < Children::LISTED {
+            // Node handles are u32, and there is at most one link per node.
+            let link = self.links.len() as u32;
+            self.links.push((descriptor, node, head));
+            self.heads[slot] = (link, count + 1);
+            return;
+        }
+        if count == Children::LISTED {
+            let mut link = head;
+            while link != NO_LINK {
+                let (d, n, next) = self.links[link as usize];
+                self.wide.insert((slot as u32, d), n);
+                link = next;
+            }
+        }
+        self.wide.insert((slot as u32, descriptor), node);
+        self.heads[slot].1 = count + 1;
+    }
+}
+
 /// The conversion's state: the builder and the maps that keep its calls per distinct node.
 struct Converter<'t, 'a> {
     tree: &'t BlockTree<'a>,
@@ -82,8 +147,8 @@ struct Converter<'t, 'a> {
     spans: bool,
     /// The frame of each descriptor id met so far.
     frames: HashMap<u32, FrameId>,
-    /// The profile node of each (parent node, descriptor) met so far.
-    children: HashMap<(Option<NodeId>, u32), NodeId>,
+    /// The children of every node met so far (see [`Children`]).
+    children: Children,
     /// The current thread's sums, by profile node index.
     sums: Vec<Sums>,
     /// The nodes the current thread touched, in first-touch order.
@@ -127,12 +192,12 @@ impl<'t, 'a> Converter<'t, 'a> {
     }
 
     fn child(&mut self, parent: Option<NodeId>, descriptor: u32) -> Result<NodeId, ModelError> {
-        if let Some(&node) = self.children.get(&(parent, descriptor)) {
+        if let Some(node) = self.children.get(parent, descriptor) {
             return Ok(node);
         }
         let frame = self.frame(descriptor)?;
         let node = self.builder.intern_node(parent, frame)?;
-        self.children.insert((parent, descriptor), node);
+        self.children.insert(parent, descriptor, node);
         if node.index() >= self.sums.len() {
             self.sums.resize(node.index() + 1, Sums::default());
         }
@@ -257,7 +322,7 @@ impl<'a> BlockTree<'a> {
             calls,
             spans: options.spans,
             frames: HashMap::new(),
-            children: HashMap::new(),
+            children: Children::default(),
             sums: Vec::new(),
             touched: Vec::new(),
             stack: Vec::new(),

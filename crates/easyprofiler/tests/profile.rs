@@ -458,3 +458,31 @@ fn conversion_memory_grows_with_call_paths_not_blocks() {
     assert_eq!(frame.inclusive, Some(50.0 * FRAMES as f64));
     assert_eq!(frame.self_value, (50.0 - 19.0) * FRAMES as f64);
 }
+
+#[test]
+fn a_block_with_many_kinds_of_children_gets_one_node_each() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // 3 frames, each with 20 children of distinct descriptors (more than the short child list
+    // holds), walked three times.
+    let names: Vec<String> = (0..21).map(|i| format!("b{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut records = Vec::new();
+    for f in 0..3u64 {
+        let t = f * 2000;
+        for c in 1..21u64 {
+            records.push(block(t + 30 * c, t + 30 * c + c, c as u32));
+        }
+        records.push(block(t, t + 1000, 0));
+    }
+    let data = capture(&names, vec![(1, records)]);
+    let tree = parse(&data).and_then(|v| v.tree()).expect("tree");
+    let profile = tree.to_profile().expect("profile");
+    assert_eq!(profile.nodes().len(), 21);
+    let (_, stats) = model_stats(&profile, ContextFilter::Whole);
+    for c in 1..21u64 {
+        let s = stats[&(format!("b{c}"), Some("f.cpp".to_owned()))];
+        assert_eq!((s.calls, s.self_time, s.inclusive), (3, 3 * c, 3 * c));
+    }
+    let root = stats[&("b0".to_owned(), Some("f.cpp".to_owned()))];
+    assert_eq!((root.calls, root.self_time), (3, 3 * (1000 - 210)));
+}

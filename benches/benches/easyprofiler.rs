@@ -80,6 +80,12 @@ fn benches(c: &mut Criterion) {
         })
     });
     let top20 = Query::new().limit(20);
+    let profile = tree.to_profile().expect("profile");
+    eprintln!(
+        "easyprofiler profile model: {} call-tree nodes, {} node values",
+        profile.nodes().len(),
+        profile.node_values().len()
+    );
     g.bench_function("profile model + top-20", |b| {
         b.iter(|| {
             let tree = parse(&data).expect("parse").tree().expect("tree");

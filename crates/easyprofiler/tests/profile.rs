@@ -486,3 +486,37 @@ fn a_block_with_many_kinds_of_children_gets_one_node_each() {
     let root = stats[&("b0".to_owned(), Some("f.cpp".to_owned()))];
     assert_eq!((root.calls, root.self_time), (3, 3 * (1000 - 210)));
 }
+
+#[test]
+fn deep_nesting_costs_linear_memory() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // One chain of 100,000 nested blocks of one descriptor (the tolerant mode reads beyond the
+    // C++ reader's depth limit): every level is a distinct call path.
+    const DEPTH: u64 = 100_000;
+    let records = (0..DEPTH)
+        .rev()
+        .map(|d| block(d, 2 * DEPTH - d, 0))
+        .collect();
+    let data = capture(&["rec"], vec![(1, records)]);
+    let tree = parse(&data).and_then(|v| v.tree()).expect("tolerant tree");
+    let before = A.total_allocated();
+    let profile = tree.to_profile().expect("profile");
+    let used = A.total_allocated() - before;
+    println!(
+        "to_profile of a {DEPTH}-deep chain ({} bytes): {used} bytes allocated",
+        data.len()
+    );
+    assert_eq!(profile.nodes().len(), DEPTH as usize);
+    // The builder's tables and hash indexes (two node values a path), the child lists, the
+    // per-node sums and the walk's stack, counted with every reallocation of their growth:
+    // about 670 bytes per distinct path (29 x this input, whose every block is a new path).
+    assert!(
+        used < 1024 * DEPTH as usize,
+        "{used} bytes for {DEPTH} paths"
+    );
+    let top = profile.top(&Query::new()).expect("top");
+    assert_eq!(top.rows.len(), 1);
+    assert_eq!(top.rows[0].calls, Some(DEPTH as f64));
+    assert_eq!(top.rows[0].inclusive, Some(2.0 * DEPTH as f64));
+    assert_eq!(top.rows[0].self_value, 2.0 * DEPTH as f64);
+}

@@ -1,18 +1,5 @@
-//! A capture in the format-neutral profile model of `profcodec-profile` (feature `profile`).
-//!
-//! Every node of the block tree (blocks, events and values alike, as the C++ reader's `blocks`
-//! vector and the converter's JSON hold them) becomes a [`FrameKind::Block`] frame named by its
-//! descriptor (the runtime name for runtime-named blocks; the descriptor's file and line), at a
-//! call-tree node under its parent block's node, in one context per thread
-//! ([`IdKind::Thread`] with the thread id, named as the capture names the thread). Events and
-//! values last no time: they count as calls only.
-//!
-//! Value types: `time` in nanoseconds (the tree's times, converted from ticks as the C++ reader
-//! converts them) with [`Measured::SelfAndInclusive`]: the inclusive value is the measured
-//! duration, the self value the duration minus the durations of the children, per block, as
-//! [`BlockTree::totals`](crate::BlockTree::totals) counts it; and `calls`, a count of blocks
-//! (the profile's calls value type). With [`ProfileOptions::spans`], every block is also a
-//! [`Span`](profcodec_profile::Span) with its begin and end in nanoseconds.
+//! A capture in the format-neutral profile model of `profcodec-profile` (feature `profile`):
+//! [`BlockTree::to_profile_with`] tells what goes where.
 
 use std::collections::HashMap;
 
@@ -296,15 +283,30 @@ impl<'a> BlockTree<'a> {
         self.to_profile_with(ProfileOptions::default())
     }
 
-    /// The capture in the format-neutral profile model: one context per thread, one
-    /// [`FrameKind::Block`] frame per descriptor, one call-tree node per distinct path of
-    /// descriptors, with `time` (ns; self and measured inclusive) and `calls` per (thread,
-    /// node); spans per block if `options` asks for them.
+    /// The capture in the format-neutral profile model.
     ///
-    /// One walk over the tree's nodes (no copy of them). Beyond the tree, memory grows with the
-    /// distinct (parent, descriptor) nodes, the threads and the tree's depth, not with the
-    /// blocks (spans aside). Per-thread sums are exact integers, added to the builder once per
-    /// (thread, node).
+    /// - **Contexts**: one per thread, [`IdKind::Thread`] with the thread id, named as the
+    ///   capture names the thread (sections of one thread id are one thread, as in the tree).
+    /// - **Frames**: every node of the block tree (blocks, events and values alike, as the C++
+    ///   reader's `blocks` vector and the converter's JSON hold them) is a [`FrameKind::Block`]
+    ///   frame named by its descriptor ([`TreeDescriptor::name`](crate::TreeDescriptor::name):
+    ///   the runtime name of a runtime-named block), with the descriptor's file and line.
+    /// - **Call tree**: each block at the node of its path of frames, under its parent block's
+    ///   node, one node per distinct path (so recursion makes one node per level).
+    /// - **Values**: `time` in nanoseconds (the tree's times, converted from ticks as the C++
+    ///   reader converts them), [`Measured::SelfAndInclusive`]: the inclusive value is the
+    ///   measured duration, the self value the duration minus the children's durations, per
+    ///   block, as [`BlockTree::totals`] counts it; and `calls`, the number of blocks (the
+    ///   profile's calls value type). Events and values last no time: they count calls only.
+    ///   `time` is the default value type.
+    /// - **Spans**, with [`ProfileOptions::spans`]: every block's begin and end in nanoseconds.
+    ///
+    /// One walk over the tree's nodes, in reverse file order (which meets every parent before its
+    /// children), with no copy of them. Beyond the tree, memory grows with the distinct paths,
+    /// the threads and the tree's depth, not with the blocks (spans aside); a node's children
+    /// are found in a short list, or in a hash map past eight kinds, so the time is linear in the
+    /// blocks. Each thread's sums are exact integers, handed to the builder once per (thread,
+    /// node). The only error is a model table outgrowing its `u32` handles.
     pub fn to_profile_with(&self, options: ProfileOptions) -> Result<Profile, ModelError> {
         let mut builder = ProfileBuilder::new();
         let time =

@@ -11,9 +11,14 @@
 //! - `flat form and totals`: on a built tree, every node's parent and depth
 //!   (`ThreadTree::flat`, what `profcodec dump` streams) and the per-descriptor totals.
 //! - `to_model` and `write`: the owned model and back.
+//! - `profile model + top-20`: parse, build the tree, convert it into the format-neutral profile
+//!   model (`BlockTree::to_profile`, no spans) and rank the top 20 blocks by self time: what
+//!   `profcodec top` does, to compare with `full tree build` (issue 14 asks for at most 2x).
+//! - `to_profile + top-20, built tree`: the conversion and the query alone.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_easyprofiler::parse;
+use profcodec_easyprofiler::profcodec_profile::Query;
 
 fn benches(c: &mut Criterion) {
     let capture = profcodec_benches::easyprofiler::large(72 << 20, 3_100_000, 8);
@@ -72,6 +77,26 @@ fn benches(c: &mut Criterion) {
                 depth += th.flat().map(|f| u64::from(f.depth)).sum::<u64>();
             }
             (depth, tree.totals().len())
+        })
+    });
+    let top20 = Query::new().limit(20);
+    let profile = tree.to_profile().expect("profile");
+    eprintln!(
+        "easyprofiler profile model: {} call-tree nodes, {} node values",
+        profile.nodes().len(),
+        profile.node_values().len()
+    );
+    g.bench_function("profile model + top-20", |b| {
+        b.iter(|| {
+            let tree = parse(&data).expect("parse").tree().expect("tree");
+            let profile = tree.to_profile().expect("profile");
+            profile.top(&top20).expect("top").rows.len()
+        })
+    });
+    g.bench_function("to_profile + top-20, built tree", |b| {
+        b.iter(|| {
+            let profile = tree.to_profile().expect("profile");
+            profile.top(&top20).expect("top").rows.len()
         })
     });
     g.bench_function("to_model", |b| {

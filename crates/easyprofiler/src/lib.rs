@@ -17,6 +17,10 @@
 //! - [`CaptureView::to_model`] gives the owned [`Capture`]; [`Capture::write`] writes it back.
 //!   Reading then writing any file gives the same bytes (the model keeps every byte, including
 //!   the header counters as stored and any trailing bytes).
+//! - [`BlockTree::to_profile`] (feature `profile`, on by default) gives the capture in the
+//!   format-neutral model of `profcodec-profile`: per thread, every block's call path with its
+//!   self and inclusive time and its calls, so that `Profile::top` answers "which blocks cost
+//!   the most" per thread or over all of them.
 //!
 //! ```
 //! use profcodec_easyprofiler::{Capture, Convention, Descriptor, Record, RecordBody, Thread, Version};
@@ -85,12 +89,19 @@
 mod error;
 mod model;
 mod name;
+#[cfg(feature = "profile")]
+mod profile;
 pub mod raw;
 mod read;
 mod write;
 
 pub use error::{Error, Oddity, WriteError};
 pub use name::Name;
+/// The format-neutral profile model that [`BlockTree::to_profile`] builds (feature `profile`).
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+#[cfg(feature = "profile")]
+pub use profile::ProfileOptions;
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

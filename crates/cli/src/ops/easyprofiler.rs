@@ -441,6 +441,15 @@ impl Codec for EasyProfiler {
         Ok(())
     }
 
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        // Tolerant, as `info`: a capture the C++ reader would refuse for a counter or its depth
+        // still has its blocks. No spans: `top` and `diff` read the call tree only, and without
+        // spans the profile grows with the distinct call paths, not the blocks.
+        let view = ep::parse(input.bytes()).map_err(invalid)?;
+        let tree = view.tree().map_err(invalid)?;
+        tree.to_profile().map_err(|e| OpError::invalid(e, None))
+    }
+
     fn rewrite(
         &self,
         input: &Opened,
@@ -588,6 +597,28 @@ mod tests {
     fn testdata(name: &str) -> Vec<u8> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
         std::fs::read(dir.join(name)).expect("testdata")
+    }
+
+    #[test]
+    fn profile_ranks_blocks_per_thread() {
+        let input = testdata("small_v210.prof");
+        let (_dir, input) = opened(&input);
+        let profile = EasyProfiler.profile(&input).expect("profile");
+        let view = ep::parse(input.bytes()).expect("parse");
+        let tree = view.tree().expect("tree");
+        assert_eq!(profile.contexts().len(), tree.threads.len());
+        let top = profile
+            .top(&profcodec_profile::Query::new().limit(3))
+            .expect("top");
+        assert_eq!(top.unit, "nanoseconds");
+        assert_eq!(top.rows.len(), 3);
+        // The first row is the block with the most self time, as the reader's totals say.
+        let mut totals = tree.totals();
+        totals.sort_by_key(|t| std::cmp::Reverse(t.self_time));
+        let first = tree.descriptor(totals[0].descriptor).expect("descriptor");
+        assert_eq!(top.rows[0].name, first.name().to_string());
+        assert_eq!(top.rows[0].self_value, totals[0].self_time as f64);
+        assert!(top.rows[0].calls.is_some_and(|c| c > 0.0));
     }
 
     #[test]

@@ -48,6 +48,8 @@ mod folder;
 pub mod format {}
 pub mod migrate;
 mod model;
+#[cfg(feature = "profile")]
+pub mod profile;
 pub mod raw;
 pub mod read;
 mod text;
@@ -61,6 +63,8 @@ pub use cct::CctIndex;
 pub use error::Error;
 pub use folder::{FolderError, MeasurementFolder, ThreadFiles};
 pub use model::*;
+#[cfg(feature = "profile")]
+pub use profile::{ProfileConverter, ProfileError};
 pub use read::{
     TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,
     read_measurement_prefix, read_trace,

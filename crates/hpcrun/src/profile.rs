@@ -10,16 +10,20 @@
 //!   address, resolved to the load module mapped closest below it). hpcrun files carry no
 //!   procedure names: hpcprof names procedures from the binaries' symbols and structure, which
 //!   the measurement does not contain, so every such frame is named by its module and address.
-//! - **Placeholders** (load module 0, HPCToolkit's `placeholders.h`): the primary root, to which
-//!   hpcprof maps the whole program, is left out and its children become roots (unless it holds
-//!   values of its own); the thread fences are named as hpcprof's entry points (`main thread`,
+//! - **Placeholders** (load module 0, HPCToolkit's `placeholders.h`): the primary root and the
+//!   "no activity" node below it, which hpcprof maps to its global context, are left out and
+//!   their children become roots (unless they hold values of their own); the thread fences are named as hpcprof's entry points (`main thread`,
 //!   `application thread`), the others by their `placeholders.c` names (`<gpu kernel>`,
 //!   `<omp idle>`...), an unknown code by its eight characters.
 //! - **Value types**: every metric whose values the file stores (a metric with a formula is
 //!   derived by hpcprof and stores none), by name, with a unit read from the name or
 //!   description: `(sec)` / `seconds` -> seconds, `(usec)` / `(us)` -> microseconds, `(ns)` ->
-//!   nanoseconds, `(B)` / `bytes` -> bytes, anything else a count. hpcrun measures self values
-//!   only ([`Measured::SelfOnly`]); the queries compute inclusive values once, bottom-up.
+//!   nanoseconds, `(B)` / `bytes` -> bytes, anything else a count. Values are the stored values
+//!   times the metric's period, as hpcprof scales them (`Hpcrun4::realread`), so a metric
+//!   counting samples of every 10^8th event becomes an event count. hpcrun measures self
+//!   values only ([`Measured::SelfOnly`]); the queries compute inclusive values once,
+//!   bottom-up. A `move2proc` metric's values stay at their node (hpcprof moves them to the
+//!   calling context; totals are the same).
 //! - **Contexts**: one per profile file (thread or GPU stream), its identifier tuple from the
 //!   04.00 id tuple (kinds named as in `id-tuple.h`, logical indexes), else from the `mpi-rank`
 //!   and `thread-id` header pairs, else from the file name. Files with the same tuple share a
@@ -69,6 +73,7 @@ const fn placeholder(code: &[u8; 8]) -> u64 {
 }
 
 const ROOT_PRIMARY: u64 = placeholder(b"^Primary");
+const NO_ACTIVITY: u64 = placeholder(b"NoActvty");
 
 /// The names of hpcrun's placeholders (`placeholders.h` codes, `placeholders.c` names; the
 /// fences as the entry points hpcprof makes of them).
@@ -245,7 +250,12 @@ impl ProfileConverter {
         Ok(ids)
     }
 
-    fn value_types(&mut self, epoch: &Epoch) -> Result<Vec<Option<ValueTypeId>>, ModelError> {
+    /// Each metric's value type and the factor its values are scaled by (its period), `None`
+    /// for a derived metric.
+    fn value_types(
+        &mut self,
+        epoch: &Epoch,
+    ) -> Result<Vec<Option<(ValueTypeId, f64)>>, ModelError> {
         let mut types = Vec::with_capacity(epoch.metrics.len());
         for desc in &epoch.metrics {
             if !desc.formula.as_bytes().is_empty() {
@@ -262,7 +272,10 @@ impl ProfileConverter {
                 self.builder.set_default_value_type(id)?;
                 self.default_set = true;
             }
-            types.push(Some(id));
+            // hpcprof multiplies every value by the period (`Hpcrun4::realread`, `met.factor`);
+            // a period of 0 (never written by hpcrun) leaves values as stored.
+            let factor = if desc.period == 0 { 1.0 } else { desc.period as f64 };
+            types.push(Some((id, factor)));
         }
         Ok(types)
     }
@@ -289,8 +302,12 @@ impl ProfileConverter {
                 modules.absolute(&mut self.builder, node.ip)?
             } else {
                 match node.lm_id {
-                    PLACEHOLDER_LM if is_root && node.ip == ROOT_PRIMARY && !has_values => {
-                        // hpcprof's global context: the children become roots.
+                    // hpcprof maps both to its global context: their children become roots.
+                    PLACEHOLDER_LM
+                        if !has_values
+                            && ((is_root && node.ip == ROOT_PRIMARY)
+                                || (parent.is_none() && node.ip == NO_ACTIVITY)) =>
+                    {
                         continue;
                     }
                     PLACEHOLDER_LM if modules.by_id.get(&PLACEHOLDER_LM).is_none() => {
@@ -326,8 +343,9 @@ impl ProfileConverter {
             let id = self.builder.intern_node(parent, frame)?;
             model[i] = Some(id);
             for (metric, value) in values.of(i) {
-                if let Some(Some(vt)) = types.get(usize::from(metric)) {
-                    self.builder.add_self(context, id, *vt, value.as_f64())?;
+                if let Some(&Some((vt, factor))) = types.get(usize::from(metric)) {
+                    self.builder
+                        .add_self(context, id, vt, value.as_f64() * factor)?;
                 }
             }
         }

@@ -398,3 +398,45 @@ fn kind_id(kind: IdKind) -> u8 {
         _ => u8::MAX,
     }
 }
+
+#[test]
+fn every_version_converts_with_its_totals() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpcrun");
+    let mut converted = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "hpcrun") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let m = profcodec_hpcrun::read_measurement(&bytes).unwrap();
+        let profile = m.to_profile().unwrap();
+        let name = path.display();
+        assert_eq!(profile.contexts().len(), 1, "{name}");
+        let nodes: usize = m.epochs.iter().map(|e| e.cct.len()).sum();
+        assert!(profile.nodes().len() <= nodes, "{name}");
+        let mut direct: HashMap<String, f64> = HashMap::new();
+        for epoch in 0..m.epochs.len() {
+            let values = NodeValues::new(&m, epoch);
+            for node in 0..values.len() {
+                for (metric, value) in values.of(node) {
+                    let desc = &m.epochs[epoch].metrics[usize::from(metric)];
+                    if desc.formula.as_bytes().is_empty() {
+                        *direct.entry(desc.name.to_string()).or_default() +=
+                            value.as_f64() * desc.period.max(1) as f64;
+                    }
+                }
+            }
+        }
+        let model = model_figures(&profile, &Resolver::default());
+        for (metric, total) in &direct {
+            assert!(close(model.total[metric], *total), "{name} {metric}");
+        }
+        // Every frame is a module and an offset, or a named placeholder.
+        for (_, frame) in profile.frames() {
+            assert!(frame.function.is_some() || frame.address.is_some(), "{name}");
+        }
+        converted += 1;
+    }
+    assert_eq!(converted, 6);
+}

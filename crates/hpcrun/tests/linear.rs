@@ -124,6 +124,7 @@ fn values_of_every_node_cost_each_value_once_even_when_starts_go_up_and_down() {
 }
 
 #[test]
+#[cfg(feature = "profile")]
 fn converting_to_the_profile_model_is_linear() {
     let _turn = turn();
     // A 200,000-deep chain: a converter that walked each node's path to the root would take

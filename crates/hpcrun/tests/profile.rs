@@ -26,6 +26,7 @@
 //! functions inlined into it, and anything per source line or loop.
 //!
 //! The model's totals are also held to the sum of every node value read directly from the files.
+#![cfg(feature = "profile")]
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use std::collections::{BTreeMap, HashMap, HashSet};

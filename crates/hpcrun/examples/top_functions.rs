@@ -13,7 +13,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let profile = if std::path::Path::new(&path).is_dir() {
         MeasurementFolder::open(&path)?.to_profile()?
     } else {
-        read_measurement_prefix(&std::fs::read(&path)?)?.0.to_profile()?
+        read_measurement_prefix(&std::fs::read(&path)?)?
+            .0
+            .to_profile()?
     };
     let mut query = Query::new().limit(10);
     if let Some(metric) = args.next() {

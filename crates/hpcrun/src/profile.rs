@@ -115,7 +115,13 @@ fn placeholder_name(code: u64) -> String {
     let text: String = code
         .to_be_bytes()
         .iter()
-        .map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '?' })
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '?'
+            }
+        })
         .collect();
     format!("<placeholder {}>", text.trim_end())
 }
@@ -274,7 +280,11 @@ impl ProfileConverter {
             }
             // hpcprof multiplies every value by the period (`Hpcrun4::realread`, `met.factor`);
             // a period of 0 (never written by hpcrun) leaves values as stored.
-            let factor = if desc.period == 0 { 1.0 } else { desc.period as f64 };
+            let factor = if desc.period == 0 {
+                1.0
+            } else {
+                desc.period as f64
+            };
             types.push(Some((id, factor)));
         }
         Ok(types)
@@ -310,11 +320,12 @@ impl ProfileConverter {
                     {
                         continue;
                     }
-                    PLACEHOLDER_LM if modules.by_id.get(&PLACEHOLDER_LM).is_none() => {
+                    PLACEHOLDER_LM if !modules.by_id.contains_key(&PLACEHOLDER_LM) => {
                         match placeholder_frames.get(&node.ip) {
                             Some(&f) => f,
                             None => {
-                                let name = self.builder.intern_string(&placeholder_name(node.ip))?;
+                                let name =
+                                    self.builder.intern_string(&placeholder_name(node.ip))?;
                                 let f = self.builder.intern_frame(Frame::function(name))?;
                                 placeholder_frames.insert(node.ip, f);
                                 f
@@ -445,6 +456,9 @@ mod tests {
     fn placeholders_are_named() {
         assert_eq!(placeholder_name(placeholder(b"GPUKernl")), "<gpu kernel>");
         assert_eq!(placeholder_name(placeholder(b"| Main  ")), "main thread");
-        assert_eq!(placeholder_name(placeholder(b"Zz\x01Other")), "<placeholder Zz?Other>");
+        assert_eq!(
+            placeholder_name(placeholder(b"Zz\x01Other")),
+            "<placeholder Zz?Other>"
+        );
     }
 }

@@ -135,7 +135,11 @@ fn converting_to_the_profile_model_is_linear() {
     let m = v4(N, true);
     let (profile, steps, allocated) = measured(|| m.to_profile().unwrap());
     assert_eq!(profile.nodes().len(), N as usize);
-    let total: f64 = profile.node_values().iter().filter_map(|v| v.self_value).sum();
+    let total: f64 = profile
+        .node_values()
+        .iter()
+        .filter_map(|v| v.self_value)
+        .sum();
     assert_eq!(total, f64::from(N));
     // One preorder walk of the CCT (each node once) and one pass over the values.
     assert!(steps <= 4 * u64::from(N), "{steps} steps");

@@ -35,9 +35,7 @@ use std::path::Path;
 use profcodec_common::corpus::corpus_subdir;
 use profcodec_hpcrun::{MeasurementFolder, NodeValues};
 use profcodec_hpctoolkit::Database;
-use profcodec_hpctoolkit::read::{
-    Combine, ContextNode, LexicalType, Relation, ScopeType,
-};
+use profcodec_hpctoolkit::read::{Combine, ContextNode, LexicalType, Relation, ScopeType};
 use profcodec_profile::{ContextFilter, GroupBy, IdKind, Profile, Query, Source};
 
 /// What a self value is attributed to when comparing per function.
@@ -182,7 +180,11 @@ fn database_figures(dir: &Path) -> (Figures, Resolver, Vec<Vec<(u8, u32)>>) {
         let p = profiles.profile(index).unwrap();
         if !p.is_summary() {
             let ids = p.id_tuple.map_or(&[][..], |t| t.ids);
-            tuples.push(ids.iter().map(|id| (id.kind, id.logical_id.get())).collect());
+            tuples.push(
+                ids.iter()
+                    .map(|id| (id.kind, id.logical_id.get()))
+                    .collect(),
+            );
             continue;
         }
         for (ctx, values) in p.contexts() {
@@ -201,7 +203,10 @@ fn database_figures(dir: &Path) -> (Figures, Resolver, Vec<Vec<(u8, u32)>>) {
                 }
                 let owner = &owner_of[&ctx];
                 let owner = owner.clone().unwrap_or_else(|| {
-                    panic!("{}: context {ctx} has a function value but no function", dir.display())
+                    panic!(
+                        "{}: context {ctx} has a function value but no function",
+                        dir.display()
+                    )
                 });
                 let module = match &owner {
                     Key::Instruction(module, _) => Some(module.clone()),
@@ -236,7 +241,9 @@ fn model_figures(profile: &Profile, resolver: &Resolver) -> Figures {
             .contexts(ContextFilter::All)
             .source(Source::Tree);
         let functions = profile.top(&query.clone()).unwrap();
-        figures.total.insert(name.clone(), functions.total.self_value);
+        figures
+            .total
+            .insert(name.clone(), functions.total.self_value);
         let by_function = figures.by_function.entry(name.clone()).or_default();
         for row in &functions.rows {
             let key = match &row.function {
@@ -317,7 +324,11 @@ fn every_corpus_measurement_agrees_with_its_databases() {
         let folder = MeasurementFolder::open(&dir).unwrap();
         let profile = folder.to_profile().unwrap();
         let name = dir.file_stem().unwrap().to_string_lossy().into_owned();
-        let profiles = folder.threads().iter().filter(|t| t.profile.is_some()).count();
+        let profiles = folder
+            .threads()
+            .iter()
+            .filter(|t| t.profile.is_some())
+            .count();
         assert_eq!(profile.contexts().len(), profiles, "{name}");
 
         // The model's totals are the files' values.
@@ -325,10 +336,16 @@ fn every_corpus_measurement_agrees_with_its_databases() {
         let model = model_figures(&profile, &Resolver::default());
         for (metric, total) in &direct {
             let got = model.total.get(metric).copied().unwrap_or(0.0);
-            assert!(close(got, *total), "{name} {metric}: model {got} but files {total}");
+            assert!(
+                close(got, *total),
+                "{name} {metric}: model {got} but files {total}"
+            );
         }
         assert!(
-            model.total.iter().all(|(m, v)| *v == 0.0 || direct.contains_key(m)),
+            model
+                .total
+                .iter()
+                .all(|(m, v)| *v == 0.0 || direct.contains_key(m)),
             "{name}"
         );
 
@@ -364,7 +381,10 @@ fn every_corpus_measurement_agrees_with_its_databases() {
                 metrics += 1;
                 // The function table covers every point value (none is lost by the walk).
                 let covered: f64 = db.by_function[metric].values().sum();
-                assert!(close(covered, db_total), "{what} {metric}: {covered} of {db_total}");
+                assert!(
+                    close(covered, db_total),
+                    "{what} {metric}: {covered} of {db_total}"
+                );
                 modules += assert_same(
                     &format!("{what} {metric} per module"),
                     &model.by_module[metric],
@@ -435,7 +455,10 @@ fn every_version_converts_with_its_totals() {
         }
         // Every frame is a module and an offset, or a named placeholder.
         for (_, frame) in profile.frames() {
-            assert!(frame.function.is_some() || frame.address.is_some(), "{name}");
+            assert!(
+                frame.function.is_some() || frame.address.is_some(),
+                "{name}"
+            );
         }
         converted += 1;
     }

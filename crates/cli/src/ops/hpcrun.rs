@@ -890,9 +890,9 @@ impl Codec for Hpcrun {
         if let Some(folder) = folder(input) {
             return folder?.to_profile().map_err(|e| {
                 let offset = match &e {
-                    hpcrun::ProfileError::Folder(hpcrun::FolderError::Decode { source, .. }) => {
-                        source.offset()
-                    }
+                    hpcrun::ProfileError::Folder(hpcrun::FolderError::Decode {
+                        source, ..
+                    }) => source.offset(),
                     _ => None,
                 };
                 OpError::invalid(e, offset)
@@ -1149,7 +1149,11 @@ mod tests {
         assert_eq!(top.unit, "seconds");
         assert_eq!(top.contexts, 4);
         // The four threads' CPU time (`profcodec info` and hpcprof's database agree on it).
-        assert!((top.total.self_value - 3.973308).abs() < 1e-6, "{}", top.total.self_value);
+        assert!(
+            (top.total.self_value - 3.973308).abs() < 1e-6,
+            "{}",
+            top.total.self_value
+        );
         let trace = dir.join("testmeas-loops-000000-000-11ac0300-4974-0.hpctrace");
         let trace = profcodec::open(&trace).unwrap();
         assert!(matches!(Hpcrun.profile(&trace), Err(OpError::Usage(_))));

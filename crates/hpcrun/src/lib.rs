@@ -19,6 +19,10 @@
 //! ([`NodeValues`], [`CctIndex::inclusive_sums`], [`name_id_tuple`], [`MeasurementFolder`]) index
 //! once and never rescan a growing structure.
 //!
+//! Profiles: with the default feature `profile`, [`Measurement::to_profile`],
+//! [`MeasurementFolder::to_profile`] and [`ProfileConverter`] give the format-neutral model of
+//! `profcodec-profile` (what it holds and how it matches hpcprof: [`profile`](mod@profile)).
+//!
 //! Fidelity: reading then writing gives the same bytes for every file whose 04.00 sections sit
 //! where hpcrun puts them ([`V4View::is_canonical`]: each section at the next multiple of 1024,
 //! zero gaps, footer last), which is every file hpcrun writes; every real corpus file is checked.
@@ -36,8 +40,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+// The README's examples use the profile model too.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "profile"))]
 pub struct ReadmeDoctests;
 
 mod builder;
@@ -48,6 +53,8 @@ mod folder;
 pub mod format {}
 pub mod migrate;
 mod model;
+#[cfg(feature = "profile")]
+pub mod profile;
 pub mod raw;
 pub mod read;
 mod text;
@@ -61,6 +68,8 @@ pub use cct::CctIndex;
 pub use error::Error;
 pub use folder::{FolderError, MeasurementFolder, ThreadFiles};
 pub use model::*;
+#[cfg(feature = "profile")]
+pub use profile::{ProfileConverter, ProfileError};
 pub use read::{
     TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,
     read_measurement_prefix, read_trace,

@@ -48,6 +48,8 @@ fn decode_everything(data: &[u8]) {
         }
         let _ = m.id_tuple_names();
         let _ = migrate::to_v4(&m);
+        #[cfg(feature = "profile")]
+        let _ = m.to_profile();
     }
     let _ = read_measurement_partial(data);
     let _ = read_measurement_prefix(data);
@@ -171,6 +173,18 @@ fn a_cyclic_cct_does_not_hang_the_helpers() {
     assert_eq!(index.subtree(0).len(), 2);
     assert_eq!(index.inclusive_sum(1, |_| 1.0), 2.0);
     assert_eq!(index.roots().collect::<Vec<_>>(), vec![2]);
+    #[cfg(feature = "profile")]
+    {
+        // The nodes on a cycle are reachable from no root and stay out of the profile.
+        let m = Measurement {
+            epochs: vec![Epoch {
+                cct: nodes.to_vec(),
+                ..Epoch::default()
+            }],
+            ..Measurement::default()
+        };
+        assert_eq!(m.to_profile().unwrap().nodes().len(), 1);
+    }
 }
 
 /// Regression: validating a 04.00 file with no CCT node overflowed the id-range computation.

@@ -124,6 +124,43 @@ fn values_of_every_node_cost_each_value_once_even_when_starts_go_up_and_down() {
 }
 
 #[test]
+#[cfg(feature = "profile")]
+fn converting_to_the_profile_model_is_linear() {
+    let _turn = turn();
+    // A 200,000-deep chain: a converter that walked each node's path to the root would take
+    // 2e10 steps; one that rescanned the load map per node 200,000 x modules.
+    const N: u32 = 200_000;
+    let quarter = v4(N / 4, true);
+    let (_, _, allocated_quarter) = measured(|| quarter.to_profile().unwrap());
+    let m = v4(N, true);
+    let (profile, steps, allocated) = measured(|| m.to_profile().unwrap());
+    assert_eq!(profile.nodes().len(), N as usize);
+    let total: f64 = profile
+        .node_values()
+        .iter()
+        .filter_map(|v| v.self_value)
+        .sum();
+    assert_eq!(total, f64::from(N));
+    // One preorder walk of the CCT (each node once) and one pass over the values.
+    assert!(steps <= 4 * u64::from(N), "{steps} steps");
+    // A frame, a node, a value and their hash-index entries per CCT node (with the growth of
+    // their tables: about 640 bytes a node in all), and four times the nodes cost at most
+    // about four times the bytes.
+    assert!(allocated < 1000 * N as usize, "{allocated} bytes");
+    assert!(
+        allocated < 5 * allocated_quarter,
+        "{allocated} bytes for {N} nodes, {allocated_quarter} for a quarter"
+    );
+
+    // A 65,535-entry id tuple becomes one context of 65,535 ids, each named once.
+    let m = read_measurement(&id_tuple_file()).unwrap();
+    let (profile, steps, _) = measured(|| m.to_profile().unwrap());
+    let (_, context) = profile.contexts().next().unwrap();
+    assert_eq!(context.ids.len(), 65_535 - 65_535 / 16_384 - 1);
+    assert!(steps <= 3 * 65_535, "{steps} steps");
+}
+
+#[test]
 fn trailing_bytes_after_a_04_00_footer_are_found_in_one_pass() {
     let _turn = turn();
     let m = v4(16, true);

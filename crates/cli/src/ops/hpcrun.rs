@@ -883,6 +883,32 @@ impl Codec for Hpcrun {
         dump_profile(data, &mut Sink { dump, file: None })
     }
 
+    /// A `.hpcrun` file is one thread's profile; a measurement folder is one profile with a
+    /// context per thread (`profcodec_hpcrun::profile` says what the model holds). A trace alone
+    /// holds no values.
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        if let Some(folder) = folder(input) {
+            return folder?.to_profile().map_err(|e| {
+                let offset = match &e {
+                    hpcrun::ProfileError::Folder(hpcrun::FolderError::Decode {
+                        source, ..
+                    }) => source.offset(),
+                    _ => None,
+                };
+                OpError::invalid(e, offset)
+            });
+        }
+        if input.format() == Format::Hpctrace {
+            return Err(OpError::Usage(
+                "a trace holds no metric values: name its .hpcrun file or the measurement folder"
+                    .to_owned(),
+            ));
+        }
+        // Bytes after the measurement are a finding of `validate`, not part of the profile.
+        let (m, _) = hpcrun::read_measurement_prefix(input.bytes()).map_err(invalid)?;
+        m.to_profile().map_err(|e| OpError::invalid(e, None))
+    }
+
     fn rewrite(
         &self,
         input: &Opened,
@@ -1102,6 +1128,35 @@ mod tests {
         dump_folder(folder, &mut dump).unwrap();
         dump.finish().unwrap();
         serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn a_file_or_a_folder_is_one_profile() {
+        let demo = testdata("demo-04.00b.hpcrun");
+        let profile = Hpcrun.profile(&demo).unwrap();
+        assert_eq!(profile.contexts().len(), 1);
+        assert!(profile.nodes().len() > 1);
+        let Some(corpus) = std::env::var_os("PROFCODEC_CORPUS") else {
+            return;
+        };
+        let dir = Path::new(&corpus).join("hpctoolkit/meas/loops-cputime-t.m");
+        let opened = profcodec::open(&dir).unwrap();
+        let profile = Hpcrun.profile(&opened).unwrap();
+        assert_eq!(profile.contexts().len(), 4);
+        let top = profile
+            .top(&profcodec_profile::Query::new().value_type("CPUTIME (sec)"))
+            .unwrap();
+        assert_eq!(top.unit, "seconds");
+        assert_eq!(top.contexts, 4);
+        // The four threads' CPU time (`profcodec info` and hpcprof's database agree on it).
+        assert!(
+            (top.total.self_value - 3.973308).abs() < 1e-6,
+            "{}",
+            top.total.self_value
+        );
+        let trace = dir.join("testmeas-loops-000000-000-11ac0300-4974-0.hpctrace");
+        let trace = profcodec::open(&trace).unwrap();
+        assert!(matches!(Hpcrun.profile(&trace), Err(OpError::Usage(_))));
     }
 
     #[test]

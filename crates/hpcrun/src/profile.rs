@@ -1,0 +1,464 @@
+//! hpcrun measurements in the format-neutral profile model of `profcodec-profile`.
+//!
+//! # What the model holds
+//!
+//! - **Nodes**: every CCT node reachable from a root, parents before children, with one frame
+//!   each. An hpcrun node is one activation of some procedure, known by an address inside it
+//!   (the return address for a caller, the sampled address for a leaf): its frame is a
+//!   [`FrameKind::Function`] with the load module's path as `module` and the offset in that
+//!   module as `address` (02.00b and later store the offset; 02.00l and 01.98b store an absolute
+//!   address, resolved to the load module mapped closest below it). hpcrun files carry no
+//!   procedure names: hpcprof names procedures from the binaries' symbols and structure, which
+//!   the measurement does not contain, so every such frame is named by its module and address.
+//! - **Placeholders** (load module 0, HPCToolkit's `placeholders.h`): the primary root and the
+//!   "no activity" node below it, which hpcprof maps to its global context, are left out and
+//!   their children become roots (unless they hold values of their own); the thread fences are named as hpcprof's entry points (`main thread`,
+//!   `application thread`), the others by their `placeholders.c` names (`<gpu kernel>`,
+//!   `<omp idle>`...), an unknown code by its eight characters.
+//! - **Value types**: every metric whose values the file stores (a metric with a formula is
+//!   derived by hpcprof and stores none), by name, with a unit read from the name or
+//!   description: `(sec)` / `seconds` -> seconds, `(usec)` / `(us)` -> microseconds, `(ns)` ->
+//!   nanoseconds, `(B)` / `bytes` -> bytes, anything else a count. Values are the stored values
+//!   times the metric's period, as hpcprof scales them (`Hpcrun4::realread`), so a metric
+//!   counting samples of every 10^8th event becomes an event count. hpcrun measures self
+//!   values only ([`Measured::SelfOnly`]); the queries compute inclusive values once,
+//!   bottom-up. A `move2proc` metric's values stay at their node (hpcprof moves them to the
+//!   calling context; totals are the same).
+//! - **Contexts**: one per profile file (thread or GPU stream), its identifier tuple from the
+//!   04.00 id tuple (kinds named as in `id-tuple.h`, logical indexes), else from the `mpi-rank`
+//!   and `thread-id` header pairs, else from the file name. Files with the same tuple share a
+//!   context. Every epoch of a file adds to the same context.
+//!
+//! Traces are not converted: a trace is a timeline of sampled contexts without durations.
+//!
+//! # Cost
+//!
+//! Linear in the input: one pass over each epoch's CCT (in preorder, through [`CctIndex`]) and
+//! one over its values ([`NodeValues`]); load modules are indexed once per epoch; frames,
+//! nodes and strings are interned through the builder's hash tables. A folder is converted one
+//! file at a time, so memory is the model plus the largest file.
+
+use std::collections::HashMap;
+
+use profcodec_profile::{
+    Context, ContextId, Frame, FrameId, FrameKind, IdKind, Measured, ModelError, NodeId, Profile,
+    ProfileBuilder, Quantity, StringId, Unit, ValueTypeId,
+};
+
+use crate::folder::{FolderError, MeasurementFolder, ThreadFiles};
+use crate::model::{Epoch, Measurement, MetricDesc};
+use crate::{CctIndex, NodeValues};
+
+/// Why a measurement could not be converted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// A file of a measurement folder could not be read or decoded.
+    #[error(transparent)]
+    Folder(#[from] FolderError),
+    /// The model refused an entry (a table over `u32::MAX` entries).
+    #[error("the profile model is full: {0}")]
+    Model(#[from] ModelError),
+}
+
+/// The load module id hpcrun gives its placeholders (`HPCRUN_PLACEHOLDER_LM`).
+const PLACEHOLDER_LM: u16 = 0;
+/// The load module ids hpcrun 2022+ uses for the nodes of outlined GPU range trees.
+const GPU_CONTEXT_NODE: u16 = 65531;
+const GPU_RANGE_NODE: u16 = 65532;
+const GPU_ROOT_NODE: u16 = 65533;
+
+const fn placeholder(code: &[u8; 8]) -> u64 {
+    u64::from_be_bytes(*code)
+}
+
+const ROOT_PRIMARY: u64 = placeholder(b"^Primary");
+const NO_ACTIVITY: u64 = placeholder(b"NoActvty");
+
+/// The names of hpcrun's placeholders (`placeholders.h` codes, `placeholders.c` names; the
+/// fences as the entry points hpcprof makes of them).
+const PLACEHOLDERS: &[(&[u8; 8], &str)] = &[
+    (b"*Unnorm ", "<unknown>"),
+    (b"^Primary", "<program root>"),
+    (b"^Partial", "<unknown>"),
+    (b"| Main  ", "main thread"),
+    (b"| Thread", "application thread"),
+    (b"NoActvty", "<no activity>"),
+    (b"OMP Idle", "<omp idle>"),
+    (b"OMPOvrHd", "<omp overhead>"),
+    (b"OMPBarrW", "<omp barrier wait>"),
+    (b"OMPTaskW", "<omp task wait>"),
+    (b"OMPMtexW", "<omp mutex wait>"),
+    (b"OMTAlloc", "<omp tgt alloc>"),
+    (b"OMTDelte", "<omp tgt delete>"),
+    (b"OMTCpIn ", "<omp tgt copyin>"),
+    (b"OMTCpOut", "<omp tgt copyout>"),
+    (b"OMTKernl", "<omp tgt kernel>"),
+    (b"OMT None", "<omp tgt none>"),
+    (b"OMPUresv", "<omp region unresolved>"),
+    (b"GPUCp?2?", "<gpu copy>"),
+    (b"GPUCpH2D", "<gpu copyin>"),
+    (b"GPUCpD2H", "<gpu copyout>"),
+    (b"GPUAlloc", "<gpu alloc>"),
+    (b"GPUDelte", "<gpu delete>"),
+    (b"GPUKernl", "<gpu kernel>"),
+    (b"GPUMemst", "<gpu memset>"),
+    (b"GPU Sync", "<gpu sync>"),
+    (b"GPUTrace", "<gpu kernel>"),
+];
+
+/// The display name of placeholder `code`: its `placeholders.c` name, or its eight characters.
+fn placeholder_name(code: u64) -> String {
+    if let Some((_, name)) = PLACEHOLDERS.iter().find(|(c, _)| placeholder(c) == code) {
+        return (*name).to_owned();
+    }
+    let text: String = code
+        .to_be_bytes()
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    format!("<placeholder {}>", text.trim_end())
+}
+
+/// The unit of a metric, from the unit hpcrun puts in its name or description.
+fn metric_unit(desc: &MetricDesc) -> Unit {
+    let name = desc.name.to_string_lossy();
+    let description = desc.description.to_string_lossy();
+    let unit_of = |s: &str| -> Option<Unit> {
+        let s = s.to_ascii_lowercase();
+        let unit = s
+            .rsplit_once('(')
+            .and_then(|(_, u)| u.strip_suffix(')'))
+            .unwrap_or("");
+        match unit {
+            "sec" | "s" | "seconds" => Some(Unit::Seconds),
+            "usec" | "us" | "microseconds" => Some(Unit::Microseconds),
+            "nsec" | "ns" | "nanoseconds" => Some(Unit::Nanoseconds),
+            "b" | "bytes" => Some(Unit::Bytes),
+            _ => None,
+        }
+    };
+    unit_of(&name)
+        .or_else(|| unit_of(&description))
+        .unwrap_or(Unit::Count)
+}
+
+/// The model's identifier kind for an id-tuple kind (`id-tuple.h`: 1 NODE, 2 RANK, 3 THREAD,
+/// 4 GPUDEVICE, 5 GPUCONTEXT, 6 GPUSTREAM, 7 CORE).
+fn id_kind(kind: u16) -> Option<IdKind> {
+    Some(match kind {
+        1 => IdKind::Node,
+        2 => IdKind::Rank,
+        3 => IdKind::Thread,
+        4 => IdKind::GpuDevice,
+        5 => IdKind::GpuContext,
+        6 => IdKind::GpuStream,
+        7 => IdKind::Core,
+        _ => return None,
+    })
+}
+
+/// Converts hpcrun measurements, one thread at a time, into one [`Profile`].
+///
+/// ```
+/// use profcodec_hpcrun::{ProfileConverter, read_measurement};
+/// use profcodec_profile::Query;
+///
+/// let bytes = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/../../testdata/hpcrun/demo-04.00b.hpcrun"
+/// ))?;
+/// let mut converter = ProfileConverter::new();
+/// converter.add(&read_measurement(&bytes)?, None)?;
+/// let profile = converter.finish();
+/// let top = profile.top(&Query::new().limit(3))?;
+/// assert!(top.total.self_value > 0.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ProfileConverter {
+    builder: ProfileBuilder,
+    default_set: bool,
+    name_set: bool,
+}
+
+impl ProfileConverter {
+    /// A converter with an empty profile.
+    pub fn new() -> Self {
+        ProfileConverter::default()
+    }
+
+    /// Adds one measurement file (a thread) as one context; `files` names it when it came from a
+    /// measurement folder (its rank and thread, when the file has no id tuple or header pairs).
+    /// Returns the context.
+    pub fn add(
+        &mut self,
+        m: &Measurement,
+        files: Option<&ThreadFiles>,
+    ) -> Result<ContextId, ModelError> {
+        let b = &mut self.builder;
+        if !self.name_set
+            && let Some(name) = m.header_value("program-name")
+        {
+            b.set_name(&name.to_string_lossy())?;
+            self.name_set = true;
+        }
+        let ids = self.context_ids(m, files)?;
+        let context = self.builder.intern_context(Context::new(ids))?;
+        for epoch in 0..m.epochs.len() {
+            self.add_epoch(m, epoch, context)?;
+        }
+        Ok(context)
+    }
+
+    /// The profile built so far.
+    pub fn finish(self) -> Profile {
+        self.builder.build()
+    }
+
+    fn context_ids(
+        &mut self,
+        m: &Measurement,
+        files: Option<&ThreadFiles>,
+    ) -> Result<Vec<(IdKind, u64)>, ModelError> {
+        let mut ids = Vec::new();
+        for (entry, name) in m.id_tuple_names() {
+            let kind = match id_kind(entry.kind_id()) {
+                Some(kind) => kind,
+                // SUMMARY (0) names no measured entity; other kinds keep the file's name.
+                None if entry.kind_id() == 0 => continue,
+                None => {
+                    let name = name.map_or_else(
+                        || format!("kind {}", entry.kind_id()),
+                        |n| n.to_string_lossy().to_lowercase(),
+                    );
+                    IdKind::Other(self.builder.intern_string(&name)?)
+                }
+            };
+            ids.push((kind, entry.logical));
+        }
+        if ids.is_empty() {
+            let header = |key: &str| {
+                m.header_value(key)
+                    .and_then(|v| v.to_string_lossy().trim().parse::<u64>().ok())
+            };
+            let rank = header("mpi-rank").or(files.and_then(|f| f.rank));
+            let thread = header("thread-id").or(files.and_then(|f| f.thread));
+            ids.extend(rank.map(|r| (IdKind::Rank, r)));
+            ids.extend(thread.map(|t| (IdKind::Thread, t)));
+        }
+        Ok(ids)
+    }
+
+    /// Each metric's value type and the factor its values are scaled by (its period), `None`
+    /// for a derived metric.
+    fn value_types(
+        &mut self,
+        epoch: &Epoch,
+    ) -> Result<Vec<Option<(ValueTypeId, f64)>>, ModelError> {
+        let mut types = Vec::with_capacity(epoch.metrics.len());
+        for desc in &epoch.metrics {
+            if !desc.formula.as_bytes().is_empty() {
+                types.push(None);
+                continue;
+            }
+            let unit = metric_unit(desc);
+            let id = self.builder.intern_value_type(
+                &desc.name.to_string_lossy(),
+                unit,
+                Measured::SelfOnly,
+            )?;
+            if !self.default_set && unit.quantity() == Quantity::Time {
+                self.builder.set_default_value_type(id)?;
+                self.default_set = true;
+            }
+            // hpcprof multiplies every value by the period (`Hpcrun4::realread`, `met.factor`);
+            // a period of 0 (never written by hpcrun) leaves values as stored.
+            let factor = if desc.period == 0 {
+                1.0
+            } else {
+                desc.period as f64
+            };
+            types.push(Some((id, factor)));
+        }
+        Ok(types)
+    }
+
+    fn add_epoch(
+        &mut self,
+        m: &Measurement,
+        epoch: usize,
+        context: ContextId,
+    ) -> Result<(), ModelError> {
+        let e = &m.epochs[epoch];
+        let types = self.value_types(e)?;
+        let modules = Modules::new(&mut self.builder, e, m.version.is_legacy())?;
+        let values = NodeValues::new(m, epoch);
+        let index = CctIndex::new(&e.cct);
+        let mut model: Vec<Option<NodeId>> = vec![None; e.cct.len()];
+        let mut placeholder_frames: HashMap<u64, FrameId> = HashMap::new();
+        for i in index.preorder() {
+            let node = &e.cct[i];
+            let parent = index.parent(i).and_then(|p| model[p]);
+            let is_root = index.parent(i).is_none();
+            let has_values = values.of(i).next().is_some();
+            let frame = if modules.legacy {
+                modules.absolute(&mut self.builder, node.ip)?
+            } else {
+                match node.lm_id {
+                    // hpcprof maps both to its global context: their children become roots.
+                    PLACEHOLDER_LM
+                        if !has_values
+                            && ((is_root && node.ip == ROOT_PRIMARY)
+                                || (parent.is_none() && node.ip == NO_ACTIVITY)) =>
+                    {
+                        continue;
+                    }
+                    PLACEHOLDER_LM if !modules.by_id.contains_key(&PLACEHOLDER_LM) => {
+                        match placeholder_frames.get(&node.ip) {
+                            Some(&f) => f,
+                            None => {
+                                let name =
+                                    self.builder.intern_string(&placeholder_name(node.ip))?;
+                                let f = self.builder.intern_frame(Frame::function(name))?;
+                                placeholder_frames.insert(node.ip, f);
+                                f
+                            }
+                        }
+                    }
+                    GPU_CONTEXT_NODE | GPU_RANGE_NODE | GPU_ROOT_NODE => {
+                        let name = match node.lm_id {
+                            GPU_CONTEXT_NODE => "<gpu context>",
+                            GPU_RANGE_NODE => "<gpu range>",
+                            _ => "<gpu range root>",
+                        };
+                        let name = self.builder.intern_string(name)?;
+                        self.builder
+                            .intern_frame(Frame::function(name).with_address(node.ip))?
+                    }
+                    lm => {
+                        let mut frame = Frame::new(FrameKind::Function).with_address(node.ip);
+                        if let Some(&module) = modules.by_id.get(&lm) {
+                            frame = frame.with_module(module);
+                        }
+                        self.builder.intern_frame(frame)?
+                    }
+                }
+            };
+            let id = self.builder.intern_node(parent, frame)?;
+            model[i] = Some(id);
+            for (metric, value) in values.of(i) {
+                if let Some(&Some((vt, factor))) = types.get(usize::from(metric)) {
+                    self.builder
+                        .add_self(context, id, vt, value.as_f64() * factor)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The load modules of one epoch as interned strings.
+struct Modules {
+    legacy: bool,
+    by_id: HashMap<u16, StringId>,
+    /// Legacy versions: (mapped address, module), sorted by address.
+    by_address: Vec<(u64, StringId)>,
+}
+
+impl Modules {
+    fn new(b: &mut ProfileBuilder, e: &Epoch, legacy: bool) -> Result<Modules, ModelError> {
+        let mut by_id = HashMap::new();
+        let mut by_address = Vec::new();
+        for (id, lm) in e.load_module_index() {
+            let name = b.intern_string(&lm.name.to_string_lossy())?;
+            by_id.insert(id, name);
+        }
+        if legacy {
+            for lm in &e.loadmap {
+                by_address.push((lm.mapaddr, b.intern_string(&lm.name.to_string_lossy())?));
+            }
+            by_address.sort_unstable_by_key(|&(a, _)| a);
+        }
+        Ok(Modules {
+            legacy,
+            by_id,
+            by_address,
+        })
+    }
+
+    /// The frame of an absolute address (02.00l, 01.98b): the module mapped closest below it and
+    /// the offset from its mapping.
+    fn absolute(&self, b: &mut ProfileBuilder, ip: u64) -> Result<FrameId, ModelError> {
+        let at = self.by_address.partition_point(|&(a, _)| a <= ip);
+        let frame = match at.checked_sub(1).map(|i| self.by_address[i]) {
+            Some((base, module)) => Frame::new(FrameKind::Function)
+                .with_module(module)
+                .with_address(ip - base),
+            None => Frame::new(FrameKind::Function).with_address(ip),
+        };
+        b.intern_frame(frame)
+    }
+}
+
+impl Measurement {
+    /// This measurement (one thread) in the profile model ([`ProfileConverter`]).
+    pub fn to_profile(&self) -> Result<Profile, ModelError> {
+        let mut converter = ProfileConverter::new();
+        converter.add(self, None)?;
+        Ok(converter.finish())
+    }
+}
+
+impl MeasurementFolder {
+    /// Every profile of the folder as one multi-thread profile, one context per thread
+    /// ([`ProfileConverter`]); files are read one at a time.
+    pub fn to_profile(&self) -> Result<Profile, ProfileError> {
+        let mut converter = ProfileConverter::new();
+        for thread in self.threads() {
+            if let Some(m) = thread.read_profile() {
+                converter.add(&m?, Some(thread))?;
+            }
+        }
+        Ok(converter.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_come_from_the_name_or_description() {
+        let desc = |name: &str, description: &str| MetricDesc {
+            name: name.into(),
+            description: description.into(),
+            ..MetricDesc::default()
+        };
+        assert_eq!(metric_unit(&desc("CPUTIME (sec)", "")), Unit::Seconds);
+        assert_eq!(metric_unit(&desc("WALLCLOCK (us)", "")), Unit::Microseconds);
+        assert_eq!(metric_unit(&desc("GMEM:PAG (B)", "")), Unit::Bytes);
+        assert_eq!(
+            metric_unit(&desc("GKER", "GPU time: kernel execution (seconds)")),
+            Unit::Seconds
+        );
+        assert_eq!(metric_unit(&desc("PAPI_TOT_CYC", "")), Unit::Count);
+        assert_eq!(metric_unit(&desc("GSAMP:PER (cyc)", "")), Unit::Count);
+    }
+
+    #[test]
+    fn placeholders_are_named() {
+        assert_eq!(placeholder_name(placeholder(b"GPUKernl")), "<gpu kernel>");
+        assert_eq!(placeholder_name(placeholder(b"| Main  ")), "main thread");
+        assert_eq!(
+            placeholder_name(placeholder(b"Zz\x01Other")),
+            "<placeholder Zz?Other>"
+        );
+    }
+}

@@ -53,6 +53,12 @@ pub mod read;
 pub mod model;
 pub mod write;
 
+// The format-neutral profile model (issue 14).
+#[cfg(feature = "profile")]
+pub mod profile;
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+
 pub use error::Error;
 pub use raw::FileKind;
 pub use read::{CctDb, Database, MetaDb, ProfileDb, TraceDb};

@@ -350,8 +350,11 @@ impl Metrics {
                 }
             }
             let has = |s: Scope| scopes.iter().any(|e| e.1.0 == s);
-            let (point, function, execution) =
-                (has(Scope::Point), has(Scope::Function), has(Scope::Execution));
+            let (point, function, execution) = (
+                has(Scope::Point),
+                has(Scope::Function),
+                has(Scope::Execution),
+            );
             let measured = match (point || function, execution) {
                 (true, true) => Measured::SelfAndInclusive,
                 (true, false) => Measured::SelfOnly,

@@ -23,7 +23,9 @@
 //!   [`Unit::Count`] (event counts: `GINS`, `GXCOPY:COUNT`, `perf::task-clock`), any other
 //!   [`Unit::Other`] (`(cyc)`). Each measures self and inclusive values
 //!   ([`Measured::SelfAndInclusive`]). The default value type is the metric hatchet calls
-//!   time (`CPUTIME`, `REALTIME` or `CYCLES`), else the first.
+//!   time (`CPUTIME`, `REALTIME` or `CYCLES`), else the metric in seconds with the largest
+//!   summary total (`GKER`, the GPU kernel time, in a GPU database), else the first metric
+//!   with a value.
 //! - **Contexts**: [`Context::summary`] for the summary profile (its `$$` sum statistics), and
 //!   with [`Profiles::All`] or [`Profiles::Matching`] one context per identifier tuple, its
 //!   kinds spelled out ([`IdKind::Node`], [`IdKind::Rank`], [`IdKind::Thread`],
@@ -48,7 +50,9 @@
 //!   the `function` scope tells it, as `function(c) - point(c) - Σ function(k)` over the
 //!   children `k` of `c` whose propagation bit is set. A difference smaller than 10⁻⁹ of
 //!   `function(c)` is rounding in hpcprof's sums and is dropped, so a context without elided
-//!   children keeps its point value bit for bit. A metric without the point scope takes self
+//!   children keeps its point value bit for bit; a negative difference (a function scope left
+//!   out or below its parts, which hpcprof never writes) leaves the point value as it is. A
+//!   metric without the point scope takes self
 //!   as that difference plus nothing else (`function(c) - Σ function(k)`), one without the
 //!   function scope the point value as it is.
 //!
@@ -195,6 +199,8 @@ impl<B: AsRef<[u8]>> Database<B> {
         let tree = Tree::read(&meta, &mut b)?;
 
         let mut values = Values::new(tree.parent.len(), &metrics);
+        // Each metric's self total in the summary profile, to pick the default metric.
+        let mut summary_totals = vec![0.0; metrics.slots.len()];
         if let Some(profiles) = self.profile() {
             let id_kinds = IdKinds::read(&meta, &mut b)?;
             for prof in profiles.profiles() {
@@ -237,8 +243,12 @@ impl<B: AsRef<[u8]>> Database<B> {
                             .map(|pos| (pos, run.iter().map(|v| (v.metric_id(), v.value()))))
                     })
                 };
-                values.add_profile(&mut b, context, &tree, &metrics, roles, contexts)?;
+                let totals = prof.is_summary().then_some(&mut summary_totals);
+                values.add_profile(&mut b, context, &tree, &metrics, roles, contexts, totals)?;
             }
+        }
+        if let Some(default) = metrics.default_value_type(&summary_totals) {
+            b.set_default_value_type(default)?;
         }
 
         let mut by_ctx: Vec<(u32, NodeId)> = tree
@@ -264,6 +274,7 @@ enum Scope {
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     value_type: ValueTypeId,
+    unit: Unit,
     /// The mask of the function scope's propagation bit, when the metric has that scope.
     function_bit: Option<u16>,
     /// Whether the metric has the point scope.
@@ -280,6 +291,8 @@ struct Metrics {
     /// `statMetricId` (the `$$` sums) -> (slot, scope).
     stat: Vec<Option<(u32, Scope)>>,
     function_columns: usize,
+    /// The metric hatchet calls time, if any.
+    time: Option<ValueTypeId>,
 }
 
 fn set_role(table: &mut Vec<Option<(u32, Scope)>>, id: u16, role: (u32, Scope)) {
@@ -319,6 +332,7 @@ impl Metrics {
             prop: Vec::new(),
             stat: Vec::new(),
             function_columns: 0,
+            time: None,
         };
         let mut default = None;
         let mut seen = std::collections::HashSet::new();
@@ -378,6 +392,7 @@ impl Metrics {
             let slot = metrics.slots.len() as u32;
             metrics.slots.push(Slot {
                 value_type,
+                unit,
                 function_bit,
                 point,
                 function_column,
@@ -397,10 +412,37 @@ impl Metrics {
                 default = Some(value_type);
             }
         }
-        if let Some(default) = default.or(metrics.slots.first().map(|s| s.value_type)) {
-            b.set_default_value_type(default)?;
-        }
+        metrics.time = default;
         Ok(metrics)
+    }
+
+    /// The value type shown when none is asked for: the metric hatchet calls time (`CPUTIME`,
+    /// `REALTIME`, `CYCLES`), else the metric in seconds with the largest summary total (the
+    /// GPU kernel time of a GPU-only database), else the first metric with a value.
+    fn default_value_type(&self, totals: &[f64]) -> Option<ValueTypeId> {
+        let largest = |seconds: bool| {
+            self.slots
+                .iter()
+                .zip(totals)
+                .filter(|(s, t)| **t != 0.0 && (!seconds || s.unit == Unit::Seconds))
+                // The first of equal totals.
+                .max_by(|a, b| {
+                    a.1.abs()
+                        .total_cmp(&b.1.abs())
+                        .then(std::cmp::Ordering::Greater)
+                })
+                .map(|(s, _)| s.value_type)
+        };
+        let first_with_value = self
+            .slots
+            .iter()
+            .zip(totals)
+            .find(|(_, t)| **t != 0.0)
+            .map(|(s, _)| s.value_type);
+        self.time
+            .or_else(|| largest(true))
+            .or(first_with_value)
+            .or(self.slots.first().map(|s| s.value_type))
     }
 }
 
@@ -657,6 +699,7 @@ impl Values {
         metrics: &Metrics,
         roles: &[Option<(u32, Scope)>],
         contexts: F,
+        mut totals: Option<&mut Vec<f64>>,
     ) -> Result<(), Error>
     where
         F: Fn() -> C,
@@ -711,8 +754,11 @@ impl Values {
                         let function = function.unwrap_or(0.0);
                         if slot.point {
                             let point = point.unwrap_or(0.0);
+                            // Elided instructions only add cost; a function scope below
+                            // point plus children does not describe this context (a writer
+                            // left it out), and the point value stands.
                             let elided = function - point - children;
-                            if elided.abs() > ROUNDING * function.abs().max(children.abs()) {
+                            if elided > ROUNDING * function.abs().max(children.abs()) {
                                 point + elided
                             } else {
                                 point
@@ -725,6 +771,9 @@ impl Values {
                 };
                 if self_value != 0.0 {
                     b.add_self(context, node, slot.value_type, self_value)?;
+                    if let Some(totals) = totals.as_deref_mut() {
+                        totals[slot_index as usize] += self_value;
+                    }
                 }
                 if let Some(inclusive) = execution {
                     b.add_inclusive(context, node, slot.value_type, inclusive)?;

@@ -27,6 +27,13 @@ use profcodec_profile::{ContextFilter, GroupBy, Order, Query};
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
 
+/// The allocator counts every thread: the tests take turns so that one's count is its own.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn databases() -> Vec<PathBuf> {
     let mut dirs =
         vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpctoolkit/demo.d")];
@@ -96,6 +103,7 @@ fn flat_view(db: &Database, metric: &str) -> HashMap<Key, (f64, f64)> {
 
 #[test]
 fn top_by_function_is_hpcviewers_flat_view() {
+    let _serial = serial();
     let mut rows = 0;
     for dir in databases() {
         let db = Database::open(&dir).unwrap();
@@ -142,6 +150,7 @@ fn top_by_function_is_hpcviewers_flat_view() {
 
 #[test]
 fn self_values_add_up_to_the_whole_program() {
+    let _serial = serial();
     for dir in databases() {
         let db = Database::open(&dir).unwrap();
         let profile = db.to_profile(&ProfileOptions::new()).unwrap();
@@ -183,6 +192,7 @@ fn sum_ids(db: &Database, name: &str) -> (u16, u16) {
 
 #[test]
 fn per_profile_values_equal_cct_db_and_sum_to_the_summary() {
+    let _serial = serial();
     for dir in databases() {
         let db = Database::open(&dir).unwrap();
         let (profile, nodes) = db
@@ -259,6 +269,7 @@ fn per_profile_values_equal_cct_db_and_sum_to_the_summary() {
 
 #[test]
 fn summary_only_memory_does_not_grow_with_profiles() {
+    let _serial = serial();
     let dir = std::env::temp_dir().join(format!("profcodec-profile-mem-{}", std::process::id()));
     let mut allocated = Vec::new();
     for profiles in [2, 200] {

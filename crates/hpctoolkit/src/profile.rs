@@ -198,7 +198,7 @@ impl<B: AsRef<[u8]>> Database<B> {
         let metrics = Metrics::read(&meta, options, &mut b)?;
         let tree = Tree::read(&meta, &mut b)?;
 
-        let mut values = Values::new(tree.parent.len(), &metrics);
+        let mut values = Values::new(&tree, &metrics);
         // Each metric's self total in the summary profile, to pick the default metric.
         let mut summary_totals = vec![0.0; metrics.slots.len()];
         if let Some(profiles) = self.profile() {
@@ -244,7 +244,7 @@ impl<B: AsRef<[u8]>> Database<B> {
                     })
                 };
                 let totals = prof.is_summary().then_some(&mut summary_totals);
-                values.add_profile(&mut b, context, &tree, &metrics, roles, contexts, totals)?;
+                values.add_profile(&mut b, context, roles, contexts, totals)?;
             }
         }
         if let Some(default) = metrics.default_value_type(&summary_totals) {
@@ -667,7 +667,9 @@ impl Tree {
 }
 
 /// Per-profile scratch for turning scope values into self and inclusive values.
-struct Values {
+struct Values<'t> {
+    tree: &'t Tree,
+    metrics: &'t Metrics,
     /// Σ function(k) over the children k with the propagation bit, by (position, column).
     children_function: Vec<f64>,
     touched: Vec<usize>,
@@ -679,10 +681,15 @@ struct Values {
 /// A function-scope residual below this fraction of the function value is rounding.
 const ROUNDING: f64 = 1e-9;
 
-impl Values {
-    fn new(positions: usize, metrics: &Metrics) -> Values {
+impl<'t> Values<'t> {
+    fn new(tree: &'t Tree, metrics: &'t Metrics) -> Values<'t> {
         Values {
-            children_function: vec![0.0; positions.saturating_mul(metrics.function_columns)],
+            tree,
+            metrics,
+            children_function: vec![
+                0.0;
+                tree.parent.len().saturating_mul(metrics.function_columns)
+            ],
             touched: Vec::new(),
             current: vec![[None; 3]; metrics.slots.len()],
             current_slots: Vec::new(),
@@ -695,8 +702,6 @@ impl Values {
         &mut self,
         b: &mut ProfileBuilder,
         context: ContextId,
-        tree: &Tree,
-        metrics: &Metrics,
         roles: &[Option<(u32, Scope)>],
         contexts: F,
         mut totals: Option<&mut Vec<f64>>,
@@ -706,6 +711,7 @@ impl Values {
         C: Iterator<Item = (usize, V)>,
         V: Iterator<Item = (u16, f64)>,
     {
+        let (tree, metrics) = (self.tree, self.metrics);
         let role = |id: u16| roles.get(usize::from(id)).copied().flatten();
         let columns = metrics.function_columns;
         // First pass: what each context's lexical children add to its function scope.

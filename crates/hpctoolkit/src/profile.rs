@@ -80,8 +80,10 @@
 //!
 //! # Cost
 //!
-//! One walk of the context tree and one pass over the values of each profile read (two passes
-//! for metrics with the function scope). Memory: the model (a few dozen bytes per context and
+//! profile.db's overlap check ([`ProfileDb::check_overlaps`](crate::ProfileDb::check_overlaps),
+//! O(n log n) in the profiles, so that no value block is read twice), one walk of the context
+//! tree, and one pass over the values of each profile read (two for metrics with the function
+//! scope), each value mapped to its context in O(1) (O(log n) when ctxIds are sparse). Memory: the model (a few dozen bytes per context and
 //! per (profile, context, metric) with a value), plus 8 bytes per (context, metric with a
 //! function scope) of scratch, reset per profile by the entries touched only. The summary
 //! profile alone ([`Profiles::SummaryOnly`], the default) keeps a database of tens of
@@ -202,6 +204,8 @@ impl<B: AsRef<[u8]>> Database<B> {
         // Each metric's self total in the summary profile, to pick the default metric.
         let mut summary_totals = vec![0.0; metrics.slots.len()];
         if let Some(profiles) = self.profile() {
+            // Aliased value blocks would make the passes below repeat their work per alias.
+            profiles.check_overlaps()?;
             let id_kinds = IdKinds::read(&meta, &mut b)?;
             for prof in profiles.profiles() {
                 let prof = prof?;

@@ -67,6 +67,7 @@ pub use error::Error;
 pub use raw::FileKind;
 pub use read::{CctDb, Database, MetaDb, ProfileDb, TraceDb};
 
+// The README's examples use the profile model.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "profile"))]
 pub struct ReadmeDoctests;

@@ -524,7 +524,7 @@ struct Tree {
 struct Names {
     modules: HashMap<ModuleIndex, StringId>,
     files: HashMap<FileIndex, StringId>,
-    functions: HashMap<FunctionIndex, Option<StringId>>,
+    functions: HashMap<(FunctionIndex, FrameKind), Frame>,
 }
 
 impl Names {
@@ -564,17 +564,13 @@ impl Names {
         f: FunctionIndex,
         kind: FrameKind,
     ) -> Result<Frame, Error> {
+        // A function has many contexts: its record and strings are decoded once.
+        if let Some(&frame) = self.functions.get(&(f, kind)) {
+            return Ok(frame);
+        }
         let function = meta.function(f)?;
-        let name = match self.functions.get(&f) {
-            Some(&s) => s,
-            None => {
-                let s = function.name.map(|n| b.intern_string(n)).transpose()?;
-                self.functions.insert(f, s);
-                s
-            }
-        };
         let mut frame = Frame::new(kind);
-        frame.function = name;
+        frame.function = function.name.map(|n| b.intern_string(n)).transpose()?;
         if let Some(file) = function.file {
             frame.file = Some(self.file(meta, b, file)?);
             frame.line = (function.line != 0).then_some(function.line);
@@ -583,6 +579,7 @@ impl Names {
             frame.module = Some(self.module(meta, b, module)?);
             frame.address = (function.offset != 0).then_some(function.offset);
         }
+        self.functions.insert((f, kind), frame);
         Ok(frame)
     }
 }

@@ -9,7 +9,11 @@
 //!   and prints the machine's memory latency (a dependent random walk over 256 MiB), the floor
 //!   under any lookup whose lines are not cached;
 //! - `trace`: a pass over every trace element (timestamps and ctxIds folded) against a `memcpy` of
-//!   the same bytes, measured in the same bench.
+//!   the same bytes, measured in the same bench;
+//! - `model`: the database in the format-neutral profile model (`Database::to_profile` from the
+//!   bytes in memory, meta.db and profile.db parsed as `validate` parses them) and its top 20
+//!   functions, for the summary profile only (the CLI's choice on large databases) and for every
+//!   profile, to set against `validate` (issue 14 asks at most twice its time).
 //!
 //! Inputs: the largest corpus database (hatchet-gamess, when the corpus is around) and two synthetic
 //! databases from the writer's generator (`profcodec_benches::hpctoolkit`: 16 thread profiles,
@@ -22,7 +26,9 @@ use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_benches::hpctoolkit::{SyntheticConfig, generate};
+use profcodec_hpctoolkit::profile::{ProfileOptions, Profiles};
 use profcodec_hpctoolkit::{Database, FileKind};
+use profcodec_profile::Query;
 
 /// The synthetic database: 16 profiles of > 1e6 values each, 2 M trace elements per profile.
 const SYNTHETIC: SyntheticConfig = SyntheticConfig {
@@ -196,6 +202,22 @@ fn benches(c: &mut Criterion) {
                 db.validate().expect("valid");
             })
         });
+        g.finish();
+
+        let mut g = c.benchmark_group("hpctoolkit-read/model");
+        g.throughput(Throughput::Bytes(bytes));
+        g.sample_size(10);
+        for (label, profiles) in [("summary", Profiles::SummaryOnly), ("all", Profiles::All)] {
+            let options = ProfileOptions::new().profiles(profiles);
+            g.bench_function(BenchmarkId::new(label, name), |b| {
+                b.iter(|| {
+                    let db = Database::from_parts(data[0].expect("meta.db"), data[1], None, None)
+                        .expect("parse");
+                    let profile = db.to_profile(&options).expect("model");
+                    black_box(profile.top(&Query::new().limit(20)).expect("top"))
+                })
+            });
+        }
         g.finish();
 
         // 2^20 keys: the lines a pass over them touches (about 6 per lookup) are far more than

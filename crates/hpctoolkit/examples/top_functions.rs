@@ -1,11 +1,11 @@
-//! The functions that cost the most in an HPCToolkit database, by self (exclusive) time:
+//! The functions that cost the most in an HPCToolkit database, as hpcviewer's flat view counts
+//! them (exclusive: the `function` scope; inclusive: the `execution` scope, recursion once):
 //! `cargo run -p profcodec-hpctoolkit --example top_functions [DATABASE] [METRIC]`
-//! (defaults: `testdata/hpctoolkit/demo.d`, `CPUTIME`).
-
-use std::collections::HashMap;
+//! (defaults: `testdata/hpctoolkit/demo.d`, the database's time metric).
 
 use profcodec_hpctoolkit::Database;
-use profcodec_hpctoolkit::read::ContextNode;
+use profcodec_hpctoolkit::profile::ProfileOptions;
+use profcodec_profile::Query;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -16,25 +16,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .to_owned()
     });
-    let metric = args.next().unwrap_or_else(|| "CPUTIME".to_owned());
-    let db = Database::open(&dir)?;
-    db.validate()?;
-    let costs = db
-        .context_costs(&metric)?
-        .ok_or_else(|| format!("no metric {metric} (or no profile.db) in {dir}"))?;
-    let mut by_function = HashMap::new();
-    for cost in costs {
-        if let Some(Ok(ContextNode::Context(c))) = db.context(cost.ctx_id)
-            && let Some(f) = c.function
-        {
-            *by_function.entry(f).or_insert(0.0) += cost.exclusive;
-        }
+    let mut options = ProfileOptions::new();
+    let mut query = Query::new().limit(10);
+    if let Some(metric) = args.next() {
+        options = options.metric(&metric);
+        // "CPUTIME (sec)" and "CPUTIME" both name the metric; the model calls it "CPUTIME".
+        let base = metric.split(" (").next().unwrap_or(&metric).to_owned();
+        query = query.value_type(base);
     }
-    let mut top: Vec<_> = by_function.into_iter().collect();
-    top.sort_by(|a, b| b.1.total_cmp(&a.1));
-    for (f, value) in top.iter().take(10) {
-        let name = db.meta().function(*f)?.name.unwrap_or("<unknown>");
-        println!("{value:14.6}  {name}");
+    let profile = Database::open(&dir)?.to_profile(&options)?;
+    let top = profile.top(&query)?;
+    println!(
+        "{:>14}  {:>14}  function ({}, {})",
+        "self", "inclusive", top.value_type, top.unit
+    );
+    for row in &top.rows {
+        let inclusive = row.inclusive.unwrap_or(f64::NAN);
+        println!("{:14.6}  {inclusive:14.6}  {}", row.self_value, row.name);
     }
+    println!("{:14.6}  {:>14}  total", top.total.self_value, "");
     Ok(())
 }

@@ -229,6 +229,11 @@ pub enum Error {
         /// What went wrong.
         kind: std::io::ErrorKind,
     },
+    /// The profile model refused an entry while converting ([`crate::profile`]): a table
+    /// outgrew its `u32` handles.
+    #[cfg(feature = "profile")]
+    #[error(transparent)]
+    Model(#[from] profcodec_profile::ModelError),
     /// A value cannot be represented in the file format (for writers: a count or size that
     /// overflows its on-disk field).
     #[error("{field}: expected at most {max} but found {found}")]
@@ -262,6 +267,8 @@ impl Error {
             Error::CountTooLarge(e) => Some(e.offset),
             Error::Cursor(e) => Some(e.offset),
             Error::Io { .. } | Error::Unrepresentable { .. } => None,
+            #[cfg(feature = "profile")]
+            Error::Model(_) => None,
         }
     }
 
@@ -283,6 +290,8 @@ impl Error {
             | Error::Overlap { file, .. } => Some(file),
             Error::Io { file, .. } => file,
             Error::CountTooLarge(_) | Error::Cursor(_) | Error::Unrepresentable { .. } => None,
+            #[cfg(feature = "profile")]
+            Error::Model(_) => None,
         }
     }
 

@@ -11,6 +11,10 @@
 //!   accessor fails on that input.
 //! - [`Database`]: a directory's files cross-linked (ctxId to context, profIndex to identifier
 //!   tuple, metric id to metric and scope).
+//! - [`profile`] (feature `profile`, on by default): [`Database::to_profile`], the database in
+//!   the format-neutral profile model of `profcodec-profile` (re-exported as
+//!   [`profcodec_profile`]), with self and inclusive values as hpcviewer shows them, and the
+//!   definition of hpcviewer's flat view that `top` by function reproduces.
 //!
 //! Versions: major 4 only (others are [`Error::UnsupportedVersion`]); any minor version, read
 //! with the stored structure sizes as strides; enumeration values this crate does not know are
@@ -53,10 +57,17 @@ pub mod read;
 pub mod model;
 pub mod write;
 
+// The format-neutral profile model (issue 14).
+#[cfg(feature = "profile")]
+pub mod profile;
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+
 pub use error::Error;
 pub use raw::FileKind;
 pub use read::{CctDb, Database, MetaDb, ProfileDb, TraceDb};
 
+// The README's examples use the profile model.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "profile"))]
 pub struct ReadmeDoctests;

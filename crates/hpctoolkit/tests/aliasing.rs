@@ -111,6 +111,28 @@ fn profiles_sharing_one_value_block_are_refused() {
         used <= bytes.len() * 2,
         "the model copy allocated {used} bytes"
     );
+    // The profile model refuses it before reading any value, every profile asked for.
+    #[cfg(feature = "profile")]
+    {
+        let mut meta = Vec::new();
+        write_meta(
+            &Meta {
+                title: "aliased".into(),
+                ..Meta::default()
+            },
+            &mut meta,
+        )
+        .expect("meta.db");
+        let db = Database::from_parts(&meta[..], Some(&bytes[..]), None, None).expect("headers");
+        let options = profcodec_hpctoolkit::profile::ProfileOptions::new()
+            .profiles(profcodec_hpctoolkit::profile::Profiles::All);
+        let (result, used) = counted(|| db.to_profile(&options));
+        assert!(matches!(result, Err(Error::Overlap { .. })), "{result:?}");
+        assert!(
+            used <= bytes.len() * 2,
+            "the profile model allocated {used} bytes"
+        );
+    }
     println!("profile.db {} bytes: {e}", bytes.len());
 }
 

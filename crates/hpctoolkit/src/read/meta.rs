@@ -1525,16 +1525,7 @@ pub struct ContextIndex {
 
 impl ContextIndex {
     fn find(&self, ctx_id: u32) -> Option<&IndexEntry> {
-        let i = if self.dense {
-            *self.by_id.get(ctx_id as usize)?
-        } else {
-            let k = self
-                .by_id
-                .binary_search_by_key(&ctx_id, |&i| self.entries[i as usize].ctx_id)
-                .ok()?;
-            self.by_id[k]
-        };
-        self.entries.get(i as usize)
+        self.entries.get(self.position(ctx_id)?)
     }
 
     /// The entries in ctxId order.
@@ -1552,6 +1543,21 @@ impl ContextIndex {
     /// True when the tree is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The position of `ctx_id` in tree order (the order of [`MetaDb::walk`]), `None` for a
+    /// ctxId meta.db does not list.
+    pub fn position(&self, ctx_id: u32) -> Option<usize> {
+        let i = if self.dense {
+            *self.by_id.get(ctx_id as usize)?
+        } else {
+            let k = self
+                .by_id
+                .binary_search_by_key(&ctx_id, |&i| self.entries[i as usize].ctx_id)
+                .ok()?;
+            self.by_id[k]
+        };
+        (i != u32::MAX).then_some(i as usize)
     }
 
     /// True when meta.db lists `ctx_id`.

@@ -1,13 +1,17 @@
 //! `profcodec` CLI operations for HPCToolkit databases (profcodec-hpctoolkit).
 //!
 //! `info`, `validate` and `dump` (the reading half) live here, the dump's records in
-//! `records.rs`; `rewrite` (the writing half) lives in `rewrite.rs`. Each accepts a database
+//! `records.rs`; `rewrite` (the writing half) lives in `rewrite.rs`; `profile` (the database
+//! in the format-neutral model, for `top` and `diff`) is
+//! [`profcodec_hpctoolkit::Database::to_profile`] with the choice of profiles below
+//! ([`profile_options`]). Each accepts a database
 //! directory or a single `.db` file; the files are memory-mapped through [`profcodec::open`].
 //! The dump's record schema is documented in the CLI README (section "HPCToolkit").
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use profcodec_hpctoolkit::profile::{ProfileOptions, Profiles};
 use profcodec_hpctoolkit::{CctDb, Database, Error, FileKind, MetaDb, ProfileDb, TraceDb};
 use serde_json::{Map, json};
 
@@ -150,6 +154,36 @@ fn kind_names(meta: Option<&MetaDb<'_>>) -> Result<Vec<String>, OpError> {
     }
 }
 
+/// The most values of non-summary profiles the CLI reads into the model: below it `profile`
+/// holds every profile (so `top --thread`/`--rank` and per-rank diffs work), above it the
+/// summary profile only (what `top` shows by default), which keeps a database of tens of
+/// thousands of profiles at the cost of its context tree. 2^20 stored values make about
+/// 25 MB of model.
+pub(crate) const ALL_PROFILES_MAX_VALUES: u64 = 1 << 20;
+
+/// The profiles `profile` reads: all of them when their values number at most `max_values`
+/// ([`ALL_PROFILES_MAX_VALUES`]), else the summary only. Counting reads the profile infos only.
+fn profile_options(
+    profiles: Option<&ProfileDb<'_>>,
+    max_values: u64,
+) -> Result<ProfileOptions, OpError> {
+    let mut values = 0u64;
+    if let Some(p) = profiles {
+        for prof in p.profiles() {
+            let prof = prof.map_err(invalid)?;
+            if !prof.is_summary() {
+                values += prof.values.len() as u64;
+            }
+        }
+    }
+    let which = if values <= max_values {
+        Profiles::All
+    } else {
+        Profiles::SummaryOnly
+    };
+    Ok(ProfileOptions::new().profiles(which))
+}
+
 impl Codec for Hpctoolkit {
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
         let files = Files::load(input)?;
@@ -286,6 +320,22 @@ impl Codec for Hpctoolkit {
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
         let files = Files::load(input)?;
         records::dump(&files, input.format(), dump)
+    }
+
+    /// A database directory (meta.db and profile.db; cct.db and trace.db are not read) or a
+    /// lone meta.db (the tree without values) in the profile model; see [`profile_options`]
+    /// for which profiles.
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        let files = Files::load(input)?;
+        let Some(meta) = Files::bytes(&files.meta) else {
+            return Err(OpError::Usage(
+                "the profile model needs meta.db: give the database directory".to_owned(),
+            ));
+        };
+        let db = Database::from_parts(meta, Files::bytes(&files.profile), None, None)
+            .map_err(invalid)?;
+        let options = profile_options(db.profile().as_ref(), ALL_PROFILES_MAX_VALUES)?;
+        db.to_profile(&options).map_err(invalid)
     }
 
     fn rewrite(

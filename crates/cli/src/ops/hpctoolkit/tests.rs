@@ -384,3 +384,87 @@ fn dump_of_aliased_blocks_stops_before_the_values() {
         .expect_err("rewrite refuses too");
     assert!(e.to_string().contains("data used twice"), "{e}");
 }
+
+#[test]
+fn profile_holds_the_tree_the_metrics_and_every_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    database(dir.path(), 3);
+    let profile = Hpctoolkit.profile(&open(dir.path())).expect("profile");
+    let labels: Vec<String> = profile
+        .contexts()
+        .map(|(id, _)| profile.context_label(id))
+        .collect();
+    assert_eq!(labels, ["summary", "rank 0 thread 0", "rank 0 thread 1"]);
+    let vt = profile.default_value_type().expect("a metric");
+    assert_eq!(profile.value_type_name(vt), "CPUTIME");
+    assert_eq!(
+        profile.value_type(vt).unit,
+        profcodec_profile::Unit::Seconds
+    );
+    // main thread -> main -> work -> work -> work
+    assert_eq!(profile.nodes().len(), 5);
+    let top = profile
+        .top(&profcodec_profile::Query::new().limit(2))
+        .expect("top");
+    assert_eq!(top.rows[0].name, "work");
+    assert_eq!(top.rows[0].self_value, 1.5 + 2.5);
+    assert_eq!(top.total.self_value, 4.0);
+    // Thread 1 alone.
+    let thread1 =
+        profcodec_profile::ContextFilter::Matching(vec![(profcodec_profile::IdKind::Thread, 1)]);
+    let top = profile
+        .top(&profcodec_profile::Query::new().contexts(thread1))
+        .expect("top");
+    assert_eq!(top.rows[0].self_value, 2.5);
+}
+
+#[test]
+fn profile_reads_the_summary_only_above_the_value_budget() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    database(dir.path(), 3);
+    let db = profcodec_hpctoolkit::Database::open(dir.path()).expect("open");
+    let profiles = db.profile().expect("profile.db");
+    // Each thread stores 2 values.
+    for (max, contexts) in [(4, 3), (3, 1)] {
+        let options = super::profile_options(Some(&profiles), max).expect("options");
+        let model = db.to_profile(&options).expect("model");
+        assert_eq!(model.contexts().len(), contexts, "budget {max}");
+    }
+}
+
+#[test]
+fn profile_of_every_corpus_database() {
+    let Some(corpus) = std::env::var_os("PROFCODEC_CORPUS") else {
+        return;
+    };
+    let root = Path::new(&corpus).join("hpctoolkit");
+    let mut dbs: Vec<_> = std::fs::read_dir(root.join("dbase"))
+        .expect("corpus")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dbs.push(root.join("hatchet-gamess"));
+    for db in dbs {
+        let profile = Hpctoolkit.profile(&open(&db)).expect("profile");
+        let top = profile
+            .top(&profcodec_profile::Query::new().limit(5))
+            .expect("top");
+        assert!(!top.rows.is_empty(), "{}", db.display());
+        assert!(top.total.self_value > 0.0, "{}", db.display());
+        // Every profile of these small databases is read.
+        let n = profcodec_hpctoolkit::Database::open(&db)
+            .expect("open")
+            .profile()
+            .expect("profile.db")
+            .profile_count();
+        assert_eq!(profile.contexts().len() as u32, n, "{}", db.display());
+    }
+    // A lone meta.db has the tree without values; a lone profile.db cannot be a model.
+    let meta = root.join("dbase/small.d/meta.db");
+    let profile = Hpctoolkit.profile(&open(&meta)).expect("meta.db alone");
+    assert!(profile.node_values().is_empty());
+    assert!(matches!(
+        Hpctoolkit.profile(&open(&root.join("dbase/small.d/profile.db"))),
+        Err(OpError::Usage(_))
+    ));
+}

@@ -197,20 +197,30 @@ impl<'w> Dump<'w> {
     }
 }
 
-/// The whole dump of `input` as one JSON value (`{"header": ..., "records": [...]}`), for tests.
+/// The dump of `input` in `layout` (compact), as text, for tests.
 #[cfg(test)]
-pub(crate) fn dump_value(codec: &dyn super::Codec, input: &profcodec::Opened) -> serde_json::Value {
+pub(crate) fn dump_text(
+    codec: &dyn super::Codec,
+    input: &profcodec::Opened,
+    layout: DumpLayout,
+) -> String {
     let mut out = Vec::new();
     let mut dump = Dump::new(
         &mut out,
         DumpOptions {
-            layout: DumpLayout::Json,
+            layout,
             pretty: false,
         },
     );
     codec.dump(input, &mut dump).expect("dump");
     dump.finish().expect("finish");
-    serde_json::from_slice(&out).expect("a dump is JSON")
+    String::from_utf8(out).expect("a dump is UTF-8")
+}
+
+/// The whole dump of `input` as one JSON value (`{"header": ..., "records": [...]}`), for tests.
+#[cfg(test)]
+pub(crate) fn dump_value(codec: &dyn super::Codec, input: &profcodec::Opened) -> serde_json::Value {
+    serde_json::from_str(&dump_text(codec, input, DumpLayout::Json)).expect("a dump is JSON")
 }
 
 #[cfg(test)]

@@ -581,17 +581,8 @@ mod tests {
     }
 
     fn dump_bytes(input: &Opened) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut dump = Dump::new(
-            &mut out,
-            super::super::dump::DumpOptions {
-                layout: super::super::dump::DumpLayout::Ndjson,
-                pretty: false,
-            },
-        );
-        EasyProfiler.dump(input, &mut dump).expect("dump");
-        dump.finish().expect("finish");
-        out
+        super::super::dump::dump_text(&EasyProfiler, input, super::super::dump::DumpLayout::Ndjson)
+            .into_bytes()
     }
 
     fn testdata(name: &str) -> Vec<u8> {

@@ -1103,17 +1103,7 @@ mod tests {
 
     /// The dump as ndjson text, whose keys keep their order.
     fn ndjson(input: &Opened) -> String {
-        let mut out = Vec::new();
-        let mut dump = Dump::new(
-            &mut out,
-            DumpOptions {
-                layout: DumpLayout::Ndjson,
-                pretty: false,
-            },
-        );
-        Hpcrun.dump(input, &mut dump).unwrap();
-        dump.finish().unwrap();
-        String::from_utf8(out).unwrap()
+        crate::ops::dump::dump_text(&Hpcrun, input, DumpLayout::Ndjson)
     }
 
     fn dump_folder_value(folder: &MeasurementFolder) -> Value {

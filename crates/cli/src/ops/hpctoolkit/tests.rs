@@ -11,7 +11,7 @@ use profcodec_hpctoolkit::write::{ProfileDbWriter, ProfileInfo, write_database};
 use serde_json::Value;
 
 use super::Hpctoolkit;
-use crate::ops::dump::{Dump, DumpLayout, DumpOptions, dump_value};
+use crate::ops::dump::{Dump, DumpLayout, DumpOptions, dump_text, dump_value};
 use crate::ops::{Codec, OpError, RewriteOptions};
 
 /// A small database: two threads of one rank, a call chain `depth` deep below `main`, one
@@ -100,24 +100,9 @@ fn dump_streams_flat_records_with_strings_once() {
     assert_eq!(dump["header"]["title"], "demo");
     assert_eq!(dump["header"]["min_timestamp_ns"], 1_000_000_000u64);
     // Every record starts with its kind (checked on the text: a parsed Map may sort its keys).
-    let mut text = Vec::new();
-    let mut ndjson = Dump::new(
-        &mut text,
-        DumpOptions {
-            layout: DumpLayout::Ndjson,
-            pretty: false,
-        },
-    );
-    Hpctoolkit
-        .dump(&open(dir.path()), &mut ndjson)
-        .expect("dump");
-    ndjson.finish().expect("finish");
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        assert!(
-            line.starts_with(b"{\"record\":\""),
-            "{}",
-            String::from_utf8_lossy(line)
-        );
+    let text = dump_text(&Hpctoolkit, &open(dir.path()), DumpLayout::Ndjson);
+    for line in text.lines() {
+        assert!(line.starts_with("{\"record\":\""), "{line}");
     }
     for r in dump["records"].as_array().expect("records") {
         for v in r.as_object().expect("object").values() {

@@ -16,14 +16,15 @@ impl Positions {
     const NONE: u32 = u32::MAX;
 
     pub(crate) fn new(nodes: &[CctNode]) -> Self {
+        if nodes.is_empty() {
+            // No node: the fold below would leave min above max.
+            return Positions::Map(HashMap::new());
+        }
         let (min, max) = nodes.iter().fold((i64::MAX, i64::MIN), |(lo, hi), n| {
             (lo.min(i64::from(n.id)), hi.max(i64::from(n.id)))
         });
-        let range = (max - min + 1).max(0) as u64;
-        if !nodes.is_empty()
-            && nodes.len() < Self::NONE as usize
-            && range <= 4 * nodes.len() as u64 + 64
-        {
+        let range = (max - min + 1) as u64;
+        if nodes.len() < Self::NONE as usize && range <= 4 * nodes.len() as u64 + 64 {
             let mut slots = vec![Self::NONE; range as usize];
             for (i, n) in nodes.iter().enumerate() {
                 slots[(i64::from(n.id) - min) as usize] = i as u32;
@@ -224,5 +225,18 @@ impl Measurement {
         };
         let per_node = self.self_values(epoch, metric);
         index.inclusive_sum(root, |n| per_node[n])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CCT with no node (fuzz regression `empty-cct-with-context`): no position, no panic.
+    #[test]
+    fn no_nodes_no_positions() {
+        let positions = Positions::new(&[]);
+        assert_eq!(positions.get(0), None);
+        assert_eq!(positions.get(i32::MIN), None);
     }
 }

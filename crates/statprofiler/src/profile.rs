@@ -17,7 +17,11 @@
 //!   without a genealogy record gets the context of no process (the empty identifier tuple).
 //! - **frames**, all [`FrameKind::Function`], named as the report names its subs:
 //!   - a sub: function `Package::name`, the file of its current line (an eval STRING's file as
-//!     the reader shows it, `qeval:<process id>/(eval N)`), that line, module `Package`;
+//!     the reader shows it, `qeval:<process id>/(eval N)`), that line, module `Package`. A
+//!     special block (`BEGIN`, `UNITCHECK`, `CHECK`, `INIT`, `END`: one per `use`) or an
+//!     anonymous sub (`__ANON__`) is named with its first line, `main::BEGIN@3`, as
+//!     Devel::NYTProf names `BEGIN` blocks: a file holds many of them, which the report tells
+//!     apart by their first line and the model by their name;
 //!   - an XSUB: function `Package::name`, module `Package`, no file or line;
 //!   - a main program or `require`d file: function `<file>:main`, that file and line;
 //!   - an eval STRING: function and file `qeval:<process id>/(eval N)`, and its line;
@@ -35,8 +39,9 @@
 //! Grouped by function, a row's self value is the report's *exclusive* count of that sub, and
 //! its inclusive value the report's *inclusive* count: both count a sample once per sub however
 //! often the sub recurses in its stack. The total is the report's `total`. The report tells two
-//! subs apart by file, name and first line (`uq_sub_name`); the model has no first line, so two
-//! subs of one name in one file (anonymous subs, redefinitions) make one row. Grouped by line,
+//! subs apart by file, name and first line (`uq_sub_name`); the model's function rows by file,
+//! name and package, so two ordinary subs of one name in one file (a sub redefined at run time)
+//! make one row (special blocks and anonymous subs carry their first line in their name). Grouped by line,
 //! self values are the report's per-line exclusive counts; a line's inclusive value counts a
 //! sample once where the report counts it once per frame at that line (recursion through the
 //! same line). These are checked on every corpus file against the real reader's dumps
@@ -325,8 +330,7 @@ fn put(key: &mut Vec<u8>, bytes: &[u8]) {
     key.extend_from_slice(bytes);
 }
 
-/// The bytes that identify a stored frame: its tag, strings and line (the first line does not
-/// change the model frame).
+/// The bytes that identify a stored frame: its tag, strings and lines.
 fn frame_key(key: &mut Vec<u8>, frame: &Frame<PerlStr<'_>>) {
     key.clear();
     key.push(frame.tag());
@@ -336,12 +340,13 @@ fn frame_key(key: &mut Vec<u8>, frame: &Frame<PerlStr<'_>>) {
             name,
             file,
             line,
-            ..
+            first_line,
         } => {
             put(key, package.bytes);
             put(key, name.bytes);
             put(key, file.bytes);
             key.extend_from_slice(&line.to_le_bytes());
+            key.extend_from_slice(&first_line.to_le_bytes());
         }
         Frame::Xsub { package, name } => {
             put(key, package.bytes);
@@ -362,6 +367,15 @@ fn slow_op_key(key: &mut Vec<u8>, op: &[u8], innermost: &Frame<PerlStr<'_>>) {
     put(key, op);
     key.push(innermost.tag());
     put(key, innermost.file().map_or(&[][..], |f| f.bytes));
+}
+
+/// The subs of which one file often holds several under one name, which the report tells apart
+/// by their first line: the special blocks (the report's `%SPECIAL_SUBS`, one `BEGIN` per `use`)
+/// and anonymous subs.
+const MANY_NAMED: &[&[u8]] = &[b"BEGIN", b"UNITCHECK", b"CHECK", b"INIT", b"END", b"__ANON__"];
+
+fn is_many_named(name: &[u8]) -> bool {
+    MANY_NAMED.contains(&name)
 }
 
 /// A line as the model keeps it: positive lines only.
@@ -632,9 +646,15 @@ impl ProfileConverter {
                 name,
                 file,
                 line,
-                ..
+                first_line,
             } => {
-                model.function = Some(self.intern_with(|s| write!(s, "{package}::{name}"))?);
+                model.function = Some(self.intern_with(|s| {
+                    write!(s, "{package}::{name}")?;
+                    if first_line > 0 && is_many_named(name.bytes) {
+                        write!(s, "@{first_line}")?;
+                    }
+                    Ok(())
+                })?);
                 model.module = Some(self.intern_with(|s| write!(s, "{package}"))?);
                 model.file = Some(self.intern_file(file, process)?);
                 model.line = line_of(line);

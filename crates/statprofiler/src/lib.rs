@@ -133,11 +133,11 @@ pub use model::{
     Container, Event, Frame, Genealogy, Header, OwnedFrame, OwnedRecord, PerlStr, PerlString,
     PerlText, PerlVersion, ProcessId, Profile, Record,
 };
-#[cfg(feature = "profile")]
-pub use profile::{ProfileConverter, ProfileError, to_profile};
 /// The profile model crate this crate converts into (the `profile` feature).
 #[cfg(feature = "profile")]
 pub use profcodec_profile;
+#[cfg(feature = "profile")]
+pub use profile::{ProfileConverter, ProfileError, to_profile};
 pub use read::{Reader, Trace, TraceReader};
 pub use write::{SessionWriter, Writer, session_file_name};
 

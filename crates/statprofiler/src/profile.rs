@@ -372,7 +372,14 @@ fn slow_op_key(key: &mut Vec<u8>, op: &[u8], innermost: &Frame<PerlStr<'_>>) {
 /// The subs of which one file often holds several under one name, which the report tells apart
 /// by their first line: the special blocks (the report's `%SPECIAL_SUBS`, one `BEGIN` per `use`)
 /// and anonymous subs.
-const MANY_NAMED: &[&[u8]] = &[b"BEGIN", b"UNITCHECK", b"CHECK", b"INIT", b"END", b"__ANON__"];
+const MANY_NAMED: &[&[u8]] = &[
+    b"BEGIN",
+    b"UNITCHECK",
+    b"CHECK",
+    b"INIT",
+    b"END",
+    b"__ANON__",
+];
 
 fn is_many_named(name: &[u8]) -> bool {
     MANY_NAMED.contains(&name)
@@ -476,11 +483,9 @@ impl ProfileConverter {
             self.batch.program = None;
         }
         if tick_us.is_some() && self.time_type.is_none() {
-            let time = self.builder.intern_value_type(
-                "time",
-                Unit::Microseconds,
-                Measured::SelfOnly,
-            )?;
+            let time =
+                self.builder
+                    .intern_value_type("time", Unit::Microseconds, Measured::SelfOnly)?;
             self.builder.set_default_value_type(time)?;
             self.time_type = Some(time);
         }

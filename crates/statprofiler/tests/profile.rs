@@ -144,7 +144,10 @@ impl Report {
         let mut frames = frames.clone();
         if is_slow_op(op.as_bytes()) {
             // `$frames->[0]->file`: the report has no frame to take it from in an empty trace.
-            let file = frames.first().map(|f| f.file().to_owned()).unwrap_or_default();
+            let file = frames
+                .first()
+                .map(|f| f.file().to_owned())
+                .unwrap_or_default();
             frames.insert(
                 0,
                 RFrame::Core {
@@ -186,7 +189,10 @@ impl Report {
 /// Parses `dump.pl`'s output: the traces, frames innermost first.
 fn parse_reader_dump(text: &str) -> Vec<RTrace> {
     fn field<'a>(line: &'a str, key: &str) -> &'a str {
-        let at = line.find(key).unwrap_or_else(|| panic!("{key} in {line:?}")) + key.len();
+        let at = line
+            .find(key)
+            .unwrap_or_else(|| panic!("{key} in {line:?}"))
+            + key.len();
         let rest = &line[at..];
         if let Some(quoted) = rest.strip_prefix('"') {
             &quoted[..quoted.find('"').unwrap()]
@@ -282,7 +288,13 @@ fn crate_traces(data: &[u8]) -> Vec<RTrace> {
 /// The model's answers for `filter`, checked against `report`: the total; per sub, self and
 /// inclusive (grouped by function); per line, self and once-per-trace inclusive; `time` as
 /// samples times the tick. Returns the number of rows compared.
-fn check(what: &str, profile: &Profile, filter: ContextFilter, report: &Report, tick: f64) -> usize {
+fn check(
+    what: &str,
+    profile: &Profile,
+    filter: ContextFilter,
+    report: &Report,
+    tick: f64,
+) -> usize {
     let query = Query::new()
         .value_type("samples")
         .contexts(filter)
@@ -323,9 +335,17 @@ fn check(what: &str, profile: &Profile, filter: ContextFilter, report: &Report, 
             panic!("{what}: the report's sub {identity:?} is not a row");
         };
         assert_eq!(s, exclusive as f64, "{what}: exclusive of {identity:?}");
-        assert_eq!(i, Some(inclusive as f64), "{what}: inclusive of {identity:?}");
+        assert_eq!(
+            i,
+            Some(inclusive as f64),
+            "{what}: inclusive of {identity:?}"
+        );
     }
-    assert_eq!(got.len(), want.len(), "{what}: rows beyond the report's subs");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{what}: rows beyond the report's subs"
+    );
 
     // Per line: rows of frames with a line (XSUBs and slow ops have none and keep their
     // function rows).
@@ -449,7 +469,9 @@ fn the_fork_session_has_one_context_per_process() {
     for process in &procs {
         let mut traces = Vec::new();
         for f in &process.files {
-            converter.add_file(&std::fs::read(&f.path).unwrap()).unwrap();
+            converter
+                .add_file(&std::fs::read(&f.path).unwrap())
+                .unwrap();
             traces.extend(reader_dump_of(&f.path));
         }
         all.extend(traces.iter().cloned());

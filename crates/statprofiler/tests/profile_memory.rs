@@ -23,7 +23,11 @@ fn file(samples: u32) -> Vec<u8> {
         let shape = s % 50;
         w.write(&Event::SampleStart {
             weight: 1 + s % 3,
-            op_name: PerlStr::bytes(if s % 7 == 0 { &b"sort"[..] } else { &b"add"[..] }),
+            op_name: PerlStr::bytes(if s % 7 == 0 {
+                &b"sort"[..]
+            } else {
+                &b"add"[..]
+            }),
         })
         .unwrap();
         for depth in 0..(3 + shape % 10) {
@@ -52,7 +56,9 @@ fn file(samples: u32) -> Vec<u8> {
 fn allocated_by_conversion(data: &[u8]) -> (usize, f64) {
     let before = A.total_allocated();
     let profile = to_profile(data).unwrap();
-    let top = profile.top(&Query::new().value_type("samples").limit(20)).unwrap();
+    let top = profile
+        .top(&Query::new().value_type("samples").limit(20))
+        .unwrap();
     (A.total_allocated() - before, top.total.self_value)
 }
 

@@ -169,15 +169,21 @@ fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) ->
 /// The input in the format-neutral profile model; a format without a conversion is unsupported
 /// (exit status 2).
 fn profile_of(file: &std::path::Path) -> Result<profcodec_profile::Profile, Failure> {
-    open_and(file, |o| {
-        ops::codec(o.format()).profile(o).map_err(|e| match e {
-            OpError::Unsupported { .. } => OpError::Usage(
-                "top and diff read the format-neutral profile model, and this build does not \
-                 convert this format into it yet (info, validate, dump and rewrite read it)"
-                    .to_owned(),
-            ),
-            other => other,
-        })
+    open_and(file, |o| profile_with(ops::codec(o.format()), o))
+}
+
+/// `codec`'s profile of `input`, an unsupported conversion said in words.
+fn profile_with(
+    codec: &dyn ops::Codec,
+    input: &profcodec::Opened,
+) -> Result<profcodec_profile::Profile, OpError> {
+    codec.profile(input).map_err(|e| match e {
+        OpError::Unsupported { .. } => OpError::Usage(
+            "top and diff read the format-neutral profile model, and this build does not \
+             convert this format into it yet (info, validate, dump and rewrite read it)"
+                .to_owned(),
+        ),
+        other => other,
     })
 }
 
@@ -423,5 +429,38 @@ fn main() -> ExitCode {
             }
             ExitCode::from(f.status)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A codec without a profile conversion.
+    struct NoProfile;
+    impl ops::Codec for NoProfile {}
+
+    /// A format whose codec has no `profile` is a usage error (exit status 2) that says so.
+    #[test]
+    fn a_format_without_a_conversion_exits_2_saying_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/statprofiler/features.statprof");
+        let opened = profcodec::open(&path).unwrap();
+        let failure = failure_of(
+            &path,
+            &opened,
+            profile_with(&NoProfile, &opened).unwrap_err(),
+        );
+        assert_eq!(failure.status, 2);
+        assert!(
+            failure
+                .message
+                .contains("does not convert this format into it yet"),
+            "{}",
+            failure.message
+        );
+        assert!(failure.message.contains("features.statprof"));
     }
 }

@@ -97,7 +97,7 @@ impl RFrame {
     }
 
     /// The (function, file) of the model's row for this sub, as the converter names it.
-    fn row_identity(&self) -> (String, Option<String>) {
+    fn row_identity(&self) -> RowIdentity {
         let file = |f: &str| (!f.is_empty()).then(|| f.to_owned());
         match self {
             RFrame::Sub {
@@ -123,6 +123,9 @@ impl RFrame {
     }
 }
 
+/// A model row's identity: function and file.
+type RowIdentity = (String, Option<String>);
+
 /// A trace: weight, op name, frames innermost first.
 type RTrace = (u64, String, Vec<RFrame>);
 
@@ -131,7 +134,7 @@ type RTrace = (u64, String, Vec<RFrame>);
 struct Report {
     total: u64,
     /// By `uq_sub_name`: the row identity, exclusive, inclusive.
-    subs: BTreeMap<String, ((String, Option<String>), u64, u64)>,
+    subs: BTreeMap<String, (RowIdentity, u64, u64)>,
     /// By (file, line): exclusive, inclusive as the report counts it (every frame), and
     /// inclusive once per trace.
     lines: BTreeMap<(String, u32), (u64, u64, u64)>,
@@ -307,7 +310,7 @@ fn check(
         "{what}: total inclusive"
     );
 
-    let mut want: HashMap<(String, Option<String>), (u64, u64)> = HashMap::new();
+    let mut want: HashMap<RowIdentity, (u64, u64)> = HashMap::new();
     for (uq, (identity, exclusive, inclusive)) in &report.subs {
         if *inclusive == 0 {
             continue;
@@ -319,7 +322,7 @@ fn check(
             "{what}: {uq} shares its row {identity:?} with another sub"
         );
     }
-    let got: HashMap<(String, Option<String>), (f64, Option<f64>)> = table
+    let got: HashMap<RowIdentity, (f64, Option<f64>)> = table
         .rows
         .iter()
         .map(|r| {

@@ -2,16 +2,19 @@
 //! (`profcodec_benches::statprofiler`, >= 35 MB on disk, >= 1.5 M samples, >= 14 M frames):
 //! every sample and frame read as the real reader returns them (on one thread, and with the
 //! Snappy decompression on a second one), every record, and the Snappy decompression alone (the
-//! floor under the single-threaded reads).
+//! floor under the single-threaded reads); and the session in the profile model with its top 20
+//! functions (`profcodec top`), beside the full decode it builds on (issue 14: at most twice
+//! its time).
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_benches::statprofiler::{SessionSpec, write_session};
+use profcodec_profile::Query;
 use profcodec_statprofiler::read::packets::{PacketDecoder, Packets, StreamSource};
 use profcodec_statprofiler::read::with_threaded_reader;
-use profcodec_statprofiler::{Error, Frame, Reader, TraceReader};
+use profcodec_statprofiler::{Error, Frame, ProfileConverter, Reader, TraceReader};
 
 /// The session's files, generated once into the temp folder (kept between runs).
 fn session() -> Vec<Vec<u8>> {
@@ -155,6 +158,18 @@ fn decompress_only(files: &[Vec<u8>]) -> u64 {
     n
 }
 
+/// The session in the profile model (one context per process), then the top 20 functions by
+/// self time of the whole run: what `profcodec top` does.
+fn model_and_top20(files: &[Vec<u8>]) -> (usize, f64) {
+    let mut converter = ProfileConverter::new();
+    for file in files {
+        converter.add_file(file).expect("file");
+    }
+    let profile = converter.finish();
+    let top = profile.top(&Query::new().limit(20)).expect("top");
+    (top.rows.len(), top.total.self_value)
+}
+
 fn benches(c: &mut Criterion) {
     let files = session();
     let disk: u64 = files.iter().map(|f| f.len() as u64).sum();
@@ -190,5 +205,33 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(group, benches);
+fn profile_benches(c: &mut Criterion) {
+    let files = session();
+    let disk: u64 = files.iter().map(|f| f.len() as u64).sum();
+    let mut converter = ProfileConverter::new();
+    for file in &files {
+        converter.add_file(file).expect("file");
+    }
+    let profile = converter.finish();
+    eprintln!(
+        "statprofiler session in the profile model: {} frames, {} nodes, {} node values, {} contexts",
+        profile.frames().len(),
+        profile.nodes().len(),
+        profile.node_values().len(),
+        profile.contexts().len()
+    );
+    // Side by side, so that the ratio is measured under the same load.
+    let mut g = c.benchmark_group("statprofiler_profile");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(disk));
+    g.bench_function("traces_every_frame", |b| {
+        b.iter(|| black_box(read_traces(&files)))
+    });
+    g.bench_function("model_and_top20", |b| {
+        b.iter(|| black_box(model_and_top20(&files)))
+    });
+    g.finish();
+}
+
+criterion_group!(group, benches, profile_benches);
 criterion_main!(group);

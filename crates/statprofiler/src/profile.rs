@@ -289,6 +289,8 @@ struct Batch {
     tick_us: Option<u32>,
     /// The main program, for the context's name.
     program: Option<String>,
+    /// True until the program is known, or when the process's context exists already.
+    wants_program: bool,
     /// Weight by node index; zero for nodes not in `touched`.
     weights: Vec<u64>,
     touched: Vec<NodeId>,
@@ -307,7 +309,7 @@ pub struct ProfileConverter {
     contexts: HashMap<Option<ProcessId>, ContextId>,
     /// Model frames by the bytes of the stored frame ([`frame_key`]), for the current process
     /// (an eval's file name depends on the process).
-    frames: HashMap<Box<[u8]>, FrameId>,
+    frames: KeyMap,
     /// The last frame seen at each depth (outermost first), its key bytes and model frame: a
     /// sampler's successive stacks share their outer frames, found here without hashing.
     previous: Vec<(Vec<u8>, FrameId)>,
@@ -323,6 +325,36 @@ impl Default for ProfileConverter {
         ProfileConverter::new()
     }
 }
+
+/// A multiply-rotate hasher (the Firefox and rustc "Fx" hash) for the frame keys: they are
+/// built by this module from a file's frames, and a lookup per changed frame must cost little
+/// next to reading the frame. A hostile file can make keys collide only as much as it makes
+/// distinct frames, each of which it pays for in bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.0 =
+            (self.0.rotate_left(5) ^ u64::from_le_bytes(tail) ^ rest.len() as u64).wrapping_mul(K);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type KeyMap = HashMap<Box<[u8]>, FrameId, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// Appends a length-prefixed byte string to a frame key.
 fn put(key: &mut Vec<u8>, bytes: &[u8]) {
@@ -405,12 +437,15 @@ impl ProfileConverter {
             slow_op_frames: true,
             named: false,
             contexts: HashMap::new(),
-            frames: HashMap::new(),
+            frames: KeyMap::default(),
             previous: Vec::new(),
             stack: Vec::new(),
             key: Vec::new(),
             text: String::new(),
-            batch: Batch::default(),
+            batch: Batch {
+                wants_program: true,
+                ..Batch::default()
+            },
         }
     }
 
@@ -481,6 +516,7 @@ impl ProfileConverter {
             self.batch.process = process;
             self.batch.tick_us = tick_us;
             self.batch.program = None;
+            self.batch.wants_program = !self.contexts.contains_key(&process);
         }
         if tick_us.is_some() && self.time_type.is_none() {
             let time =
@@ -554,10 +590,10 @@ impl ProfileConverter {
             let id = self.frame_at(depth, |this| this.slow_op_frame(op, &innermost, process))?;
             self.stack.push(id);
         }
-        if self.batch.program.is_none()
-            && !self.contexts.contains_key(&self.batch.process)
+        if self.batch.wants_program
             && let Some(Frame::Main { file, .. }) = trace.frames().next_back()
         {
+            self.batch.wants_program = false;
             let program = file.to_string();
             if !self.named {
                 self.builder.set_name(&program)?;

@@ -350,7 +350,9 @@ impl std::hash::Hasher for KeyHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // The table picks buckets by the low bits, which the multiply leaves weakest: mix them.
+        let h = self.0;
+        (h ^ (h >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (h >> 32)
     }
 }
 

@@ -223,7 +223,7 @@ fn pooled_session() -> Vec<Vec<u8>> {
             parent_id: ProcessId::default(),
         };
         let mut w = SessionWriter::new(
-            &dir.join("statprof.out"),
+            dir.join("statprof.out"),
             &header,
             genealogy,
             Container::Snappy,

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod ops;
 mod text;
+mod top;
 
 use ops::dump::{Dump, DumpLayout, DumpOptions};
 use ops::{OpError, RewriteOptions};
@@ -77,6 +78,31 @@ enum Command {
         /// Output file or directory; its parent folder must exist.
         output: PathBuf,
     },
+    /// The costliest functions, lines or modules, with self and inclusive values and a total;
+    /// several inputs (per-rank or per-process files of one run) are merged into one profile.
+    Top {
+        #[command(flatten)]
+        query: top::QueryArgs,
+        /// Print a JSON array of rows instead of a table (schema in the CLI README).
+        #[arg(long)]
+        json: bool,
+        /// Inputs (files, database or session folders); several are merged.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// What changed between two profiles: rows matched by function (or line, or module), both
+    /// values, the change and the relative change, largest change first.
+    Diff {
+        #[command(flatten)]
+        query: top::QueryArgs,
+        /// Print a JSON array of rows instead of a table (schema in the CLI README).
+        #[arg(long)]
+        json: bool,
+        /// The profile compared against.
+        base: PathBuf,
+        /// The profile compared.
+        new: PathBuf,
+    },
 }
 
 /// A failure, with the exit status it maps to.
@@ -138,6 +164,88 @@ fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) ->
     let mut f = Failure::from(e);
     f.message = format!("{}: {}: {}", file.display(), opened.format(), f.message);
     f
+}
+
+/// The input in the format-neutral profile model; a format without a conversion is unsupported
+/// (exit status 2).
+fn profile_of(file: &std::path::Path) -> Result<profcodec_profile::Profile, Failure> {
+    open_and(file, |o| profile_with(ops::codec(o.format()), o))
+}
+
+/// `codec`'s profile of `input`, an unsupported conversion said in words.
+fn profile_with(
+    codec: &dyn ops::Codec,
+    input: &profcodec::Opened,
+) -> Result<profcodec_profile::Profile, OpError> {
+    codec.profile(input).map_err(|e| match e {
+        OpError::Unsupported { .. } => OpError::Usage(
+            "top and diff read the format-neutral profile model, and this build does not \
+             convert this format into it yet (info, validate, dump and rewrite read it)"
+                .to_owned(),
+        ),
+        other => other,
+    })
+}
+
+/// The inputs of `top` as one profile: one input as it is, several merged by frame identity
+/// (each input's contexts kept apart). Memory: the models, never the inputs' bytes.
+fn merged_profile(inputs: &[PathBuf]) -> Result<profcodec_profile::Profile, Failure> {
+    if let [one] = inputs {
+        return profile_of(one);
+    }
+    let mut builder = profcodec_profile::ProfileBuilder::new();
+    for input in inputs {
+        let profile = profile_of(input)?;
+        builder.append(&profile).map_err(|e| Failure {
+            status: 1,
+            message: format!("{}: {e}", input.display()),
+        })?;
+    }
+    Ok(builder.build())
+}
+
+/// A query error: an unknown metric (the message lists the known ones), units that differ, or
+/// a context filter that matches nothing are usage errors (exit status 2).
+fn query_failure(e: profcodec_profile::QueryError) -> Failure {
+    Failure {
+        status: 2,
+        message: e.to_string(),
+    }
+}
+
+/// Refuses a `--thread`, `--rank` or `--process` that names no context of `profile`, listing
+/// the ones it has.
+fn check_contexts(
+    profile: &profcodec_profile::Profile,
+    query: &profcodec_profile::Query,
+    what: &std::path::Path,
+) -> Result<(), Failure> {
+    let profcodec_profile::ContextFilter::Matching(wanted) = &query.contexts else {
+        return Ok(());
+    };
+    let matched = profile
+        .contexts()
+        .any(|(_, c)| !c.summary && wanted.iter().all(|w| c.ids.contains(w)));
+    if matched {
+        return Ok(());
+    }
+    let known: Vec<String> = profile
+        .contexts()
+        .filter(|(_, c)| !c.summary)
+        .map(|(id, _)| profile.context_label(id))
+        .collect();
+    Err(Failure {
+        status: 2,
+        message: format!(
+            "{}: no thread, rank or process matches the filter: the profile has {}",
+            what.display(),
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ),
+    })
 }
 
 /// Inputs at least this large (or more than one input) get a progress bar on a terminal.
@@ -276,6 +384,38 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Top {
+            query,
+            json,
+            inputs,
+        } => {
+            let profile = merged_profile(&inputs)?;
+            let q = query.query();
+            check_contexts(&profile, &q, &inputs[0])?;
+            let table = profile.top(&q).map_err(query_failure)?;
+            let mut buf = io::BufWriter::new(out);
+            top::write_top(&mut buf, &profile, &query, &table, json)?;
+            buf.flush()?;
+            Ok(())
+        }
+        Command::Diff {
+            query,
+            json,
+            base,
+            new,
+        } => {
+            let base_profile = profile_of(&base)?;
+            let new_profile = profile_of(&new)?;
+            let q = query.query();
+            check_contexts(&base_profile, &q, &base)?;
+            check_contexts(&new_profile, &q, &new)?;
+            let diff =
+                profcodec_profile::diff(&base_profile, &new_profile, &q).map_err(query_failure)?;
+            let mut buf = io::BufWriter::new(out);
+            top::write_diff(&mut buf, &base_profile, &query, &diff, json)?;
+            buf.flush()?;
+            Ok(())
+        }
     }
 }
 
@@ -289,5 +429,38 @@ fn main() -> ExitCode {
             }
             ExitCode::from(f.status)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A codec without a profile conversion.
+    struct NoProfile;
+    impl ops::Codec for NoProfile {}
+
+    /// A format whose codec has no `profile` is a usage error (exit status 2) that says so.
+    #[test]
+    fn a_format_without_a_conversion_exits_2_saying_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/statprofiler/features.statprof");
+        let opened = profcodec::open(&path).unwrap();
+        let failure = failure_of(
+            &path,
+            &opened,
+            profile_with(&NoProfile, &opened).unwrap_err(),
+        );
+        assert_eq!(failure.status, 2);
+        assert!(
+            failure
+                .message
+                .contains("does not convert this format into it yet"),
+            "{}",
+            failure.message
+        );
+        assert!(failure.message.contains("features.statprof"));
     }
 }

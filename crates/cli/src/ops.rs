@@ -168,7 +168,6 @@ pub(crate) trait Codec: Sync {
 
     /// The input in the format-neutral profile model (`profcodec-profile`), which `top`, `diff`
     /// and the exporters read. A session or multi-file input is one profile.
-    #[allow(dead_code)] // until the CLI verbs that read profiles land
     fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
         Err(OpError::Unsupported {
             format: input.format(),

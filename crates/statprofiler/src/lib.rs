@@ -16,6 +16,9 @@
 //!   [`SessionWriter`]: rotation by size.
 //! - [`session`]: finding a run's files and grouping them into processes; [`text`]: the early
 //!   note's one-line-per-sample text format.
+//! - [`profile`] (the default `profile` feature): the samples in the format-neutral profile model
+//!   of `profcodec-profile` ([`to_profile`], [`ProfileConverter`]), one context per process, as
+//!   `Devel::StatProfiler::Report` aggregates them.
 //!
 //! # Fidelity
 //! Reading then writing a file the profiler wrote gives the same logical stream, byte for byte
@@ -116,6 +119,8 @@ pub struct ReadmeDoctests;
 mod check;
 mod error;
 mod model;
+#[cfg(feature = "profile")]
+pub mod profile;
 pub mod raw;
 pub mod read;
 pub mod session;
@@ -128,6 +133,11 @@ pub use model::{
     Container, Event, Frame, Genealogy, Header, OwnedFrame, OwnedRecord, PerlStr, PerlString,
     PerlText, PerlVersion, ProcessId, Profile, Record,
 };
+/// The profile model crate this crate converts into (the `profile` feature).
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+#[cfg(feature = "profile")]
+pub use profile::{ProfileConverter, ProfileError, to_profile};
 pub use read::{Reader, Trace, TraceReader};
 pub use write::{SessionWriter, Writer, session_file_name};
 

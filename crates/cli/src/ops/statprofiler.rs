@@ -21,8 +21,8 @@ use profcodec_statprofiler::session::{
     Process, SessionError, open_session, processes, template_files, template_of,
 };
 use profcodec_statprofiler::{
-    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, Reader, Record, Summary,
-    Warning, Writer, check, text,
+    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, ProfileConverter, Reader,
+    Record, Summary, Warning, Writer, check, text,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -709,6 +709,19 @@ impl Codec for StatProfiler {
                 Ok(())
             }
         }
+    }
+
+    /// Every file of the input (one file, or a session process by process, each process's files
+    /// in ordinal order) in one model: one context per process. Memory: the model (distinct
+    /// frames and call paths), the reader's window and one session file's bytes at a time.
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        let mut converter = ProfileConverter::new();
+        each_file(input, |_, bytes| {
+            converter
+                .add_file(bytes)
+                .map_err(|e| OpError::invalid(e, e.offset()))
+        })?;
+        Ok(converter.finish())
     }
 
     /// A single file is rewritten into the file `out`; a session into the folder `out`, each

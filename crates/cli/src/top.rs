@@ -1,0 +1,613 @@
+//! `profcodec top` and `profcodec diff`: the query flags, and the tables they print.
+//!
+//! Text output is an aligned table for people: values in human units (time in ns, µs, ms or s,
+//! one unit per column chosen from the total; counts with thousands separators), each value's
+//! share of the total, and a total line. `--json` prints full-precision values in the model's
+//! own unit (schemas in the CLI README).
+
+use std::io::{self, Write};
+
+use clap::{Args, ValueEnum};
+use profcodec_profile::{
+    Combine, ContextFilter, Diff, DiffRow, GroupBy, IdKind, Order, Profile, Quantity, Query, Row,
+    Table, Unit,
+};
+use serde::Serialize;
+
+/// Rows shown when `-n` is not given.
+const DEFAULT_ROWS: usize = 20;
+
+/// Which value orders the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum By {
+    /// The self (exclusive) value.
+    #[value(name = "self")]
+    SelfValue,
+    /// The inclusive value.
+    Inclusive,
+}
+
+/// How rows are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Group {
+    /// One row per function (sub, block, procedure).
+    Function,
+    /// One row per source line (file:line).
+    Line,
+    /// One row per load module or package.
+    Module,
+}
+
+/// The query flags `top` and `diff` share.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct QueryArgs {
+    /// How many rows to print (0: all).
+    #[arg(short = 'n', long = "rows", default_value_t = DEFAULT_ROWS)]
+    rows: usize,
+    /// Order by the self or the inclusive value.
+    #[arg(long, value_enum, default_value = "self")]
+    by: By,
+    /// The metric (value type) by name; by default the profile's main one (time where it has
+    /// time). An unknown name is refused with the list of known ones.
+    #[arg(long)]
+    metric: Option<String>,
+    /// Group rows by function, source line or module (package).
+    #[arg(long, value_enum, default_value = "function")]
+    group: Group,
+    /// Only this thread.
+    #[arg(long, value_name = "T", conflicts_with_all = ["rank", "process"])]
+    thread: Option<u64>,
+    /// Only this MPI rank (all its threads).
+    #[arg(long, value_name = "R", conflicts_with = "process")]
+    rank: Option<u64>,
+    /// Only this process (its pid).
+    #[arg(long, value_name = "P")]
+    process: Option<u64>,
+    /// Average over the threads, ranks or processes read instead of summing them.
+    #[arg(long)]
+    mean: bool,
+}
+
+impl QueryArgs {
+    /// The model's query for these flags.
+    pub(crate) fn query(&self) -> Query {
+        let mut query = Query::new()
+            .by(match self.by {
+                By::SelfValue => Order::SelfValue,
+                By::Inclusive => Order::Inclusive,
+            })
+            .group(match self.group {
+                Group::Function => GroupBy::Function,
+                Group::Line => GroupBy::Line,
+                Group::Module => GroupBy::Module,
+            });
+        if let Some(metric) = &self.metric {
+            query = query.value_type(metric.clone());
+        }
+        if self.rows > 0 {
+            query = query.limit(self.rows);
+        }
+        let only = [
+            (IdKind::Thread, self.thread),
+            (IdKind::Rank, self.rank),
+            (IdKind::Process, self.process),
+        ]
+        .into_iter()
+        .find_map(|(kind, id)| id.map(|id| (kind, id)));
+        if let Some(only) = only {
+            query = query.contexts(ContextFilter::Matching(vec![only]));
+        }
+        if self.mean {
+            query = query.combine(Combine::Mean);
+        }
+        query
+    }
+
+    /// What the contexts flags chose, in words (`process 4711`), if any.
+    fn only(&self) -> Option<String> {
+        match (self.thread, self.rank, self.process) {
+            (Some(t), _, _) => Some(format!("thread {t}")),
+            (_, Some(r), _) => Some(format!("rank {r}")),
+            (_, _, Some(p)) => Some(format!("process {p}")),
+            _ => None,
+        }
+    }
+
+    fn order_name(&self) -> &'static str {
+        match self.by {
+            By::SelfValue => "self",
+            By::Inclusive => "inclusive",
+        }
+    }
+
+    fn group_name(&self) -> &'static str {
+        match self.group {
+            Group::Function => "function",
+            Group::Line => "line",
+            Group::Module => "module",
+        }
+    }
+}
+
+/// How the values of one metric are shown: divided by `scale` and followed by `suffix`.
+#[derive(Debug, Clone, Copy)]
+struct Display {
+    scale: f64,
+    suffix: &'static str,
+    /// Decimals after the point.
+    decimals: usize,
+}
+
+impl Display {
+    /// The display of the metric `name` for values up to `largest`: time in the unit that keeps
+    /// `largest` between 1 and 1000 (seconds past that; 3 decimals in seconds, 1 in ms and µs),
+    /// counts as they are (2 decimals when not whole, as a mean may be).
+    fn new(profile: &Profile, name: &str, largest: f64) -> Display {
+        let seconds = profile
+            .value_type_by_name(name)
+            .map(|id| profile.value_type(id).unit)
+            .filter(|u| u.quantity() == Quantity::Time)
+            .and_then(Unit::seconds);
+        match seconds {
+            Some(seconds) => {
+                let largest = largest.abs() * seconds;
+                let (scale, suffix, decimals) = if largest >= 1.0 {
+                    (1.0, "s", 3)
+                } else if largest >= 1e-3 {
+                    (1e-3, "ms", 1)
+                } else if largest >= 1e-6 {
+                    (1e-6, "µs", 1)
+                } else {
+                    (1e-9, "ns", 0)
+                };
+                Display {
+                    scale: scale / seconds,
+                    suffix,
+                    decimals,
+                }
+            }
+            None => Display {
+                scale: 1.0,
+                suffix: "",
+                decimals: 0,
+            },
+        }
+    }
+
+    fn show(&self, value: f64) -> String {
+        let scaled = value / self.scale;
+        let decimals = if self.decimals == 0 && scaled.fract() != 0.0 {
+            2
+        } else {
+            self.decimals
+        };
+        let mut text = grouped(scaled, decimals);
+        if !self.suffix.is_empty() {
+            text.push(' ');
+            text.push_str(self.suffix);
+        }
+        text
+    }
+
+    fn show_signed(&self, value: f64) -> String {
+        let text = self.show(value);
+        if value > 0.0 {
+            format!("+{text}")
+        } else {
+            text
+        }
+    }
+}
+
+/// `x` with `decimals` decimals and a comma between each group of three integer digits.
+fn grouped(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let text = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = text.split_at(text.find('.').unwrap_or(text.len()));
+    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
+    if x < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out.push_str(frac);
+    out
+}
+
+fn percent(part: f64, whole: f64) -> String {
+    if whole == 0.0 {
+        String::new()
+    } else {
+        format!("{:.1}%", 100.0 * part / whole)
+    }
+}
+
+fn signed_percent(relative: Option<f64>) -> String {
+    match relative {
+        Some(r) if r > 0.0 => format!("+{:.1}%", 100.0 * r),
+        Some(r) => format!("{:.1}%", 100.0 * r),
+        None => "new".to_owned(),
+    }
+}
+
+/// Where a row's function lives, when grouped by function: its file (or its module).
+fn location(row_file: Option<&str>, row_module: Option<&str>, group: Group) -> String {
+    match group {
+        Group::Function => row_file.or(row_module).unwrap_or("").to_owned(),
+        Group::Line | Group::Module => String::new(),
+    }
+}
+
+/// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
+/// columns (`left[i]`), two spaces apart, without trailing blanks.
+fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::Result<()> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[c] - cell.chars().count();
+            if left.get(c).copied().unwrap_or(false) {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// One row of `top --json`.
+#[derive(Debug, Serialize)]
+struct JsonRow<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    module: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<u64>,
+    #[serde(rename = "self")]
+    self_value: f64,
+    inclusive: Option<f64>,
+    calls: Option<f64>,
+    /// The row's self value over the total self value (0 when the total is 0).
+    self_share: f64,
+    metric: &'a str,
+    unit: &'a str,
+}
+
+impl<'a> JsonRow<'a> {
+    fn new(row: &'a Row, total: f64) -> JsonRow<'a> {
+        JsonRow {
+            name: &row.name,
+            function: row.function.as_deref(),
+            file: row.file.as_deref(),
+            line: row.line,
+            module: row.module.as_deref(),
+            address: row.address,
+            self_value: row.self_value,
+            inclusive: row.inclusive,
+            calls: row.calls,
+            self_share: if total == 0.0 {
+                0.0
+            } else {
+                row.self_value / total
+            },
+            metric: &row.value_type,
+            unit: &row.unit,
+        }
+    }
+}
+
+/// Prints `top`'s table (or its JSON array).
+pub(crate) fn write_top(
+    out: &mut dyn Write,
+    profile: &Profile,
+    args: &QueryArgs,
+    table: &Table,
+    json: bool,
+) -> io::Result<()> {
+    let total = table.total.self_value;
+    if json {
+        let rows: Vec<JsonRow<'_>> = table.rows.iter().map(|r| JsonRow::new(r, total)).collect();
+        serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+        return writeln!(out);
+    }
+    let largest = table.total.inclusive.unwrap_or(total).max(total).max(
+        table
+            .rows
+            .iter()
+            .map(|r| r.inclusive.unwrap_or(0.0))
+            .fold(0.0, f64::max),
+    );
+    let display = Display::new(profile, &table.value_type, largest);
+    let mut heading = format!(
+        "metric {} ({}), by {}, grouped by {}",
+        table.value_type,
+        table.unit,
+        args.order_name(),
+        args.group_name()
+    );
+    if let Some(only) = args.only() {
+        heading.push_str(&format!(", {only}"));
+    }
+    if table.contexts > 1 {
+        let how = if args.mean { "mean of" } else { "sum of" };
+        heading.push_str(&format!(", {how} {} contexts", table.contexts));
+    }
+    writeln!(out, "{heading}")?;
+    let has_calls = table.rows.iter().any(|r| r.calls.is_some());
+    let mut rows = vec![{
+        let mut h = vec![
+            "self".to_owned(),
+            "%".to_owned(),
+            "inclusive".to_owned(),
+            "%".to_owned(),
+        ];
+        if has_calls {
+            h.push("calls".to_owned());
+        }
+        h.push("name".to_owned());
+        h.push(
+            if args.group == Group::Function {
+                "file"
+            } else {
+                ""
+            }
+            .to_owned(),
+        );
+        h
+    }];
+    for r in &table.rows {
+        let mut cells = vec![
+            display.show(r.self_value),
+            percent(r.self_value, total),
+            r.inclusive.map(|v| display.show(v)).unwrap_or_default(),
+            r.inclusive.map(|v| percent(v, total)).unwrap_or_default(),
+        ];
+        if has_calls {
+            cells.push(r.calls.map(|c| grouped(c, 0)).unwrap_or_default());
+        }
+        cells.push(r.name.clone());
+        cells.push(location(r.file.as_deref(), r.module.as_deref(), args.group));
+        rows.push(cells);
+    }
+    let mut total_cells = vec![
+        display.show(total),
+        percent(total, total),
+        table
+            .total
+            .inclusive
+            .map(|v| display.show(v))
+            .unwrap_or_default(),
+        String::new(),
+    ];
+    if has_calls {
+        total_cells.push(String::new());
+    }
+    total_cells.push("total".to_owned());
+    rows.push(total_cells);
+    let mut left = vec![false; 4 + usize::from(has_calls)];
+    left.extend([true, true]);
+    write_table(out, &rows, &left)
+}
+
+/// One side of a `diff --json` row.
+#[derive(Debug, Serialize)]
+struct JsonValues {
+    #[serde(rename = "self")]
+    self_value: f64,
+    inclusive: Option<f64>,
+    calls: Option<f64>,
+}
+
+/// One row of `diff --json`.
+#[derive(Debug, Serialize)]
+struct JsonDiffRow<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    module: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<u64>,
+    base: Option<JsonValues>,
+    new: Option<JsonValues>,
+    self_change: f64,
+    inclusive_change: Option<f64>,
+    self_relative: Option<f64>,
+    inclusive_relative: Option<f64>,
+    metric: &'a str,
+    unit: &'a str,
+}
+
+impl<'a> JsonDiffRow<'a> {
+    fn new(row: &'a DiffRow, diff: &'a Diff) -> JsonDiffRow<'a> {
+        let values = |v: &profcodec_profile::Values| JsonValues {
+            self_value: v.self_value,
+            inclusive: v.inclusive,
+            calls: v.calls,
+        };
+        JsonDiffRow {
+            name: &row.name,
+            function: row.function.as_deref(),
+            file: row.file.as_deref(),
+            line: row.line,
+            module: row.module.as_deref(),
+            address: row.address,
+            base: row.base.as_ref().map(values),
+            new: row.new.as_ref().map(values),
+            self_change: row.self_change,
+            inclusive_change: row.inclusive_change,
+            self_relative: row.self_relative,
+            inclusive_relative: row.inclusive_relative,
+            metric: &diff.value_type,
+            unit: &diff.unit,
+        }
+    }
+}
+
+/// Prints `diff`'s table (or its JSON array): for the ordering value, both sides, the change
+/// and the relative change.
+pub(crate) fn write_diff(
+    out: &mut dyn Write,
+    profile: &Profile,
+    args: &QueryArgs,
+    diff: &Diff,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        let rows: Vec<JsonDiffRow<'_>> = diff
+            .rows
+            .iter()
+            .map(|r| JsonDiffRow::new(r, diff))
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+        return writeln!(out);
+    }
+    let inclusive = args.by == By::Inclusive;
+    let pick = |v: &profcodec_profile::Values| {
+        if inclusive {
+            v.inclusive.unwrap_or(v.self_value)
+        } else {
+            v.self_value
+        }
+    };
+    let total = |t: &profcodec_profile::Total| {
+        if inclusive {
+            t.inclusive.unwrap_or(t.self_value)
+        } else {
+            t.self_value
+        }
+    };
+    let (base_total, new_total) = (total(&diff.base_total), total(&diff.new_total));
+    let display = Display::new(
+        profile,
+        &diff.value_type,
+        base_total.abs().max(new_total.abs()),
+    );
+    let mut heading = format!(
+        "metric {} ({}), {} values, grouped by {}",
+        diff.value_type,
+        diff.unit,
+        args.order_name(),
+        args.group_name()
+    );
+    if let Some(only) = args.only() {
+        heading.push_str(&format!(", {only}"));
+    }
+    writeln!(out, "{heading}")?;
+    let mut rows = vec![vec![
+        "base".to_owned(),
+        "new".to_owned(),
+        "change".to_owned(),
+        "%".to_owned(),
+        "name".to_owned(),
+        if args.group == Group::Function {
+            "file"
+        } else {
+            ""
+        }
+        .to_owned(),
+    ]];
+    for r in &diff.rows {
+        let (change, relative) = if inclusive {
+            (
+                r.inclusive_change.unwrap_or(r.self_change),
+                r.inclusive_relative,
+            )
+        } else {
+            (r.self_change, r.self_relative)
+        };
+        rows.push(vec![
+            r.base
+                .as_ref()
+                .map(|v| display.show(pick(v)))
+                .unwrap_or_else(|| "-".to_owned()),
+            r.new
+                .as_ref()
+                .map(|v| display.show(pick(v)))
+                .unwrap_or_else(|| "-".to_owned()),
+            display.show_signed(change),
+            if change == 0.0 {
+                "0.0%".to_owned()
+            } else {
+                signed_percent(relative)
+            },
+            r.name.clone(),
+            location(r.file.as_deref(), r.module.as_deref(), args.group),
+        ]);
+    }
+    let change = new_total - base_total;
+    rows.push(vec![
+        display.show(base_total),
+        display.show(new_total),
+        display.show_signed(change),
+        if change == 0.0 {
+            "0.0%".to_owned()
+        } else {
+            signed_percent((base_total != 0.0).then(|| change / base_total))
+        },
+        "total".to_owned(),
+        String::new(),
+    ]);
+    write_table(out, &rows, &[false, false, false, false, true, true])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(grouped(1234567.0, 0), "1,234,567");
+        assert_eq!(grouped(-1234.5, 2), "-1,234.50");
+        assert_eq!(grouped(999.0, 0), "999");
+        assert_eq!(grouped(-0.0001, 2), "0.00");
+        assert_eq!(grouped(0.0, 3), "0.000");
+    }
+
+    #[test]
+    fn tables_align_values_right_and_names_left() {
+        let rows = vec![
+            vec!["self".to_owned(), "name".to_owned()],
+            vec!["1,000".to_owned(), "a".to_owned()],
+            vec!["5".to_owned(), "longer".to_owned()],
+        ];
+        let mut out = Vec::new();
+        write_table(&mut out, &rows, &[false, true]).unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            " self  name\n1,000  a\n    5  longer\n"
+        );
+    }
+}

@@ -1,0 +1,744 @@
+//! Samples in the format-neutral profile model of [`profcodec_profile`] (the default `profile`
+//! feature): what `profcodec top` and `profcodec diff` read.
+//!
+//! # What the model holds
+//!
+//! Every sample the real reader returns ([`TraceReader`]) is one stack of the call tree with its
+//! weight, as `Devel::StatProfiler::Report` aggregates them (`add_trace_file`):
+//!
+//! - **value types**: `samples` ([`Unit::Samples`]): the samples' weights, the timer ticks each
+//!   stands for, which the report calls its sample counts; and `time` ([`Unit::Microseconds`]):
+//!   the weight times the header's tick duration, where the header records one. `time` is the
+//!   default value type when present. Both are measured as self values
+//!   ([`Measured::SelfOnly`]): inclusive values are computed from the tree.
+//! - **contexts**: one per process ([`IdKind::Process`] with the pid, the first word of the
+//!   genealogy id), named after its main program (the file of the outermost main frame of its
+//!   first sample that has one). A process's files (rotations) add to the same context; a file
+//!   without a genealogy record gets the context of no process (the empty identifier tuple).
+//! - **frames**, all [`FrameKind::Function`], named as the report names its subs:
+//!   - a sub: function `Package::name`, the file of its current line (an eval STRING's file as
+//!     the reader shows it, `qeval:<process id>/(eval N)`), that line, module `Package`. A
+//!     special block (`BEGIN`, `UNITCHECK`, `CHECK`, `INIT`, `END`: one per `use`) or an
+//!     anonymous sub (`__ANON__`) is named with its first line, `main::BEGIN@3`, as
+//!     Devel::NYTProf names `BEGIN` blocks: a file holds many of them, which the report tells
+//!     apart by their first line and the model by their name;
+//!   - an XSUB: function `Package::name`, module `Package`, no file or line;
+//!   - a main program or `require`d file: function `<file>:main`, that file and line;
+//!   - an eval STRING: function and file `qeval:<process id>/(eval N)`, and its line;
+//!   - a sample whose last op is one of the report's *slow ops* (`sort`, `readline`,
+//!     `waitpid`...: I/O, system calls, regular expressions; [`SLOW_OPS`]) gets an innermost
+//!     frame `CORE::<op>` in the file of the sample's innermost frame, module `CORE`, as the
+//!     report adds it ([`ProfileConverter::set_slow_op_frames`] turns this off).
+//!
+//!   Lines of 0 or less (an XSUB's -1) are not kept. A frame's line is the line it was at, so
+//!   grouping by function sums a sub's lines, and grouping by line gives the report's per-line
+//!   view.
+//!
+//! # Agreement with the report
+//!
+//! Grouped by function, a row's self value is the report's *exclusive* count of that sub, and
+//! its inclusive value the report's *inclusive* count: both count a sample once per sub however
+//! often the sub recurses in its stack. The total is the report's `total`. The report tells two
+//! subs apart by file, name and first line (`uq_sub_name`); the model's function rows by file,
+//! name and package, so two ordinary subs of one name in one file (a sub redefined at run time)
+//! make one row (special blocks and anonymous subs carry their first line in their name). Grouped by line,
+//! self values are the report's per-line exclusive counts; a line's inclusive value counts a
+//! sample once where the report counts it once per frame at that line (recursion through the
+//! same line). These are checked on every corpus file against the real reader's dumps
+//! (`tests/profile.rs`).
+//!
+//! # Costs
+//!
+//! Memory is bounded by the distinct frames and call paths (and, while a file is read, by the
+//! reader's window and the longest sample), never by the number of samples: each sample's
+//! frames are compared with the frames of the sample before (a sampler's successive stacks share
+//! their outer frames) and only the frames that differ are looked up by content; the stack is
+//! then interned in the model's call tree, and its weight added to a per-node counter that is
+//! handed to the model once per process. Time is linear in the logical stream.
+//!
+//! ```
+//! use profcodec_profile::{Order, Query};
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/statprofiler/features.statprof");
+//! let profile = profcodec_statprofiler::to_profile(&std::fs::read(path)?)?;
+//! let top = profile.top(&Query::new().value_type("samples").by(Order::Inclusive).limit(5))?;
+//! for row in &top.rows {
+//!     println!("{:>6} {:>6}  {}", row.self_value, row.inclusive.unwrap_or(0.0), row.name);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use profcodec_profile::{
+    Context, ContextId, Frame as ModelFrame, FrameId, FrameKind, IdKind, Measured, ModelError,
+    NodeId, Profile as ModelProfile, ProfileBuilder, StringId, Unit, ValueTypeId,
+};
+
+use crate::error::{Error, StreamPos};
+use crate::model::{Frame, PerlStr, ProcessId};
+use crate::read::packets::StreamSource;
+use crate::read::{Reader, Trace, TraceReader, reader_file_name};
+
+/// The ops after which `Devel::StatProfiler::Report` adds a `CORE::<op>` frame (its `slowops`
+/// default, `Devel::StatProfiler::Slowops`, made at build time from the `Opcode` op sets
+/// `:base_io :filesys_read :filesys_write :filesys_open :sys_db :subprocess :others`, plus
+/// `match subst substcont qr regcomp prtf crypt chdir flock ioctl socket getpeername ssockopt
+/// bind connect listen accept shutdown gsockopt getsockname sleep sort pack unpack syscall dump
+/// chroot dbmopen dbmclose lock sselect select`, less `fileno require dofile fork`), as perl
+/// 5.36 expands them. Sorted, for a binary search.
+pub const SLOW_OPS: &[&str] = &[
+    "accept",
+    "backtick",
+    "bind",
+    "binmode",
+    "chdir",
+    "chmod",
+    "chown",
+    "chroot",
+    "close",
+    "closedir",
+    "connect",
+    "crypt",
+    "dbmclose",
+    "dbmopen",
+    "dump",
+    "egrent",
+    "ehostent",
+    "enetent",
+    "enterwrite",
+    "eof",
+    "eprotoent",
+    "epwent",
+    "eservent",
+    "fcntl",
+    "flock",
+    "formline",
+    "ftatime",
+    "ftbinary",
+    "ftblk",
+    "ftchr",
+    "ftctime",
+    "ftdir",
+    "fteexec",
+    "fteowned",
+    "fteread",
+    "ftewrite",
+    "ftfile",
+    "ftis",
+    "ftlink",
+    "ftmtime",
+    "ftpipe",
+    "ftrexec",
+    "ftrowned",
+    "ftrread",
+    "ftrwrite",
+    "ftsgid",
+    "ftsize",
+    "ftsock",
+    "ftsuid",
+    "ftsvtx",
+    "fttext",
+    "fttty",
+    "ftzero",
+    "getc",
+    "getlogin",
+    "getpeername",
+    "getsockname",
+    "ggrent",
+    "ggrgid",
+    "ggrnam",
+    "ghbyaddr",
+    "ghbyname",
+    "ghostent",
+    "glob",
+    "gnbyaddr",
+    "gnbyname",
+    "gnetent",
+    "gpbyname",
+    "gpbynumber",
+    "gprotoent",
+    "gpwent",
+    "gpwnam",
+    "gpwuid",
+    "gsbyname",
+    "gsbyport",
+    "gservent",
+    "gsockopt",
+    "ioctl",
+    "leavewrite",
+    "link",
+    "listen",
+    "lock",
+    "lstat",
+    "match",
+    "mkdir",
+    "msgctl",
+    "msgget",
+    "msgrcv",
+    "msgsnd",
+    "open",
+    "open_dir",
+    "pack",
+    "print",
+    "prtf",
+    "qr",
+    "rcatline",
+    "read",
+    "readdir",
+    "readline",
+    "readlink",
+    "recv",
+    "regcomp",
+    "rename",
+    "rewinddir",
+    "rmdir",
+    "say",
+    "seek",
+    "seekdir",
+    "select",
+    "semctl",
+    "semget",
+    "semop",
+    "send",
+    "sgrent",
+    "shmctl",
+    "shmget",
+    "shmread",
+    "shmwrite",
+    "shostent",
+    "shutdown",
+    "sleep",
+    "snetent",
+    "socket",
+    "sort",
+    "sprotoent",
+    "spwent",
+    "sselect",
+    "sservent",
+    "ssockopt",
+    "stat",
+    "subst",
+    "substcont",
+    "symlink",
+    "syscall",
+    "sysopen",
+    "sysread",
+    "sysseek",
+    "system",
+    "syswrite",
+    "tell",
+    "telldir",
+    "truncate",
+    "umask",
+    "unlink",
+    "unpack",
+    "utime",
+    "wait",
+    "waitpid",
+];
+
+/// True when the report adds a `CORE::<op>` frame for `op` ([`SLOW_OPS`]).
+pub fn is_slow_op(op: &[u8]) -> bool {
+    SLOW_OPS
+        .binary_search_by(|probe| probe.as_bytes().cmp(op))
+        .is_ok()
+}
+
+/// Why a file could not be converted into the profile model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// The file could not be read (what was converted before the damage is kept).
+    #[error(transparent)]
+    Read(#[from] Error),
+    /// The model refused an entry: more distinct strings, frames or call paths than its `u32`
+    /// handles name.
+    #[error("{source}: sample at {pos}")]
+    Model {
+        /// The model's error.
+        source: ModelError,
+        /// Where the sample being added was read.
+        pos: StreamPos,
+    },
+}
+
+impl ProfileError {
+    /// The file offset of the damage, or of the packet holding the sample the model refused.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            ProfileError::Read(e) => e.offset(),
+            ProfileError::Model { pos, .. } => Some(pos.file),
+        }
+    }
+}
+
+/// One file in the profile model (see the [module docs](self)): its process as one context.
+pub fn to_profile(file: &[u8]) -> Result<ModelProfile, ProfileError> {
+    let mut converter = ProfileConverter::new();
+    converter.add_file(file)?;
+    Ok(converter.finish())
+}
+
+/// The weights of the samples read since the last flush, by call-tree node, for one process at
+/// one tick duration.
+#[derive(Debug, Default)]
+struct Batch {
+    process: Option<ProcessId>,
+    tick_us: Option<u32>,
+    /// The main program, for the context's name.
+    program: Option<String>,
+    /// True until the program is known, or when the process's context exists already.
+    wants_program: bool,
+    /// Weight by node index; zero for nodes not in `touched`.
+    weights: Vec<u64>,
+    touched: Vec<NodeId>,
+}
+
+/// Builds one [`profcodec_profile::Profile`] from the files of a run: add files (or trace
+/// readers) one by one, in any order, then [`finish`](ProfileConverter::finish). A process's
+/// files (its rotations) add up in one context; a session's processes get one context each.
+#[derive(Debug)]
+pub struct ProfileConverter {
+    builder: ProfileBuilder,
+    samples_type: ValueTypeId,
+    time_type: Option<ValueTypeId>,
+    slow_op_frames: bool,
+    named: bool,
+    contexts: HashMap<Option<ProcessId>, ContextId>,
+    /// Model frames by the bytes of the stored frame ([`frame_key`]), for the current process
+    /// (an eval's file name depends on the process).
+    frames: KeyMap,
+    /// The last frame seen at each depth (outermost first), its key bytes and model frame: a
+    /// sampler's successive stacks share their outer frames, found here without hashing.
+    previous: Vec<(Vec<u8>, FrameId)>,
+    /// The current sample's model frames, outermost first.
+    stack: Vec<FrameId>,
+    key: Vec<u8>,
+    text: String,
+    batch: Batch,
+}
+
+impl Default for ProfileConverter {
+    fn default() -> Self {
+        ProfileConverter::new()
+    }
+}
+
+/// A multiply-rotate hasher (the Firefox and rustc "Fx" hash) for the frame keys: they are
+/// built by this module from a file's frames, and a lookup per changed frame must cost little
+/// next to reading the frame. A hostile file can make keys collide only as much as it makes
+/// distinct frames, each of which it pays for in bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.0 =
+            (self.0.rotate_left(5) ^ u64::from_le_bytes(tail) ^ rest.len() as u64).wrapping_mul(K);
+    }
+
+    fn finish(&self) -> u64 {
+        // The table picks buckets by the low bits, which the multiply leaves weakest: mix them.
+        let h = self.0;
+        (h ^ (h >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (h >> 32)
+    }
+}
+
+type KeyMap = HashMap<Box<[u8]>, FrameId, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Appends a length-prefixed byte string to a frame key.
+fn put(key: &mut Vec<u8>, bytes: &[u8]) {
+    key.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    key.extend_from_slice(bytes);
+}
+
+/// The bytes that identify a stored frame: its tag, strings and lines.
+fn frame_key(key: &mut Vec<u8>, frame: &Frame<PerlStr<'_>>) {
+    key.clear();
+    key.push(frame.tag());
+    match frame {
+        Frame::Sub {
+            package,
+            name,
+            file,
+            line,
+            first_line,
+        } => {
+            put(key, package.bytes);
+            put(key, name.bytes);
+            put(key, file.bytes);
+            key.extend_from_slice(&line.to_le_bytes());
+            key.extend_from_slice(&first_line.to_le_bytes());
+        }
+        Frame::Xsub { package, name } => {
+            put(key, package.bytes);
+            put(key, name.bytes);
+        }
+        Frame::Eval { file, line } | Frame::Main { file, line } => {
+            put(key, file.bytes);
+            key.extend_from_slice(&line.to_le_bytes());
+        }
+    }
+}
+
+/// The key of a slow op's `CORE::<op>` frame: a tag no stored frame has, the op, and the
+/// innermost frame's kind and file (the report gives the op frame that frame's file).
+fn slow_op_key(key: &mut Vec<u8>, op: &[u8], innermost: &Frame<PerlStr<'_>>) {
+    key.clear();
+    key.push(0);
+    put(key, op);
+    key.push(innermost.tag());
+    put(key, innermost.file().map_or(&[][..], |f| f.bytes));
+}
+
+/// The subs of which one file often holds several under one name, which the report tells apart
+/// by their first line: the special blocks (the report's `%SPECIAL_SUBS`, one `BEGIN` per `use`)
+/// and anonymous subs.
+const MANY_NAMED: &[&[u8]] = &[
+    b"BEGIN",
+    b"UNITCHECK",
+    b"CHECK",
+    b"INIT",
+    b"END",
+    b"__ANON__",
+];
+
+fn is_many_named(name: &[u8]) -> bool {
+    MANY_NAMED.contains(&name)
+}
+
+/// A line as the model keeps it: positive lines only.
+fn line_of(line: i32) -> Option<u32> {
+    u32::try_from(line).ok().filter(|&l| l > 0)
+}
+
+impl ProfileConverter {
+    /// An empty converter.
+    pub fn new() -> ProfileConverter {
+        let mut builder = ProfileBuilder::new();
+        // A new builder holds no value type: interning one cannot overflow its table.
+        let samples_type = builder
+            .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
+            .unwrap_or_else(|_| unreachable!("the first value type of an empty builder"));
+        ProfileConverter {
+            builder,
+            samples_type,
+            time_type: None,
+            slow_op_frames: true,
+            named: false,
+            contexts: HashMap::new(),
+            frames: KeyMap::default(),
+            previous: Vec::new(),
+            stack: Vec::new(),
+            key: Vec::new(),
+            text: String::new(),
+            batch: Batch {
+                wants_program: true,
+                ..Batch::default()
+            },
+        }
+    }
+
+    /// Whether a sample whose last op is a slow op ([`SLOW_OPS`]) gets an innermost
+    /// `CORE::<op>` frame, as the report adds it (the default), or keeps its stack as stored.
+    pub fn set_slow_op_frames(&mut self, on: bool) {
+        self.slow_op_frames = on;
+    }
+
+    /// Adds every sample of one file (read from memory).
+    pub fn add_file(&mut self, file: &[u8]) -> Result<(), ProfileError> {
+        self.add_traces(&mut TraceReader::new(Reader::from_slice(file)?))
+    }
+
+    /// Adds every sample `traces` still returns, in the context of its header's process. The
+    /// samples read before an error stay added.
+    pub fn add_traces<S: StreamSource>(
+        &mut self,
+        traces: &mut TraceReader<S>,
+    ) -> Result<(), ProfileError> {
+        let header = traces.reader().header();
+        let process = header.genealogy.map(|g| g.id);
+        let tick_us = header.tick_duration_us;
+        let at_start = |traces: &TraceReader<S>| {
+            let reader = traces.reader();
+            reader.position_of(reader.record_offset())
+        };
+        self.start_batch(process, tick_us)
+            .map_err(|source| ProfileError::Model {
+                source,
+                pos: at_start(traces),
+            })?;
+        let id = process.unwrap_or_default();
+        loop {
+            let Some(trace) = traces.next_trace()? else {
+                return Ok(());
+            };
+            if let Err(source) = self.add_trace(&trace, &id) {
+                return Err(ProfileError::Model {
+                    source,
+                    pos: at_start(traces),
+                });
+            }
+        }
+    }
+
+    /// The profile of every sample added.
+    pub fn finish(mut self) -> ModelProfile {
+        // Flushing adds values to nodes and contexts that exist or to one new context: only a
+        // table already at its limit could refuse it, and the profile keeps what it holds then.
+        let _ = self.flush();
+        self.builder.build()
+    }
+
+    /// Flushes the batch when the process or the tick duration changes.
+    fn start_batch(
+        &mut self,
+        process: Option<ProcessId>,
+        tick_us: Option<u32>,
+    ) -> Result<(), ModelError> {
+        if self.batch.process != process || self.batch.tick_us != tick_us {
+            self.flush()?;
+            if self.batch.process != process {
+                // An eval's file name holds the process id: frames are looked up per process.
+                self.frames.clear();
+                self.previous.clear();
+            }
+            self.batch.process = process;
+            self.batch.tick_us = tick_us;
+            self.batch.program = None;
+            self.batch.wants_program = !self.contexts.contains_key(&process);
+        }
+        if tick_us.is_some() && self.time_type.is_none() {
+            let time =
+                self.builder
+                    .intern_value_type("time", Unit::Microseconds, Measured::SelfOnly)?;
+            self.builder.set_default_value_type(time)?;
+            self.time_type = Some(time);
+        }
+        Ok(())
+    }
+
+    /// Hands the batch's weights to the model, in the context of its process.
+    fn flush(&mut self) -> Result<(), ModelError> {
+        if self.batch.touched.is_empty() {
+            return Ok(());
+        }
+        let context = self.context()?;
+        let tick = self.batch.tick_us;
+        for i in 0..self.batch.touched.len() {
+            let node = self.batch.touched[i];
+            let weight = std::mem::take(&mut self.batch.weights[node.index()]);
+            self.builder
+                .add_self(context, node, self.samples_type, weight as f64)?;
+            if let (Some(tick), Some(time)) = (tick, self.time_type) {
+                self.builder
+                    .add_self(context, node, time, weight as f64 * f64::from(tick))?;
+            }
+        }
+        self.batch.touched.clear();
+        Ok(())
+    }
+
+    /// The context of the batch's process, made at its first flush.
+    fn context(&mut self) -> Result<ContextId, ModelError> {
+        let process = self.batch.process;
+        if let Some(&id) = self.contexts.get(&process) {
+            return Ok(id);
+        }
+        let ids = match process {
+            Some(p) => vec![(IdKind::Process, u64::from(p.words()[0]))],
+            None => Vec::new(),
+        };
+        let mut context = Context::new(ids);
+        if let Some(program) = &self.batch.program {
+            context = context.with_name(self.builder.intern_string(program)?);
+        }
+        let id = self.builder.intern_context(context)?;
+        self.contexts.insert(process, id);
+        Ok(id)
+    }
+
+    fn add_trace(&mut self, trace: &Trace<'_>, process: &ProcessId) -> Result<(), ModelError> {
+        // Empty traces (the reader's at section records) and weightless samples add nothing.
+        if trace.weight == 0 || trace.frame_count() == 0 {
+            return Ok(());
+        }
+        self.stack.clear();
+        let mut depth = 0;
+        for frame in trace.frames().rev() {
+            frame_key(&mut self.key, &frame);
+            let id = self.frame_at(depth, |this| this.model_frame(&frame, process))?;
+            self.stack.push(id);
+            depth += 1;
+        }
+        let op = trace.op_name.bytes;
+        if self.slow_op_frames
+            && is_slow_op(op)
+            && let Some(innermost) = trace.frames().next()
+        {
+            slow_op_key(&mut self.key, op, &innermost);
+            let id = self.frame_at(depth, |this| this.slow_op_frame(op, &innermost, process))?;
+            self.stack.push(id);
+        }
+        if self.batch.wants_program
+            && let Some(Frame::Main { file, .. }) = trace.frames().next_back()
+        {
+            self.batch.wants_program = false;
+            let program = file.to_string();
+            if !self.named {
+                self.builder.set_name(&program)?;
+                self.named = true;
+            }
+            self.batch.program = Some(program);
+        }
+        let node = self
+            .builder
+            .intern_stack(None, self.stack.iter().copied())?;
+        let weights = &mut self.batch.weights;
+        if weights.len() <= node.index() {
+            weights.resize(node.index() + 1, 0);
+        }
+        if weights[node.index()] == 0 {
+            self.batch.touched.push(node);
+        }
+        weights[node.index()] += u64::from(trace.weight);
+        Ok(())
+    }
+
+    /// The model frame whose key is in `self.key`, at `depth` of the current sample: the last
+    /// frame seen at that depth when the keys are equal, else looked up, else made.
+    fn frame_at(
+        &mut self,
+        depth: usize,
+        make: impl FnOnce(&mut Self) -> Result<ModelFrame, ModelError>,
+    ) -> Result<FrameId, ModelError> {
+        if let Some((key, id)) = self.previous.get(depth)
+            && *key == self.key
+        {
+            return Ok(*id);
+        }
+        let id = match self.frames.get(self.key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let frame = make(self)?;
+                let id = self.builder.intern_frame(frame)?;
+                self.frames.insert(self.key.as_slice().into(), id);
+                id
+            }
+        };
+        if depth < self.previous.len() {
+            let slot = &mut self.previous[depth];
+            slot.0.clear();
+            slot.0.extend_from_slice(&self.key);
+            slot.1 = id;
+        } else {
+            self.previous.push((self.key.clone(), id));
+        }
+        Ok(id)
+    }
+
+    /// Interns `text` written by `write`.
+    fn intern_with(
+        &mut self,
+        write: impl FnOnce(&mut String) -> std::fmt::Result,
+    ) -> Result<StringId, ModelError> {
+        self.text.clear();
+        // Writing into a String cannot fail.
+        let _ = write(&mut self.text);
+        let text = std::mem::take(&mut self.text);
+        let id = self.builder.intern_string(&text);
+        self.text = text;
+        id
+    }
+
+    /// A file name as the reader shows it (an eval STRING's as `qeval:<id>/(eval N)`).
+    fn intern_file(
+        &mut self,
+        file: PerlStr<'_>,
+        process: &ProcessId,
+    ) -> Result<StringId, ModelError> {
+        let shown = reader_file_name(file.bytes, process);
+        let shown = PerlStr {
+            flags: file.flags,
+            bytes: &shown,
+        };
+        self.intern_with(|s| write!(s, "{shown}"))
+    }
+
+    fn model_frame(
+        &mut self,
+        frame: &Frame<PerlStr<'_>>,
+        process: &ProcessId,
+    ) -> Result<ModelFrame, ModelError> {
+        let mut model = ModelFrame::new(FrameKind::Function);
+        match *frame {
+            Frame::Sub {
+                package,
+                name,
+                file,
+                line,
+                first_line,
+            } => {
+                model.function = Some(self.intern_with(|s| {
+                    write!(s, "{package}::{name}")?;
+                    if first_line > 0 && is_many_named(name.bytes) {
+                        write!(s, "@{first_line}")?;
+                    }
+                    Ok(())
+                })?);
+                model.module = Some(self.intern_with(|s| write!(s, "{package}"))?);
+                model.file = Some(self.intern_file(file, process)?);
+                model.line = line_of(line);
+            }
+            Frame::Xsub { package, name } => {
+                model.function = Some(self.intern_with(|s| write!(s, "{package}::{name}"))?);
+                model.module = Some(self.intern_with(|s| write!(s, "{package}"))?);
+            }
+            Frame::Eval { file, line } => {
+                let file = self.intern_file(file, process)?;
+                model.function = Some(file);
+                model.file = Some(file);
+                model.line = line_of(line);
+            }
+            Frame::Main { file, line } => {
+                model.function = Some(self.intern_with(|s| write!(s, "{file}:main"))?);
+                model.file = Some(self.intern_with(|s| write!(s, "{file}"))?);
+                model.line = line_of(line);
+            }
+        }
+        Ok(model)
+    }
+
+    fn slow_op_frame(
+        &mut self,
+        op: &[u8],
+        innermost: &Frame<PerlStr<'_>>,
+        process: &ProcessId,
+    ) -> Result<ModelFrame, ModelError> {
+        let op = PerlStr::bytes(op);
+        let mut model = ModelFrame::new(FrameKind::Function);
+        model.function = Some(self.intern_with(|s| write!(s, "CORE::{op}"))?);
+        model.module = Some(self.builder.intern_string("CORE")?);
+        model.file = match *innermost {
+            Frame::Sub { file, .. } | Frame::Eval { file, .. } => {
+                Some(self.intern_file(file, process)?)
+            }
+            Frame::Main { file, .. } => Some(self.intern_with(|s| write!(s, "{file}"))?),
+            // The report gives the op the XSUB's empty file.
+            Frame::Xsub { .. } => None,
+        };
+        Ok(model)
+    }
+}

@@ -128,25 +128,37 @@ fn placeholder_name(code: u64) -> String {
 
 /// The unit of a metric, from the unit hpcrun puts in its name or description.
 fn metric_unit(desc: &MetricDesc) -> Unit {
-    let name = desc.name.to_string_lossy();
-    let description = desc.description.to_string_lossy();
-    let unit_of = |s: &str| -> Option<Unit> {
-        let s = s.to_ascii_lowercase();
-        let unit = s
-            .rsplit_once('(')
-            .and_then(|(_, u)| u.strip_suffix(')'))
-            .unwrap_or("");
-        match unit {
-            "sec" | "s" | "seconds" => Some(Unit::Seconds),
-            "usec" | "us" | "microseconds" => Some(Unit::Microseconds),
-            "nsec" | "ns" | "nanoseconds" => Some(Unit::Nanoseconds),
-            "b" | "bytes" => Some(Unit::Bytes),
-            _ => None,
-        }
-    };
-    unit_of(&name)
-        .or_else(|| unit_of(&description))
+    unit_in_parentheses(&desc.name.to_string_lossy())
+        .or_else(|| unit_in_parentheses(&desc.description.to_string_lossy()))
         .unwrap_or(Unit::Count)
+}
+
+/// The unit a text ends with, in parentheses: `(sec)`, `(us)`, `(ns)`, `(B)` and their spellings.
+fn unit_in_parentheses(s: &str) -> Option<Unit> {
+    let s = s.to_ascii_lowercase();
+    let unit = s
+        .rsplit_once('(')
+        .and_then(|(_, u)| u.strip_suffix(')'))
+        .unwrap_or("");
+    match unit {
+        "sec" | "s" | "seconds" => Some(Unit::Seconds),
+        "usec" | "us" | "microseconds" => Some(Unit::Microseconds),
+        "nsec" | "ns" | "nanoseconds" => Some(Unit::Nanoseconds),
+        "b" | "bytes" => Some(Unit::Bytes),
+        _ => None,
+    }
+}
+
+/// The name a metric's value type has in the model: the metric's name without the unit suffix
+/// hpcrun writes (`"CPUTIME (sec)"` is `"CPUTIME"`, `"GSAMP:PER (cyc)"` is `"GSAMP:PER"`), as the
+/// HPCToolkit database conversion names it, so that a measurement and the database hpcprof made
+/// from it name their metrics alike. The unit itself is the value type's [`Unit`].
+pub fn value_type_name(desc: &MetricDesc) -> String {
+    let name = desc.name.to_string_lossy();
+    match name.rsplit_once(" (") {
+        Some((base, suffix)) if suffix.ends_with(')') && !base.is_empty() => base.to_owned(),
+        _ => name.into_owned(),
+    }
 }
 
 /// The model's identifier kind for an id-tuple kind (`id-tuple.h`: 1 NODE, 2 RANK, 3 THREAD,
@@ -269,11 +281,9 @@ impl ProfileConverter {
                 continue;
             }
             let unit = metric_unit(desc);
-            let id = self.builder.intern_value_type(
-                &desc.name.to_string_lossy(),
-                unit,
-                Measured::SelfOnly,
-            )?;
+            let id =
+                self.builder
+                    .intern_value_type(&value_type_name(desc), unit, Measured::SelfOnly)?;
             if !self.default_set && unit.quantity() == Quantity::Time {
                 self.builder.set_default_value_type(id)?;
                 self.default_set = true;

@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use profcodec_common::corpus::corpus_subdir;
+use profcodec_hpcrun::profile::value_type_name;
 use profcodec_hpcrun::{MeasurementFolder, NodeValues};
 use profcodec_hpctoolkit::Database;
 use profcodec_hpctoolkit::read::{Combine, ContextNode, LexicalType, Relation, ScopeType};
@@ -99,7 +100,11 @@ fn database_figures(dir: &Path) -> (Figures, Resolver, Vec<Vec<(u8, u32)>>) {
             let wanted = scope.kind == ScopeType::POINT
                 || (scope.kind == ScopeType::TRANSITIVE && scope.name == "function");
             if s.combine == Combine::SUM && s.formula == "$$" && wanted {
-                stat.insert(s.stat_metric_id, (m.name.to_owned(), scope.kind));
+                // Named as both conversions name it: without hpcprof's unit suffix.
+                let base = m
+                    .unit()
+                    .map_or(m.name, |u| &m.name[..m.name.len() - u.len() - 3]);
+                stat.insert(s.stat_metric_id, (base.to_owned(), scope.kind));
             }
         }
     }
@@ -299,7 +304,7 @@ fn direct_totals(folder: &MeasurementFolder) -> HashMap<String, f64> {
                     let desc = &m.epochs[epoch].metrics[usize::from(metric)];
                     // As hpcprof scales them.
                     let period = desc.period.max(1) as f64;
-                    *totals.entry(desc.name.to_string()).or_default() += value.as_f64() * period;
+                    *totals.entry(value_type_name(desc)).or_default() += value.as_f64() * period;
                 }
             }
         }
@@ -443,7 +448,7 @@ fn every_version_converts_with_its_totals() {
                 for (metric, value) in values.of(node) {
                     let desc = &m.epochs[epoch].metrics[usize::from(metric)];
                     if desc.formula.as_bytes().is_empty() {
-                        *direct.entry(desc.name.to_string()).or_default() +=
+                        *direct.entry(value_type_name(desc)).or_default() +=
                             value.as_f64() * desc.period.max(1) as f64;
                     }
                 }

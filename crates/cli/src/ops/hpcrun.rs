@@ -1134,7 +1134,7 @@ mod tests {
         let profile = Hpcrun.profile(&opened).unwrap();
         assert_eq!(profile.contexts().len(), 4);
         let top = profile
-            .top(&profcodec_profile::Query::new().value_type("CPUTIME (sec)"))
+            .top(&profcodec_profile::Query::new().value_type("CPUTIME"))
             .unwrap();
         assert_eq!(top.unit, "seconds");
         assert_eq!(top.contexts, 4);

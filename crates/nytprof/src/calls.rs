@@ -67,6 +67,7 @@ pub struct CallPaths {
     /// Stack entries, the root included.
     len: u64,
     returns: u64,
+    merge_steps: u64,
 }
 
 impl Default for CallPaths {
@@ -89,6 +90,7 @@ impl CallPaths {
             levels: Vec::new(),
             len: 1,
             returns: 0,
+            merge_steps: 0,
         }
     }
 
@@ -174,6 +176,7 @@ impl CallPaths {
     fn adopt(&mut self, parent: u32, node: u32) {
         let mut work = vec![(parent, node)];
         while let Some((parent, node)) = work.pop() {
+            self.merge_steps += 1;
             let name = self.nodes[node as usize].name;
             let Some(&existing) = self.nodes[parent as usize].children.get(&name) else {
                 self.nodes[parent as usize].children.insert(name, node);
@@ -211,6 +214,13 @@ impl CallPaths {
     /// The number of `<` records added.
     pub fn returns(&self) -> u64 {
         self.returns
+    }
+
+    /// The work done placing returned calls and their callees so far: one step per node placed
+    /// under or merged into a caller. At most O(r log r) for r returns, since a merge moves the
+    /// smaller set of callees into the larger.
+    pub fn merge_steps(&self) -> u64 {
+        self.merge_steps
     }
 
     /// The number of distinct call paths.

@@ -11,6 +11,7 @@
 //! at test time of `testdata/nytprof/*.pl` (recursion.pl: direct, mutual, deep recursion and
 //! recursion through closures; interop.pl with several option sets; evals.pl) and of a real
 //! program with recursion (`json_pp` decoding deeply nested JSON).
+#![cfg(feature = "profile")]
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -90,6 +91,8 @@ fn perl_d(ticks: f64) -> i64 {
 struct Figures {
     subs: usize,
     stack_lines: usize,
+    /// Stack lines in which a sub calls itself, directly or through others.
+    recursive_lines: usize,
 }
 
 /// Every check on one profile; returns what was compared.
@@ -164,9 +167,18 @@ fn check(file: &Path) -> Figures {
             );
         }
     }
+    let recursive_lines = ticks
+        .keys()
+        .filter(|p| {
+            let subs: Vec<&str> = p.split(';').collect();
+            let distinct: std::collections::HashSet<&&str> = subs.iter().collect();
+            distinct.len() < subs.len()
+        })
+        .count();
     Figures {
         subs: perl.len(),
         stack_lines: ticks.len(),
+        recursive_lines,
     }
 }
 
@@ -281,10 +293,17 @@ fn model_equals_data_pm_and_nytprofcalls() {
             .collect()
     });
     for (file, f) in &figures {
-        println!("{file}: {} subs, {} stack lines", f.subs, f.stack_lines);
-    }
-    // The recursive programs do recurse in the model's stacks.
-    for (file, f) in &figures {
+        println!(
+            "{file}: {} subs, {} stack lines ({} recursive)",
+            f.subs, f.stack_lines, f.recursive_lines
+        );
         assert!(f.subs > 0, "{file}");
+    }
+    // The recursive programs do recurse in the stacks compared.
+    for (file, f) in &figures {
+        if file.starts_with("recursion") || file.starts_with("json_pp") || file.starts_with("hello")
+        {
+            assert!(f.recursive_lines > 10, "{file}: no recursion in the stacks");
+        }
     }
 }

@@ -26,6 +26,39 @@
 //! larger, so that the total work is O(r log r) for r returns.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hasher (as rustc's FxHasher) for the small integer keys of the tree: a
+/// return costs a few lookups, and SipHash would dominate them.
+#[derive(Debug, Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// No name: a pending level's node.
 const UNNAMED: u32 = u32::MAX;
@@ -37,7 +70,7 @@ struct Node {
     excl: f64,
     incl: f64,
     returns: u64,
-    children: HashMap<u32, u32>,
+    children: FastMap<u32, u32>,
 }
 
 /// What was summed for one call path.
@@ -57,7 +90,12 @@ pub struct PathValues {
 #[derive(Debug)]
 pub struct CallPaths {
     names: Vec<Box<str>>,
-    name_index: HashMap<Box<str>, u32>,
+    /// Names by their bytes as the records hold them: `'` strings, then `"` (UTF-8) strings.
+    name_index: [FastMap<Box<[u8]>, u32>; 2],
+    /// The last name looked up, with its bytes and tag: a sub often returns many times in a
+    /// row.
+    last_name: Option<(u32, bool)>,
+    last_bytes: Vec<u8>,
     /// Node 0 is the root.
     nodes: Vec<Node>,
     free: Vec<u32>,
@@ -81,7 +119,9 @@ impl CallPaths {
     pub fn new() -> CallPaths {
         CallPaths {
             names: Vec::new(),
-            name_index: HashMap::new(),
+            name_index: [FastMap::default(), FastMap::default()],
+            last_name: None,
+            last_bytes: Vec::new(),
             nodes: vec![Node {
                 name: UNNAMED,
                 ..Node::default()
@@ -94,14 +134,29 @@ impl CallPaths {
         }
     }
 
-    fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.name_index.get(name) {
+    /// Interns a name given as the record's bytes (`utf8`: a `"` string), decoded once.
+    fn intern(&mut self, bytes: &[u8], utf8: bool) -> u32 {
+        if let Some((id, last_utf8)) = self.last_name
+            && last_utf8 == utf8
+            && self.last_bytes == bytes
+        {
             return id;
         }
-        // Names are at most one per record read, far below u32::MAX.
-        let id = self.names.len() as u32;
-        self.names.push(name.into());
-        self.name_index.insert(name.into(), id);
+        let index = &mut self.name_index[usize::from(utf8)];
+        let id = match index.get(bytes) {
+            Some(&id) => id,
+            None => {
+                // Names are at most one per record read, far below u32::MAX.
+                let id = self.names.len() as u32;
+                self.names
+                    .push(crate::read::decode_text(bytes, utf8).into_boxed_str());
+                index.insert(bytes.into(), id);
+                id
+            }
+        };
+        self.last_name = Some((id, utf8));
+        self.last_bytes.clear();
+        self.last_bytes.extend_from_slice(bytes);
         id
     }
 
@@ -141,8 +196,22 @@ impl CallPaths {
     /// Adds one `<` record: the sub `name` returned from profiler depth `depth` after
     /// `incl_ticks` inclusive and `excl_ticks` exclusive ticks.
     pub fn add_return(&mut self, depth: u32, incl_ticks: f64, excl_ticks: f64, name: &str) {
+        // A `"` string: the text is its UTF-8 bytes.
+        self.add_return_raw(depth, incl_ticks, excl_ticks, name.as_bytes(), true);
+    }
+
+    /// [`CallPaths::add_return`] with the name as the record holds it: its bytes, and whether
+    /// its string tag said UTF-8 (else each byte is a Latin-1 character, as Perl reads it).
+    pub fn add_return_raw(
+        &mut self,
+        depth: u32,
+        incl_ticks: f64,
+        excl_ticks: f64,
+        name: &[u8],
+        utf8: bool,
+    ) {
         self.returns += 1;
-        let name = self.intern(name);
+        let name = self.intern(name, utf8);
         let depth = u64::from(depth.max(1));
         if self.len <= depth {
             self.len = depth + 1;
@@ -162,7 +231,18 @@ impl CallPaths {
                 self.nodes[node as usize].name = name;
                 node
             }
-            None => self.alloc(name),
+            None => {
+                // The usual return: a call with no callees, to a path seen before.
+                if let Some(&existing) = self.nodes[caller as usize].children.get(&name) {
+                    self.merge_steps += 1;
+                    let n = &mut self.nodes[existing as usize];
+                    n.excl += excl_ticks;
+                    n.incl += incl_ticks;
+                    n.returns += 1;
+                    return;
+                }
+                self.alloc(name)
+            }
         };
         let n = &mut self.nodes[node as usize];
         n.excl += excl_ticks;

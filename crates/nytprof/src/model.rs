@@ -365,9 +365,19 @@ impl Profile {
                 loader.time(at, ticks, fid, line, None)?;
                 continue;
             }
-            if loader.calls.is_none() && records.skip_sub_return() {
-                count += 1;
-                continue;
+            match &mut loader.calls {
+                None if records.skip_sub_return() => {
+                    count += 1;
+                    continue;
+                }
+                Some(calls) => {
+                    if let Some((depth, incl, excl, name, utf8)) = records.next_sub_return() {
+                        count += 1;
+                        calls.add_return_raw(depth, incl, excl, name, utf8);
+                        continue;
+                    }
+                }
+                None => {}
             }
             let offset = records.offset();
             report.records = count;
@@ -653,9 +663,19 @@ fn load_stream<R: std::io::Read>(
             }
             continue;
         }
-        if loader.calls.is_none() && reader.skip_sub_return() {
-            count += 1;
-            continue;
+        match &mut loader.calls {
+            None if reader.skip_sub_return() => {
+                count += 1;
+                continue;
+            }
+            Some(calls) => {
+                if let Some((depth, incl, excl, name, utf8)) = reader.next_sub_return() {
+                    count += 1;
+                    calls.add_return_raw(depth, incl, excl, name, utf8);
+                    continue;
+                }
+            }
+            None => {}
         }
         let offset = reader.offset();
         loader.set_input_read(offset);
@@ -965,7 +985,7 @@ impl Loader {
                 name,
             } => {
                 if let Some(calls) = &mut self.calls {
-                    calls.add_return(depth, incl_ticks, excl_ticks, &name.to_text());
+                    calls.add_return_raw(depth, incl_ticks, excl_ticks, name.bytes, name.utf8);
                 }
             }
             Record::StartDeflate | Record::SubEntry { .. } => {}

@@ -22,7 +22,8 @@
 //! - **call stacks**: the call paths `nytprofcalls` prints ([`CallPaths`], from the `<` records
 //!   a profile has unless made with `calls=0`), as call-tree nodes of the same sub frames, with
 //!   `time` (self: the exclusive seconds summed, inclusive: the inclusive seconds summed, both
-//!   ticks divided by `ticks_per_sec`) and `calls` (the number of returns). `nytprofcalls`
+//!   ticks divided by `ticks_per_sec`; none without a tick rate) and `calls` (the number of
+//!   returns). `nytprofcalls`
 //!   prints `(eval N)` in names as `(eval 0)`; [`crate::calls::nytprofcalls_name`] does the
 //!   same to a frame's name.
 //!
@@ -235,8 +236,11 @@ impl Profile {
                     let name = path[path.len() - 1];
                     stack.push(frames.sub(&mut b, name)?);
                     let node = b.intern_stack(None, stack.iter().copied())?;
-                    b.add_self(ctx, node, time, values.excl_ticks / tps)?;
-                    b.add_inclusive(ctx, node, time, values.incl_ticks / tps)?;
+                    // Without a tick rate (a damaged profile read partially) there is no time.
+                    if tps > 0.0 {
+                        b.add_self(ctx, node, time, values.excl_ticks / tps)?;
+                        b.add_inclusive(ctx, node, time, values.incl_ticks / tps)?;
+                    }
                     b.add_self(ctx, node, calls, values.returns as f64)
                 })();
             });

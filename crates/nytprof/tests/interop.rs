@@ -236,8 +236,12 @@ fn as_number(v: &Value) -> Option<f64> {
 fn compare(path: &str, a: &Value, b: &Value, tol: f64) -> Result<(), String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let kx: Vec<&String> = x.keys().collect();
-            let ky: Vec<&String> = y.keys().collect();
+            // Sorted: with serde_json's `preserve_order` (which the CLI turns on when both are
+            // built together) maps keep insertion order.
+            let mut kx: Vec<&String> = x.keys().collect();
+            let mut ky: Vec<&String> = y.keys().collect();
+            kx.sort();
+            ky.sort();
             if kx != ky {
                 return Err(format!("{path}: keys differ:\n perl {kx:?}\n ours {ky:?}"));
             }

@@ -116,15 +116,11 @@ impl<'p> Frames<'p> {
             frame = frame.with_module(b.intern_string(package)?);
         }
         let id = b.intern_frame(frame)?;
-        // Keyed by the profile's own string, so that the map borrows nothing of `name`.
-        let key = match si {
-            Some(si) => si.name.as_str(),
-            None => {
-                // A name only the `<` records know: not worth a lookup table of its own.
-                return Ok(id);
-            }
-        };
-        self.subs.insert(key, id);
+        // Only the profile's subs are cached (the key borrows their name); a name that only the
+        // `<` records know is interned again by the builder, which finds the same frame.
+        if let Some(si) = si {
+            self.subs.insert(si.name.as_str(), id);
+        }
         Ok(id)
     }
 

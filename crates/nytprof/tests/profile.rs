@@ -248,7 +248,7 @@ fn model_equals_data_pm_and_nytprofcalls() {
     // JSON nested 60 deep, many times over.
     let json = dir.join("nested.json");
     let mut text = String::from("[");
-    for i in 0..400 {
+    for i in 0..1500 {
         if i > 0 {
             text.push(',');
         }

@@ -14,6 +14,10 @@
 //! - [`model`]: the aggregated [`Profile`] that `Devel::NYTProf::Data` builds (files, line times
 //!   and counts, subs, callers, attributes, options, pids), with string evals collapsed as
 //!   Data.pm does ([`collapse`]) unless [`ModelOptions::raw`] asks for the file's own view;
+//! - [`calls`]: the call paths `nytprofcalls` prints, from the `<` records
+//!   ([`Profile::from_bytes_with_call_paths`]);
+//! - [`to_profile`](mod@to_profile) (feature `profile`, on by default): the conversion into the
+//!   format-neutral model of `profcodec-profile`, subs, lines, call edges and call stacks;
 //! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`].
 //!
 //! Fidelity: reading then writing the records of an uncompressed file gives the same bytes;
@@ -33,6 +37,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod calls;
 pub mod collapse;
 mod dump;
 mod error;
@@ -40,6 +45,8 @@ pub mod model;
 pub mod pynytprof;
 pub mod raw;
 pub mod read;
+#[cfg(feature = "profile")]
+pub mod to_profile;
 pub mod write;
 
 pub use dump::perl_nv;
@@ -47,6 +54,7 @@ pub use dump::perl_nv;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+pub use calls::CallPaths;
 pub use error::Error;
 pub use model::{LoadReport, ModelOptions, Profile};
 pub use read::{

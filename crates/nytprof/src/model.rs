@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::calls::CallPaths;
 use crate::error::Error;
 use crate::read::{Reader, Record, Str, Trailing, atoi, parse};
 
@@ -291,18 +292,67 @@ impl Profile {
         options: ModelOptions,
     ) -> (Profile, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
-        let (mut p, e) = Self::load_slice(data, &mut report);
+        let (mut p, e) = Self::load_slice(data, &mut report, None);
         options.apply(&mut p);
         (p, report, e)
     }
 
-    fn load_slice(data: &[u8], report: &mut LoadReport) -> (Profile, Option<Error>) {
+    /// Like [`Profile::from_bytes_report`], and also builds the call paths `nytprofcalls` prints
+    /// from the `<` records, in the same pass ([`CallPaths`]: empty when the profile was made
+    /// with `calls=0`). Memory is the model plus one node per distinct call path.
+    pub fn from_bytes_with_call_paths(
+        data: &[u8],
+        options: ModelOptions,
+    ) -> (Profile, CallPaths, LoadReport, Option<Error>) {
+        let mut report = LoadReport::default();
+        let mut calls = None;
+        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls));
+        options.apply(&mut p);
+        (p, calls.unwrap_or_default(), report, e)
+    }
+
+    /// Loads `data`; with `calls`, also builds the call paths into it.
+    fn load_slice(
+        data: &[u8],
+        report: &mut LoadReport,
+        calls: Option<&mut Option<CallPaths>>,
+    ) -> (Profile, Option<Error>) {
         let file = match parse(data) {
             Ok(f) => f,
             Err(e) => return (Profile::default(), Some(e)),
         };
         let h = file.header();
         let mut loader = Loader::new(h.major, h.minor);
+        if calls.is_some() {
+            loader = loader.with_call_paths();
+        }
+        let error = match Self::load_slice_into(data, &file, &mut loader, report) {
+            Ok(end) => check_ticks_per_sec_value(
+                loader
+                    .profile
+                    .attributes
+                    .get("ticks_per_sec")
+                    .map(String::as_str),
+                end,
+            )
+            .err(),
+            Err(e) => Some(e),
+        };
+        if let Some(out) = calls {
+            *out = loader.take_call_paths();
+        }
+        (loader.finish(), error)
+    }
+
+    /// Feeds the records of `file` (read from `data`) to `loader`; returns the offset where the
+    /// input ended, or the first error.
+    fn load_slice_into(
+        data: &[u8],
+        file: &crate::read::File<'_>,
+        loader: &mut Loader,
+        report: &mut LoadReport,
+    ) -> Result<u64, Error> {
+        let h = file.header();
         loader.set_input_read(data.len() as u64);
         let mut records = file.plain_records();
         let mut count = 0u64;
@@ -311,25 +361,29 @@ impl Profile {
             let at = records.offset();
             if let Some((ticks, fid, line)) = records.next_time_line() {
                 count += 1;
-                if let Err(e) = loader.time(at, ticks, fid, line, None) {
-                    report.records = count;
-                    return (loader.finish(), Some(e));
-                }
+                report.records = count;
+                loader.time(at, ticks, fid, line, None)?;
                 continue;
             }
-            if records.skip_sub_return() {
-                count += 1;
-                continue;
+            match &mut loader.calls {
+                None if records.skip_sub_return() => {
+                    count += 1;
+                    continue;
+                }
+                Some(calls) => {
+                    if let Some((depth, incl, excl, name, utf8)) = records.next_sub_return() {
+                        count += 1;
+                        calls.add_return_raw(depth, incl, excl, name, utf8);
+                        continue;
+                    }
+                }
+                None => {}
             }
             let offset = records.offset();
+            report.records = count;
+            report.input_offset = offset;
             match records.next() {
-                None => {
-                    report.records = count;
-                    report.input_offset = offset;
-                    let p = loader.finish();
-                    let err = p.check_ticks_per_sec(offset);
-                    return (p, err.err());
-                }
+                None => return Ok(offset),
                 Some(Ok(Record::StartDeflate)) => {
                     count += 1;
                     report.compressed = true;
@@ -337,22 +391,15 @@ impl Profile {
                     let rest = &data[(z_end as usize).min(data.len())..];
                     let mut reader = Reader::after_deflate(rest, z_end - 1, h);
                     report.records = count;
-                    let (e, end) = load_stream(&mut reader, &mut loader, report);
-                    return loader.finish_checked(end, e);
+                    let (e, end) = load_stream(&mut reader, loader, report);
+                    return e.map_or(Ok(end), Err);
                 }
                 Some(Ok(r)) => {
                     count += 1;
-                    if let Err(e) = loader.record(offset, &r) {
-                        report.records = count;
-                        report.input_offset = offset;
-                        return (loader.finish(), Some(e));
-                    }
-                }
-                Some(Err(e)) => {
                     report.records = count;
-                    report.input_offset = offset;
-                    return (loader.finish(), Some(e));
+                    loader.record(offset, &r)?;
                 }
+                Some(Err(e)) => return Err(e),
             }
         }
     }
@@ -616,9 +663,19 @@ fn load_stream<R: std::io::Read>(
             }
             continue;
         }
-        if reader.skip_sub_return() {
-            count += 1;
-            continue;
+        match &mut loader.calls {
+            None if reader.skip_sub_return() => {
+                count += 1;
+                continue;
+            }
+            Some(calls) => {
+                if let Some((depth, incl, excl, name, utf8)) = reader.next_sub_return() {
+                    count += 1;
+                    calls.add_return_raw(depth, incl, excl, name, utf8);
+                    continue;
+                }
+            }
+            None => {}
         }
         let offset = reader.offset();
         loader.set_input_read(offset);
@@ -845,6 +902,8 @@ pub struct Loader {
     live_pids: BTreeMap<u32, usize>,
     last_start: f64,
     duration: Option<f64>,
+    /// The call paths of the `<` records, when asked for ([`Loader::with_call_paths`]).
+    calls: Option<CallPaths>,
 }
 
 impl Loader {
@@ -865,7 +924,23 @@ impl Loader {
             live_pids: BTreeMap::new(),
             last_start: 0.0,
             duration: None,
+            calls: None,
         }
+    }
+
+    /// This loader, also building the call paths of the `<` records as `nytprofcalls` does
+    /// ([`CallPaths`]; [`Loader::take_call_paths`] hands them over).
+    pub fn with_call_paths(mut self) -> Self {
+        self.calls = Some(CallPaths::new());
+        self
+    }
+
+    /// The call paths built so far, finished ([`CallPaths::finish`]); `None` unless
+    /// [`Loader::with_call_paths`] asked for them.
+    pub fn take_call_paths(&mut self) -> Option<CallPaths> {
+        let mut calls = self.calls.take()?;
+        calls.finish();
+        Some(calls)
     }
 
     fn sub_entry<'p>(subs: &'p mut BTreeMap<String, SubInfo>, name: &Str<'_>) -> &'p mut SubInfo {
@@ -903,7 +978,17 @@ impl Loader {
                 }
             }
             Record::Comment(l) => p.comments.push(crate::read::decode_text(l.text, false)),
-            Record::StartDeflate | Record::SubEntry { .. } | Record::SubReturn { .. } => {}
+            Record::SubReturn {
+                depth,
+                incl_ticks,
+                excl_ticks,
+                name,
+            } => {
+                if let Some(calls) = &mut self.calls {
+                    calls.add_return_raw(depth, incl_ticks, excl_ticks, name.bytes, name.utf8);
+                }
+            }
+            Record::StartDeflate | Record::SubEntry { .. } => {}
             Record::PidStart { pid, ppid, time } => {
                 self.last_start = time;
                 self.live_pids.insert(pid, p.pids.len());

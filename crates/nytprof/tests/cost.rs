@@ -297,4 +297,81 @@ fn hostile_costs_stay_bounded() {
     undefined_fids();
     pynytprof_counts();
     trailing_bytes();
+    call_path_depths();
+    call_path_merges();
+}
+
+/// `<` records claiming depths in the billions: `nytprofcalls` would pad its stack with that
+/// many levels; the call paths store only the levels that hold something.
+fn call_path_depths() {
+    let mut data = header();
+    data.truncate(data.len() - b"!compress=6\n".len());
+    let n = 200_000u32;
+    for i in 0..n {
+        let name = format!("main::s{}", i % 1000);
+        rec(
+            &mut data,
+            Record::SubReturn {
+                depth: u32::MAX - (i % 7) * 100_000_000,
+                incl_ticks: 1.0,
+                excl_ticks: 1.0,
+                name: Str::bytes(name.as_bytes()),
+            },
+        );
+    }
+    let ((_, calls, _, e), bytes) =
+        allocated(|| Profile::from_bytes_with_call_paths(&data, ModelOptions::default()));
+    assert!(e.is_none(), "{e:?}");
+    assert_eq!(calls.returns(), u64::from(n));
+    let mut excl = 0.0;
+    calls.for_each_path(|_, v| excl += v.excl_ticks);
+    assert_eq!(excl, f64::from(n));
+    assert!(
+        bytes < 16 * data.len(),
+        "{bytes} bytes allocated for {} bytes of records",
+        data.len()
+    );
+}
+
+/// A call tree that makes a naive merge quadratic: at each of `depth` levels, a call whose
+/// callees are the same chain of `w` calls as an earlier sibling's, with `width` distinct leaf
+/// callees at the bottom. Merging the bottom node moves its `width` callees at every level
+/// unless the smaller side moves.
+fn call_path_merges() {
+    let (depth, width) = (400usize, 100_000usize);
+    // Post-order returns of: A(1); A(l) = w { chain(depth - l), A(l + 1) }; A(depth) = w {
+    // x_1 .. x_width }; chain(m) = m nested w calls.
+    let mut returns: Vec<(u32, String)> = Vec::new();
+    fn chain(out: &mut Vec<(u32, String)>, at: usize, m: usize) {
+        for d in (at..at + m).rev() {
+            out.push((d as u32, "w".into()));
+        }
+    }
+    fn level(out: &mut Vec<(u32, String)>, l: usize, depth: usize, width: usize) {
+        if l == depth {
+            for i in 0..width {
+                out.push((l as u32 + 1, format!("x{i}")));
+            }
+        } else {
+            chain(out, l + 1, depth - l);
+            level(out, l + 1, depth, width);
+        }
+        out.push((l as u32, "w".into()));
+    }
+    level(&mut returns, 1, depth, width);
+    let mut calls = profcodec_nytprof::CallPaths::new();
+    for (d, name) in &returns {
+        calls.add_return(*d, 1.0, 1.0, name);
+    }
+    calls.finish();
+    let r = returns.len() as u64;
+    assert_eq!(calls.returns(), r);
+    assert!(
+        calls.merge_steps() <= 2 * r,
+        "{} merge steps for {r} returns",
+        calls.merge_steps()
+    );
+    let mut total = 0.0;
+    calls.for_each_path(|_, v| total += v.excl_ticks);
+    assert_eq!(total, r as f64);
 }

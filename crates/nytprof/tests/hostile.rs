@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use profcodec_common::hostile::{bit_flips, truncation_points};
-use profcodec_nytprof::{Error, Profile, Reader, parse, pynytprof};
+use profcodec_nytprof::{Error, ModelOptions, Profile, Reader, parse, pynytprof};
 
 fn inputs() -> Vec<PathBuf> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nytprof");
@@ -60,6 +60,16 @@ fn decode_all(data: &[u8], deep: bool) -> (usize, Option<Error>) {
             assert_eq!(m, n, "the streaming reader and the slice reader agree");
         }
         let _ = pynytprof::parse(data).map(|p| pynytprof::to_profile(&p));
+        // The call paths of the `<` records, built in the same pass, and what was read before
+        // any damage converted into the profile model.
+        let (p, calls, _, _) = Profile::from_bytes_with_call_paths(data, ModelOptions::default());
+        let mut returns = 0;
+        calls.for_each_path(|_, v| returns += v.returns);
+        assert_eq!(returns, calls.returns(), "every return is on one path");
+        #[cfg(feature = "profile")]
+        p.to_profile(Some(&calls)).unwrap();
+        #[cfg(not(feature = "profile"))]
+        drop(p);
     }
     (n, err)
 }

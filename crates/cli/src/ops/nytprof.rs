@@ -190,6 +190,25 @@ impl Codec for Nytprof {
         Ok(())
     }
 
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        let bytes = input.bytes();
+        let model_error = |e: profcodec_profile::ModelError| OpError::invalid(e, None);
+        if pynytprof::detect(bytes) {
+            let py = pynytprof::parse(bytes).map_err(invalid)?;
+            return pynytprof::to_profile(&py)
+                .to_profile(None)
+                .map_err(model_error);
+        }
+        // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
+        // paths nytprofcalls prints, from the same records.
+        let (profile, calls, report, error) =
+            Profile::from_bytes_with_call_paths(bytes, ModelOptions::default());
+        if let Some(e) = error {
+            return Err(invalid_in(e, &report));
+        }
+        profile.to_profile(Some(&calls)).map_err(model_error)
+    }
+
     fn rewrite(
         &self,
         input: &Opened,
@@ -681,6 +700,41 @@ mod tests {
                 .starts_with("the converted file would be far larger")
         );
         assert!(!out.exists(), "nothing half-written is left");
+    }
+
+    #[test]
+    fn profile_has_subs_lines_edges_and_stacks() {
+        let profile = Nytprof
+            .profile(&testdata("hello.nytprof.out"))
+            .expect("profile");
+        let top = profile
+            .top(&profcodec_profile::Query::new().limit(3))
+            .expect("top");
+        assert_eq!(top.value_type, "time");
+        assert_eq!(top.unit, "seconds");
+        let fib = profile
+            .top(&profcodec_profile::Query::new())
+            .expect("top")
+            .rows
+            .into_iter()
+            .find(|r| r.name == "main::fib")
+            .expect("main::fib");
+        assert!(fib.calls.is_some_and(|c| c > 1.0));
+        assert!(fib.inclusive.is_some_and(|i| i >= fib.self_value));
+        let lines = profile
+            .top(&profcodec_profile::Query::new().group(profcodec_profile::GroupBy::Line))
+            .expect("lines");
+        assert!(lines.rows[0].name.contains("hello.pl:"));
+        assert!(profile.call_edges().len() > 0);
+        assert!(profile.nodes().len() > 0);
+        let (_, context) = profile.contexts().next().expect("a context");
+        assert_eq!(context.ids[0].0, profcodec_profile::IdKind::Process);
+        // The old layout converts too (no stacks there).
+        let py = Nytprof
+            .profile(&testdata("pynytprof.out"))
+            .expect("pynytprof");
+        assert_eq!(py.nodes().len(), 0);
+        assert!(!py.flat_values().is_empty());
     }
 
     #[test]

@@ -242,6 +242,17 @@ impl<'a> Records<'a> {
         Some((ticks, fid, line))
     }
 
+    /// Fast path for `<` records when the call paths are built: when the next record is a
+    /// complete, well-formed `<` record, consumes it and returns its depth, inclusive and
+    /// exclusive ticks, name bytes and whether the name is UTF-8.
+    #[inline]
+    pub(crate) fn next_sub_return(&mut self) -> Option<(u32, f64, f64, &'a [u8], bool)> {
+        let rest = self.cursor.rest();
+        let (fields, used) = record::sub_return_at(rest, self.done)?;
+        self.cursor.skip(used, "SUB_RETURN").ok()?;
+        Some(fields)
+    }
+
     /// Fast path for `<` records, which the model loader ignores: when the next record is a
     /// complete, well-formed `<` record, consumes it and returns true.
     #[inline]

@@ -410,3 +410,39 @@ pub(crate) fn decode_header<'a>(c: &mut Cursor<'a>) -> Result<Header<'a>, Error>
     c.skip(line.len(), "header line")?;
     Ok(Header { major, minor, line })
 }
+
+/// The fields of a complete, well-formed `<` record at the start of `rest` (depth, inclusive
+/// and exclusive ticks, name bytes, UTF-8 tag) and its length; `None` when `done`, or when the
+/// record is anything else, cut short, or needs the general decoder to report it.
+#[inline]
+#[allow(clippy::type_complexity)]
+pub(crate) fn sub_return_at(
+    rest: &[u8],
+    done: bool,
+) -> Option<((u32, f64, f64, &[u8], bool), usize)> {
+    if done || rest.len() < 32 || rest[0] != tag::SUB_RETURN {
+        return None;
+    }
+    let mut i = 1;
+    let depth = super::varint_at(rest, &mut i);
+    let nv = |at: usize| -> Option<f64> {
+        Some(f64::from_le_bytes(rest.get(at..at + 8)?.try_into().ok()?))
+    };
+    let incl = nv(i)?;
+    let excl = nv(i + 8)?;
+    i += 16;
+    let utf8 = match *rest.get(i)? {
+        tag::STR_BYTES => false,
+        tag::STR_UTF8 => true,
+        _ => return None,
+    };
+    i += 1;
+    if rest.len() < i + 5 {
+        return None;
+    }
+    let len = super::varint_at(rest, &mut i) as usize;
+    if len > rest.len() - i {
+        return None;
+    }
+    Some(((depth, incl, excl, &rest[i..i + len], utf8), i + len))
+}

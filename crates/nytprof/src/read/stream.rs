@@ -407,6 +407,18 @@ impl<R: Read> Reader<R> {
         Some((ticks, fid, line))
     }
 
+    /// Fast path for `<` records when the call paths are built: when the next record is a
+    /// complete, well-formed `<` record in the window, consumes it and returns its depth,
+    /// inclusive and exclusive ticks, name bytes and whether the name is UTF-8.
+    #[inline]
+    pub(crate) fn next_sub_return(&mut self) -> Option<(u32, f64, f64, &[u8], bool)> {
+        let start = self.pos;
+        let (_, used) = super::record::sub_return_at(&self.buf[start..], self.done)?;
+        self.pos += used;
+        self.record_done();
+        super::record::sub_return_at(&self.buf[start..], false).map(|(f, _)| f)
+    }
+
     /// Fast path for `<` records, which the model loader ignores: when the next record is a
     /// complete, well-formed `<` record in the window, consumes it and returns true.
     #[inline]

@@ -1,0 +1,461 @@
+//! The call paths `nytprofcalls` prints, built from a profile's `<` (SUB_RETURN) records.
+//!
+//! The profiler writes a `<` record each time a sub returns (`calls=1`, the default, or more):
+//! the profiler's call depth of the returning sub, its inclusive and exclusive ticks and its
+//! name. `nytprofcalls` (Devel::NYTProf 6.12) builds a call tree from them: a stack of pending
+//! levels, where a return at depth `d` first pads the stack with unnamed levels until it holds
+//! `d + 1` entries (the root included), then pops the top level, names it after the returning
+//! sub, adds the exclusive ticks to it and merges it (with the callees that returned inside it)
+//! into the calling level under that name. Each path of the finished tree is one line
+//! `sub;sub;sub value` of its output, the value being the summed exclusive ticks (`--calls`: the
+//! number of returns). [`CallPaths`] does the same, and also sums the inclusive ticks.
+//!
+//! Differences from `nytprofcalls`, all on input the profiler does not write:
+//! - `nytprofcalls` rewrites `(eval N)[file:line]` to `(eval 0)` in names before building the
+//!   tree, merging every eval of a line; [`CallPaths`] keeps the names as written (the profile
+//!   model maps them as Data.pm collapses evals). [`nytprofcalls_name`] is the rewrite.
+//! - A return at depth 0 would pop the root (`nytprofcalls` dies with `panic`): it counts as
+//!   depth 1.
+//! - Levels never returned from at the end of the stream make `nytprofcalls` die with `panic`;
+//!   here the callees that returned inside them join the nearest level below (the stack is
+//!   unwound as if the unnamed levels were not there).
+//!
+//! Memory is one node per distinct call path plus the pending levels that hold something (a
+//! depth of millions in a hostile record costs nothing until a level is filled); each return
+//! costs O(1) plus its share of merging, which always moves the smaller set of callees into the
+//! larger, so that the total work is O(r log r) for r returns.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hasher (as rustc's FxHasher) for the small integer keys of the tree: a
+/// return costs a few lookups, and SipHash would dominate them.
+#[derive(Debug, Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// No name: a pending level's node.
+const UNNAMED: u32 = u32::MAX;
+
+/// One node: a named call path (or a pending, unnamed level).
+#[derive(Debug, Default)]
+struct Node {
+    name: u32,
+    excl: f64,
+    incl: f64,
+    returns: u64,
+    children: FastMap<u32, u32>,
+}
+
+/// What was summed for one call path.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct PathValues {
+    /// Exclusive ticks of the returns at this path (the value `nytprofcalls` prints).
+    pub excl_ticks: f64,
+    /// Inclusive ticks of the returns at this path.
+    pub incl_ticks: f64,
+    /// Number of returns at this path (`nytprofcalls --calls`).
+    pub returns: u64,
+}
+
+/// The call tree of a profile's `<` records, as `nytprofcalls` builds it (see the
+/// [module docs](self)).
+#[derive(Debug)]
+pub struct CallPaths {
+    names: Vec<Box<str>>,
+    /// Names by their bytes as the records hold them: `'` strings, then `"` (UTF-8) strings.
+    name_index: [FastMap<Box<[u8]>, u32>; 2],
+    /// The last name looked up, with its bytes and tag: a sub often returns many times in a
+    /// row.
+    last_name: Option<(u32, bool)>,
+    last_bytes: Vec<u8>,
+    /// Node 0 is the root.
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    /// Pending levels holding a node: (stack index, node), ascending; the root is index 0 and is
+    /// not listed.
+    levels: Vec<(u64, u32)>,
+    /// Stack entries, the root included.
+    len: u64,
+    returns: u64,
+    merge_steps: u64,
+}
+
+impl Default for CallPaths {
+    fn default() -> Self {
+        CallPaths::new()
+    }
+}
+
+impl CallPaths {
+    /// An empty tree.
+    pub fn new() -> CallPaths {
+        CallPaths {
+            names: Vec::new(),
+            name_index: [FastMap::default(), FastMap::default()],
+            last_name: None,
+            last_bytes: Vec::new(),
+            nodes: vec![Node {
+                name: UNNAMED,
+                ..Node::default()
+            }],
+            free: Vec::new(),
+            levels: Vec::new(),
+            len: 1,
+            returns: 0,
+            merge_steps: 0,
+        }
+    }
+
+    /// Interns a name given as the record's bytes (`utf8`: a `"` string), decoded once.
+    fn intern(&mut self, bytes: &[u8], utf8: bool) -> u32 {
+        if let Some((id, last_utf8)) = self.last_name
+            && last_utf8 == utf8
+            && self.last_bytes == bytes
+        {
+            return id;
+        }
+        let index = &mut self.name_index[usize::from(utf8)];
+        let id = match index.get(bytes) {
+            Some(&id) => id,
+            None => {
+                // Names are at most one per record read, far below u32::MAX.
+                let id = self.names.len() as u32;
+                self.names
+                    .push(crate::read::decode_text(bytes, utf8).into_boxed_str());
+                index.insert(bytes.into(), id);
+                id
+            }
+        };
+        self.last_name = Some((id, utf8));
+        self.last_bytes.clear();
+        self.last_bytes.extend_from_slice(bytes);
+        id
+    }
+
+    fn alloc(&mut self, name: u32) -> u32 {
+        let node = Node {
+            name,
+            ..Node::default()
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The node of the pending level at stack index `index` (which is the top), made if it
+    /// holds nothing yet.
+    fn level_node(&mut self, index: u64) -> u32 {
+        if index == 0 {
+            return 0;
+        }
+        if let Some(&(i, node)) = self.levels.last()
+            && i == index
+        {
+            return node;
+        }
+        let node = self.alloc(UNNAMED);
+        self.levels.push((index, node));
+        node
+    }
+
+    /// Adds one `<` record: the sub `name` returned from profiler depth `depth` after
+    /// `incl_ticks` inclusive and `excl_ticks` exclusive ticks.
+    pub fn add_return(&mut self, depth: u32, incl_ticks: f64, excl_ticks: f64, name: &str) {
+        // A `"` string: the text is its UTF-8 bytes.
+        self.add_return_raw(depth, incl_ticks, excl_ticks, name.as_bytes(), true);
+    }
+
+    /// [`CallPaths::add_return`] with the name as the record holds it: its bytes, and whether
+    /// its string tag said UTF-8 (else each byte is a Latin-1 character, as Perl reads it).
+    pub fn add_return_raw(
+        &mut self,
+        depth: u32,
+        incl_ticks: f64,
+        excl_ticks: f64,
+        name: &[u8],
+        utf8: bool,
+    ) {
+        self.returns += 1;
+        let name = self.intern(name, utf8);
+        let depth = u64::from(depth.max(1));
+        if self.len <= depth {
+            self.len = depth + 1;
+        }
+        let top = self.len - 1;
+        let content = match self.levels.last() {
+            Some(&(i, node)) if i == top => {
+                self.levels.pop();
+                Some(node)
+            }
+            _ => None,
+        };
+        self.len -= 1;
+        let caller = self.level_node(self.len - 1);
+        let node = match content {
+            Some(node) => {
+                self.nodes[node as usize].name = name;
+                node
+            }
+            None => {
+                // The usual return: a call with no callees, to a path seen before.
+                if let Some(&existing) = self.nodes[caller as usize].children.get(&name) {
+                    self.merge_steps += 1;
+                    let n = &mut self.nodes[existing as usize];
+                    n.excl += excl_ticks;
+                    n.incl += incl_ticks;
+                    n.returns += 1;
+                    return;
+                }
+                self.alloc(name)
+            }
+        };
+        let n = &mut self.nodes[node as usize];
+        n.excl += excl_ticks;
+        n.incl += incl_ticks;
+        n.returns += 1;
+        self.adopt(caller, node);
+    }
+
+    /// Makes the named, detached `node` a callee of `parent`, merging it into a callee of the
+    /// same name.
+    fn adopt(&mut self, parent: u32, node: u32) {
+        let mut work = vec![(parent, node)];
+        while let Some((parent, node)) = work.pop() {
+            self.merge_steps += 1;
+            let name = self.nodes[node as usize].name;
+            let Some(&existing) = self.nodes[parent as usize].children.get(&name) else {
+                self.nodes[parent as usize].children.insert(name, node);
+                continue;
+            };
+            let src = std::mem::take(&mut self.nodes[node as usize]);
+            self.free.push(node);
+            let dst = &mut self.nodes[existing as usize];
+            dst.excl += src.excl;
+            dst.incl += src.incl;
+            dst.returns += src.returns;
+            let mut moving = src.children;
+            // The smaller set of callees moves into the larger one.
+            if moving.len() > dst.children.len() {
+                std::mem::swap(&mut moving, &mut dst.children);
+            }
+            work.extend(moving.into_values().map(|child| (existing, child)));
+        }
+    }
+
+    /// Unwinds the levels never returned from: their callees join the level below. Called by
+    /// the readers at the end of the stream; calling it again changes nothing.
+    pub fn finish(&mut self) {
+        while let Some((_, node)) = self.levels.pop() {
+            let below = self.levels.last().map_or(0, |&(_, n)| n);
+            let children = std::mem::take(&mut self.nodes[node as usize].children);
+            self.free.push(node);
+            for child in children.into_values() {
+                self.adopt(below, child);
+            }
+        }
+        self.len = 1;
+    }
+
+    /// The number of `<` records added.
+    pub fn returns(&self) -> u64 {
+        self.returns
+    }
+
+    /// The work done placing returned calls and their callees so far: one step per node placed
+    /// under or merged into a caller. At most O(r log r) for r returns, since a merge moves the
+    /// smaller set of callees into the larger.
+    pub fn merge_steps(&self) -> u64 {
+        self.merge_steps
+    }
+
+    /// The number of distinct call paths.
+    pub fn len(&self) -> usize {
+        self.nodes.len() - self.free.len() - 1 - self.levels.len()
+    }
+
+    /// True when no sub returned.
+    pub fn is_empty(&self) -> bool {
+        self.nodes[0].children.is_empty()
+    }
+
+    /// Calls `f` with every call path of the tree (outermost sub first) and its values, parents
+    /// before their callees. Pending levels are left out: call [`CallPaths::finish`] first.
+    pub fn for_each_path(&self, mut f: impl FnMut(&[&str], PathValues)) {
+        let mut path: Vec<&str> = Vec::new();
+        // (node, depth of the node's name in `path`)
+        let mut stack: Vec<(u32, usize)> =
+            self.nodes[0].children.values().map(|&c| (c, 0)).collect();
+        while let Some((node, depth)) = stack.pop() {
+            let n = &self.nodes[node as usize];
+            path.truncate(depth);
+            path.push(&self.names[n.name as usize]);
+            f(
+                &path,
+                PathValues {
+                    excl_ticks: n.excl,
+                    incl_ticks: n.incl,
+                    returns: n.returns,
+                },
+            );
+            stack.extend(n.children.values().map(|&c| (c, depth + 1)));
+        }
+    }
+}
+
+/// A sub name as `nytprofcalls` prints it: every `(eval N)` (or `(re_eval N)`...) followed by a
+/// `[file:line]` becomes `(eval 0)`, so that all the evals of one line share a name.
+pub fn nytprofcalls_name(name: &str) -> std::borrow::Cow<'_, str> {
+    // s/\( (\w*eval)\s\d+ \) (?= \[ .+? :\d+ \] )/($1 0)/gx
+    let bytes = name.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'('
+            && let Some((word_end, end)) = eval_number_at(bytes, i + 1)
+            && followed_by_place(&bytes[end..])
+        {
+            out.push_str(&name[copied..word_end]);
+            out.push_str(" 0)");
+            copied = end;
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    out.push_str(&name[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// At `from`: `\w*eval\s\d+\)`; returns where the word ends and where the `)` ends.
+fn eval_number_at(b: &[u8], from: usize) -> Option<(usize, usize)> {
+    let word = b[from..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let word_end = from + word;
+    if !b[from..word_end].ends_with(b"eval") {
+        return None;
+    }
+    if !b.get(word_end).is_some_and(|c| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let digits = b[word_end + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let close = word_end + 1 + digits;
+    (digits > 0 && b.get(close) == Some(&b')')).then_some((word_end, close + 1))
+}
+
+/// `\[.+?:\d+\]` at the start of `b` (`.` excludes a newline).
+fn followed_by_place(b: &[u8]) -> bool {
+    if b.first() != Some(&b'[') {
+        return false;
+    }
+    let body = &b[1..];
+    let line_end = body.iter().position(|&c| c == b'\n').unwrap_or(body.len());
+    // The first `]` after `:digits` with at least one character before the `:`.
+    (1..line_end).any(|colon| {
+        body[colon] == b':' && {
+            let digits = body[colon + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            digits > 0 && body.get(colon + 1 + digits) == Some(&b']')
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(c: &CallPaths) -> Vec<String> {
+        let mut out = Vec::new();
+        c.for_each_path(|p, v| out.push(format!("{} {}", p.join(";"), v.excl_ticks)));
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn builds_the_tree_nytprofcalls_builds() {
+        let mut c = CallPaths::new();
+        // main::a calls b (which calls c) twice, then returns; a again with one b.
+        for _ in 0..2 {
+            c.add_return(3, 1.0, 1.0, "c");
+            c.add_return(2, 3.0, 2.0, "b");
+        }
+        c.add_return(1, 10.0, 4.0, "a");
+        c.add_return(3, 1.0, 1.0, "c");
+        c.add_return(2, 2.0, 1.0, "b");
+        c.add_return(1, 3.0, 1.0, "a");
+        c.finish();
+        assert_eq!(lines(&c), ["a 5", "a;b 5", "a;b;c 3"]);
+        assert_eq!(c.returns(), 8);
+        assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn unreturned_levels_unwind_and_huge_depths_cost_nothing() {
+        let mut c = CallPaths::new();
+        c.add_return(u32::MAX, 1.0, 1.0, "deep");
+        c.add_return(5, 1.0, 1.0, "x");
+        c.finish();
+        // The return at depth 5 pops the top level (as nytprofcalls pops its stack's top),
+        // which holds the deep one.
+        assert_eq!(lines(&c), ["x 1", "x;deep 1"]);
+    }
+
+    #[test]
+    fn eval_numbers_as_nytprofcalls_rewrites_them() {
+        assert_eq!(
+            nytprofcalls_name("main::__ANON__[(eval 12)[t.pl:3]:1]"),
+            "main::__ANON__[(eval 0)[t.pl:3]:1]"
+        );
+        assert_eq!(
+            nytprofcalls_name("main::__ANON__[(re_eval 7)[(eval 3)[t.pl:3]:1]:2]"),
+            "main::__ANON__[(re_eval 0)[(eval 0)[t.pl:3]:1]:2]"
+        );
+        assert_eq!(nytprofcalls_name("main::(eval 3)"), "main::(eval 3)");
+        assert_eq!(nytprofcalls_name("main::fib"), "main::fib");
+    }
+}

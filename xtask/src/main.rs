@@ -135,9 +135,59 @@ fn test(ws: &Workspace) -> Result<()> {
     run(ws
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
+    newcomer_examples(ws)?;
     fuzz::replay(ws)?;
     packaging(ws)?;
     eprintln!("xtask: every check passed");
+    Ok(())
+}
+
+/// A newcomer's five questions, each answered by a short example of a format crate, run on a
+/// file of `testdata/`: `(package, example, input)`.
+const NEWCOMER_EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "profcodec-hpctoolkit",
+        "top_functions",
+        "testdata/hpctoolkit/demo.d",
+    ),
+    (
+        "profcodec-nytprof",
+        "hottest_lines",
+        "testdata/nytprof/hello.nytprof.out",
+    ),
+    (
+        "profcodec-easyprofiler",
+        "totals",
+        "testdata/easyprofiler/small_v210.prof",
+    ),
+    (
+        "profcodec-statprofiler",
+        "folded",
+        "testdata/statprofiler/session",
+    ),
+    (
+        "profcodec-hpcrun",
+        "top_call_paths",
+        "testdata/hpcrun/demo-04.00b.hpcrun",
+    ),
+];
+
+/// Runs every newcomer example (built by the tests already) and checks it printed something.
+fn newcomer_examples(ws: &Workspace) -> Result<()> {
+    for (package, example, input) in NEWCOMER_EXAMPLES {
+        let mut cmd = ws.cargo(&["run", "--quiet", "-p", package, "--example", example, "--"]);
+        cmd.arg(ws.root.join(input));
+        eprintln!("xtask: running {cmd:?}");
+        let out = cmd
+            .output()
+            .with_context(|| format!("could not start {cmd:?}"))?;
+        if !out.status.success() || out.stdout.is_empty() {
+            bail!(
+                "example {example} of {package} failed or printed nothing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
     Ok(())
 }
 
@@ -146,11 +196,18 @@ fn test(ws: &Workspace) -> Result<()> {
 /// would see it (`cargo publish --dry-run --workspace`, cargo's multi-package publish, which
 /// resolves the workspace's own crates from the packages it makes).
 fn packaging(ws: &Workspace) -> Result<()> {
-    if !succeeds(&mut ws.cargo(&["machete", "--version"])) {
+    // Run as its own binary: through the toolchain's cargo (as xtask runs it) the subcommand
+    // takes its own name for a path.
+    let machete = || {
+        let mut cmd = Command::new("cargo-machete");
+        cmd.current_dir(&ws.root);
+        cmd
+    };
+    if !succeeds(machete().arg("--version")) {
         run(&mut ws.cargo(&["install", "cargo-machete", "--locked", "--quiet"]))?;
     }
     // It reads every Cargo.toml below the root, fuzz/ (a workspace of its own) included.
-    run(&mut ws.cargo(&["machete"]))?;
+    run(machete().arg("."))?;
     // The package step builds each crate in target/package: the same target directory, so the
     // dependencies built for the tests are reused.
     run(&mut ws.cargo(&["publish", "--dry-run", "--workspace", "--allow-dirty"]))

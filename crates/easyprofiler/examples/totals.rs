@@ -1,31 +1,19 @@
 //! Per-block totals of an EasyProfiler capture: calls, self and total time per block name,
-//! costliest first.
-//!
-//! `cargo run -p profcodec-easyprofiler --example totals -- FILE.prof`
+//! costliest first: `cargo run -p profcodec-easyprofiler --example totals -- FILE.prof`.
 
-use profcodec_easyprofiler::parse;
+use profcodec_profile::Query;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "testdata/easyprofiler/small_v210_gui_bookmarks.prof".into());
-    let bytes = std::fs::read(&path)?;
-    let view = parse(&bytes)?;
-    let tree = view.tree()?;
-    let mut totals = tree.totals();
-    totals.sort_by_key(|t| std::cmp::Reverse(t.self_time));
-    println!(
-        "{:<32} {:>8} {:>14} {:>14}",
-        "block", "calls", "self ns", "total ns"
-    );
-    for t in totals.iter().take(20) {
-        let name = tree
-            .descriptor(t.descriptor)
-            .map(|d| d.name())
-            .unwrap_or_default();
+    let path = std::env::args().nth(1).ok_or("usage: totals FILE")?;
+    let bytes = std::fs::read(path)?;
+    let profile = profcodec_easyprofiler::parse(&bytes)?
+        .tree()?
+        .to_profile()?;
+    for row in profile.top(&Query::new().limit(20))?.rows {
+        let (calls, total) = (row.calls.unwrap_or(0.0), row.inclusive.unwrap_or(0.0));
         println!(
-            "{name:<32} {:>8} {:>14} {:>14}",
-            t.count, t.self_time, t.total
+            "{calls:>8} calls {:>12} ns self {total:>12} ns  {}",
+            row.self_value, row.name
         );
     }
     Ok(())

@@ -1,10 +1,9 @@
-//! Folded stacks (`outer;inner weight`, what flame graph tools read) of a file or a whole
-//! session: `cargo run --example folded -- PATH`.
+//! Folded stacks (`outer;inner weight`, what flame graph tools read) of a StatProfiler file or
+//! a whole session: `cargo run -p profcodec-statprofiler --example folded -- PATH`.
 
 use std::collections::BTreeMap;
 
-use profcodec_statprofiler::session::open_session;
-use profcodec_statprofiler::{Reader, TraceReader};
+use profcodec_statprofiler::{Reader, TraceReader, session::open_session};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: folded PATH")?;
@@ -17,8 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             *folded.entry(names.join(";")).or_default() += u64::from(trace.weight);
         }
     }
-    for (stack, ticks) in folded.iter().filter(|(_, ticks)| **ticks > 0) {
-        println!("{stack} {ticks}");
+    for (stack, weight) in folded {
+        println!("{stack} {weight}");
     }
     Ok(())
 }

@@ -240,6 +240,8 @@ proptest! {
 
 /// (context, node, value type, inclusive rather than self, value)
 type NodeValueOp = (u32, usize, usize, bool, u32);
+/// A node value's self and inclusive sums.
+type SelfAndInclusive = (Option<f64>, Option<f64>);
 
 proptest! {
     /// The builder's node values equal a plain map's sums, in the order of first addition,
@@ -272,7 +274,7 @@ proptest! {
             prop_assert_eq!(ids[i].index(), i);
         }
         let mut order: Vec<(u32, usize, usize)> = Vec::new();
-        let mut sums: BTreeMap<(u32, usize, usize), (Option<f64>, Option<f64>)> = BTreeMap::new();
+        let mut sums: BTreeMap<(u32, usize, usize), SelfAndInclusive> = BTreeMap::new();
         for &(c, n, v, inclusive, x) in &ops as &[NodeValueOp] {
             let n = n % nodes;
             let (ctx, node, vt, x) = (contexts[c as usize], ids[n], value_types[v], f64::from(x));

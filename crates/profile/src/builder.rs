@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
+use foldhash::fast::RandomState;
+
 use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
 use crate::model::{
     CallEdge, Context, EdgeValue, FlatValue, Frame, IdKind, Measured, Node, NodeValue, Profile,
@@ -52,6 +54,150 @@ pub enum ModelError {
 /// Handles are `u32`; `u32::MAX` is kept free so that no table's length overflows.
 const MAX_ENTRIES: u32 = u32::MAX - 1;
 
+/// The hash tables of the builder. Their keys come from the input (names, addresses), so they
+/// hash with a seed drawn at random for each table: a hostile input cannot aim at collisions.
+type Map<K, V> = HashMap<K, V, RandomState>;
+
+/// No entry (a free dense slot, the end of a chain).
+const NONE: u32 = u32::MAX;
+
+/// The most values of one (context, node) found by walking their chain; the value types past
+/// these are found through a hash table, so that a node with many value types costs a bounded
+/// walk per value added.
+const CHAIN_MAX: usize = 16;
+
+/// A context's dense table of nodes holds at most this many slots per node that has values in
+/// the context (plus [`DENSE_SLACK`]): dense while the values cover the nodes, hashed when they
+/// are scattered over a large tree.
+const DENSE_PER_ENTRY: usize = 4;
+/// Slots every context may have in its dense table, whatever its number of values.
+const DENSE_SLACK: usize = 16;
+
+/// The first value (in creation order) of each (context, node) in a context's dense table.
+#[derive(Debug, Default)]
+struct DenseHeads {
+    /// Indexed by node: the index of the node's first value, [`NONE`] if none yet.
+    heads: Vec<u32>,
+    /// The (context, node) pairs of this context with values.
+    pairs: usize,
+    /// How many of them are in [`NodeValueIndex::sparse`] instead of `heads`.
+    sparse: usize,
+}
+
+/// Finds the value of a (context, node, value type) without hashing where it can. The values
+/// of one (context, node) form a chain in creation order ([`NodeValueIndex::next`]); the first
+/// of each chain is found in the context's dense table indexed by node id when the context's
+/// values cover the nodes densely (a measured call tree, nodes added in order), or else in a
+/// hash table. A lookup walks at most [`CHAIN_MAX`] entries, then hashes; memory is a `u32`
+/// per value plus at most [`DENSE_PER_ENTRY`] `u32` slots per (context, node) pair.
+#[derive(Debug, Default)]
+struct NodeValueIndex {
+    /// Per context.
+    dense: Vec<DenseHeads>,
+    /// The first value of the (context, node) pairs outside their context's dense table.
+    sparse: Map<(ContextId, NodeId), u32>,
+    /// Per value: the next value of the same (context, node), [`NONE`] at the end.
+    next: Vec<u32>,
+    /// The values of a (context, node) past the first [`CHAIN_MAX`].
+    overflow: Map<(ContextId, NodeId, ValueTypeId), u32>,
+}
+
+/// Where a value is, or where a new one goes.
+enum Slot {
+    /// The value exists, at this index.
+    At(u32),
+    /// The (context, node) has no value yet.
+    NewPair,
+    /// A new value follows this one in its chain.
+    After(u32),
+    /// The chain is full: a new value goes into the overflow table.
+    Overflow,
+}
+
+impl NodeValueIndex {
+    fn head(&self, context: ContextId, node: NodeId) -> Option<u32> {
+        let dense = self.dense.get(context.index())?;
+        if let Some(&head) = dense.heads.get(node.index())
+            && head != NONE
+        {
+            return Some(head);
+        }
+        if dense.sparse == 0 {
+            return None;
+        }
+        self.sparse.get(&(context, node)).copied()
+    }
+
+    fn find(
+        &self,
+        values: &[NodeValue],
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+    ) -> Slot {
+        let Some(mut at) = self.head(context, node) else {
+            return Slot::NewPair;
+        };
+        for _ in 1..CHAIN_MAX {
+            if values[at as usize].value_type == value_type {
+                return Slot::At(at);
+            }
+            match self.next[at as usize] {
+                NONE => return Slot::After(at),
+                next => at = next,
+            }
+        }
+        if values[at as usize].value_type == value_type {
+            return Slot::At(at);
+        }
+        match self.overflow.get(&(context, node, value_type)) {
+            Some(&at) => Slot::At(at),
+            None => Slot::Overflow,
+        }
+    }
+
+    /// Records the new value `index` (the last of the values) where `find` said it goes.
+    fn insert(
+        &mut self,
+        slot: Slot,
+        index: u32,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+    ) {
+        self.next.push(NONE);
+        match slot {
+            Slot::At(_) => {}
+            Slot::After(tail) => self.next[tail as usize] = index,
+            Slot::Overflow => {
+                self.overflow.insert((context, node, value_type), index);
+            }
+            Slot::NewPair => {
+                if self.dense.len() <= context.index() {
+                    self.dense
+                        .resize_with(context.index() + 1, DenseHeads::default);
+                }
+                let dense = &mut self.dense[context.index()];
+                dense.pairs += 1;
+                let n = node.index();
+                if n < dense.heads.len() {
+                    dense.heads[n] = index;
+                } else if n < dense.pairs * DENSE_PER_ENTRY + DENSE_SLACK {
+                    dense.heads.resize(n + 1, NONE);
+                    dense.heads[n] = index;
+                } else {
+                    dense.sparse += 1;
+                    self.sparse.insert((context, node), index);
+                }
+            }
+        }
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.next.reserve(additional);
+    }
+}
+
 fn next_id(len: usize, table: &'static str) -> Result<u32, ModelError> {
     u32::try_from(len)
         .ok()
@@ -77,33 +223,41 @@ fn check(index: u32, len: usize, table: &'static str) -> Result<(), ModelError> 
 /// Builds a [`Profile`]: interns strings, frames, call-tree nodes, value types and contexts, and
 /// accumulates values. Adding the same (context, node, value type) twice adds the values, so
 /// memory grows with the distinct entries, not with the samples or records fed in; every table
-/// is a vector plus a hash index, so memory and time are linear in the input given.
+/// is a vector plus an index, so memory and time are linear in the input given.
+///
+/// The hash indexes use foldhash with a random seed per table, so keys taken from hostile input
+/// cannot be made to collide. Node values, the largest table, are found without hashing where
+/// a context's values cover its nodes densely (a measured call tree added node by node): each
+/// value added costs a walk of at most 16 entries plus at most one hash lookup, and about 52
+/// bytes while building (the 48-byte [`NodeValue`] and a 4-byte link), 48 once built. Callers
+/// that know their counts can [`reserve_nodes`](Self::reserve_nodes) and
+/// [`reserve_node_values`](Self::reserve_node_values) to spare the tables' doubling.
 ///
 /// Handles returned by one builder are checked on use: a foreign handle is an
 /// [`ModelError::InvalidId`], never a panic or a corrupt profile.
 #[derive(Debug, Default)]
 pub struct ProfileBuilder {
     name: Option<StringId>,
-    strings: HashMap<Box<str>, StringId>,
+    strings: Map<Box<str>, StringId>,
     frames: Vec<Frame>,
-    frame_index: HashMap<Frame, FrameId>,
+    frame_index: Map<Frame, FrameId>,
     nodes: Vec<Node>,
-    node_index: HashMap<(Option<NodeId>, FrameId), NodeId>,
+    node_index: Map<(Option<NodeId>, FrameId), NodeId>,
     /// The root-first path of the last stack interned from the roots, as (frame, node).
     last_stack: Vec<(FrameId, NodeId)>,
     value_types: Vec<ValueType>,
-    value_type_index: HashMap<(StringId, Unit), ValueTypeId>,
+    value_type_index: Map<(StringId, Unit), ValueTypeId>,
     contexts: Vec<Context>,
-    context_index: HashMap<Context, ContextId>,
+    context_index: Map<Context, ContextId>,
     node_values: Vec<NodeValue>,
-    node_value_index: HashMap<(ContextId, NodeId, ValueTypeId), u32>,
+    node_value_index: NodeValueIndex,
     last_node_value: Option<((ContextId, NodeId, ValueTypeId), u32)>,
     flat_values: Vec<FlatValue>,
-    flat_value_index: HashMap<(ContextId, FrameId, ValueTypeId), u32>,
+    flat_value_index: Map<(ContextId, FrameId, ValueTypeId), u32>,
     call_edges: Vec<CallEdge>,
-    call_edge_index: HashMap<CallEdge, EdgeId>,
+    call_edge_index: Map<CallEdge, EdgeId>,
     edge_values: Vec<EdgeValue>,
-    edge_value_index: HashMap<(ContextId, EdgeId, ValueTypeId), u32>,
+    edge_value_index: Map<(ContextId, EdgeId, ValueTypeId), u32>,
     spans: Vec<Span>,
     span_unit: Option<Unit>,
     default_value_type: Option<ValueTypeId>,
@@ -286,9 +440,12 @@ impl ProfileBuilder {
         {
             return Ok(&mut self.node_values[index as usize]);
         }
-        let index = match self.node_value_index.entry(key) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
+        let index = match self
+            .node_value_index
+            .find(&self.node_values, context, node, value_type)
+        {
+            Slot::At(index) => index,
+            slot => {
                 check(context.0, self.contexts.len(), "contexts")?;
                 check(node.0, self.nodes.len(), "nodes")?;
                 check(value_type.0, self.value_types.len(), "value types")?;
@@ -300,7 +457,9 @@ impl ProfileBuilder {
                     self_value: None,
                     inclusive: None,
                 });
-                *e.insert(index)
+                self.node_value_index
+                    .insert(slot, index, context, node, value_type);
+                index
             }
         };
         self.last_node_value = Some((key, index));
@@ -335,6 +494,21 @@ impl ProfileBuilder {
             value,
         );
         Ok(())
+    }
+
+    /// Makes room for `additional` more call-tree nodes, for a caller that knows how many it
+    /// will add (the nodes of a measured tree): the tables then grow once instead of doubling.
+    /// Pass a count bounded by the input's size, as for any allocation.
+    pub fn reserve_nodes(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+        self.node_index.reserve(additional);
+    }
+
+    /// Makes room for `additional` more distinct (context, node, value type) values, for a
+    /// caller that knows how many it will add. Pass a count bounded by the input's size.
+    pub fn reserve_node_values(&mut self, additional: usize) {
+        self.node_values.reserve(additional);
+        self.node_value_index.reserve(additional);
     }
 
     /// Adds a sample: interns the call path (outermost frame first) and adds `weight` to the
@@ -605,8 +779,18 @@ impl ProfileBuilder {
         Ok(())
     }
 
-    /// The profile. The hash indexes are dropped: a built profile is its tables only.
-    pub fn build(self) -> Profile {
+    /// The profile. The indexes are dropped and the tables trimmed to their length: a built
+    /// profile is its tables only.
+    pub fn build(mut self) -> Profile {
+        drop(std::mem::take(&mut self.node_value_index));
+        drop(std::mem::take(&mut self.node_index));
+        drop(std::mem::take(&mut self.frame_index));
+        self.nodes.shrink_to_fit();
+        self.frames.shrink_to_fit();
+        self.node_values.shrink_to_fit();
+        self.flat_values.shrink_to_fit();
+        self.edge_values.shrink_to_fit();
+        self.spans.shrink_to_fit();
         let mut strings: Vec<Box<str>> = vec![Box::from(""); self.strings.len()];
         for (s, id) in self.strings {
             strings[id.index()] = s;

@@ -24,6 +24,8 @@
 
 use std::collections::HashMap;
 
+use foldhash::fast::RandomState;
+
 use crate::ids::{ContextId, FrameId, StringId, ValueTypeId};
 use crate::model::{Frame, FrameKind, IdKind, Profile};
 
@@ -375,7 +377,8 @@ fn select_contexts(profile: &Profile, filter: &ContextFilter) -> Result<Vec<bool
 /// Interns group keys into dense indexes.
 #[derive(Default)]
 struct KeyTable {
-    index: HashMap<GroupKey, u32>,
+    /// Hashed with a random seed (the keys come from the input).
+    index: HashMap<GroupKey, u32, RandomState>,
     keys: Vec<GroupKey>,
 }
 
@@ -903,7 +906,7 @@ pub fn diff(base: &Profile, new: &Profile, query: &Query) -> Result<Diff, QueryE
         inclusive: r.inclusive,
         calls: r.calls,
     };
-    let mut base_rows: HashMap<RowIdentity, usize> = base_table
+    let mut base_rows: HashMap<RowIdentity, usize, RandomState> = base_table
         .rows
         .iter()
         .enumerate()

@@ -237,3 +237,71 @@ proptest! {
         }
     }
 }
+
+/// (context, node, value type, inclusive rather than self, value)
+type NodeValueOp = (u32, usize, usize, bool, u32);
+/// A node value's self and inclusive sums.
+type SelfAndInclusive = (Option<f64>, Option<f64>);
+
+proptest! {
+    /// The builder's node values equal a plain map's sums, in the order of first addition,
+    /// whether they sit in a context's dense table, in the hash table of scattered nodes, or
+    /// past the chain of a node with many value types.
+    #[test]
+    fn node_values_sum_like_a_map(
+        nodes in 1..600usize,
+        ops in prop::collection::vec(
+            (0..3u32, 0..600usize, 0..40usize, any::<bool>(), 0..1000u32),
+            0..600,
+        ),
+    ) {
+        let mut b = ProfileBuilder::new();
+        let name = b.intern_string("f").unwrap();
+        let frame = b.intern_frame(Frame::function(name)).unwrap();
+        let contexts: Vec<_> = (0..3)
+            .map(|t| b.intern_context(Context::new([(IdKind::Thread, t)])).unwrap())
+            .collect();
+        let value_types: Vec<_> = (0..40)
+            .map(|v| {
+                b.intern_value_type(&format!("m{v}"), Unit::Count, Measured::SelfAndInclusive)
+                    .unwrap()
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for i in 0..nodes {
+            // A chain, so that every node is distinct.
+            ids.push(b.intern_node(ids.last().copied(), frame).unwrap());
+            prop_assert_eq!(ids[i].index(), i);
+        }
+        let mut order: Vec<(u32, usize, usize)> = Vec::new();
+        let mut sums: BTreeMap<(u32, usize, usize), SelfAndInclusive> = BTreeMap::new();
+        for &(c, n, v, inclusive, x) in &ops as &[NodeValueOp] {
+            let n = n % nodes;
+            let (ctx, node, vt, x) = (contexts[c as usize], ids[n], value_types[v], f64::from(x));
+            let entry = sums.entry((c, n, v)).or_insert_with(|| {
+                order.push((c, n, v));
+                (None, None)
+            });
+            if inclusive {
+                b.add_inclusive(ctx, node, vt, x).unwrap();
+                *entry.1.get_or_insert(0.0) += x;
+            } else {
+                b.add_self(ctx, node, vt, x).unwrap();
+                *entry.0.get_or_insert(0.0) += x;
+            }
+        }
+        let profile = b.build();
+        let got: Vec<_> = profile
+            .node_values()
+            .iter()
+            .map(|v| {
+                (
+                    (v.context.index() as u32 , v.node.index(), v.value_type.index()),
+                    (v.self_value, v.inclusive),
+                )
+            })
+            .collect();
+        let want: Vec<_> = order.iter().map(|k| (*k, sums[k])).collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -1,9 +1,9 @@
 //! Read and write Devel::NYTProf v5.0 profiles (`nytprof.out`), compressed or not, as
 //! Devel::NYTProf 6.12 writes and reads them.
 //!
-//! The grammar this crate follows is `shared/specs/as-implemented/nytprof-v5.md`: big-endian
-//! prefix-length varints, tagged strings, native (little-endian x86-64) doubles, no record
-//! framing, and one zlib stream after the `z` tag.
+//! The grammar is the one Devel::NYTProf 6.12's `FileHandle.xs` and `NYTProf.xs` write:
+//! big-endian prefix-length varints, tagged strings, native (little-endian x86-64) doubles, no
+//! record framing, and one zlib stream after the `z` tag.
 //!
 //! Layers:
 //! - [`raw`]: tags, flags and the varint encoding;

@@ -52,14 +52,16 @@
 //!   parent context. One context per identifier tuple, plus [`Context::summary`] for the
 //!   summary profile.
 //! - hpcrun: the CCT as nodes with load-module-resolved frames, every metric per node, one
-//!   context per thread ([`IdKind::Thread`], and [`IdKind::Rank`] where known).
+//!   context per thread, identified by the file's identifier tuple (node, rank, thread, core,
+//!   GPU kinds) where it has one, else by its rank and thread.
 //! - NYTProf: subs as [`FrameKind::Function`] frames with flat values (calls via
 //!   [`ProfileBuilder::set_calls_value_type`], self and inclusive time), statement lines as
 //!   [`FrameKind::Line`] frames with flat time and count, calls as [`CallEdge`]s by call site,
 //!   and the call stacks `nytprofcalls` prints as samples.
 //! - EasyProfiler: blocks as [`FrameKind::Block`] frames; each block's stack gets its duration
-//!   as self (minus its children's) or as inclusive, a `calls` count of 1, and a [`Span`] with
-//!   begin and end; one context per thread.
+//!   as self (minus its children's) or as inclusive and a `calls` count of 1; on request a
+//!   [`Span`] with begin and end per block (spans grow with the blocks, so they are opt-in);
+//!   one context per thread.
 //! - StatProfiler: each sample's stack through [`ProfileBuilder::add_sample`] with its weight;
 //!   one context per process ([`IdKind::Process`]).
 //!

@@ -277,9 +277,10 @@ fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::
     Ok(())
 }
 
-/// One row of `top --json`.
+/// What a JSON row names: the group's name and the frame fields it was grouped by. `top` and
+/// `diff` rows start with it.
 #[derive(Debug, Serialize)]
-struct JsonRow<'a> {
+struct JsonIdentity<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     function: Option<&'a str>,
@@ -291,6 +292,33 @@ struct JsonRow<'a> {
     module: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     address: Option<u64>,
+}
+
+impl<'a> JsonIdentity<'a> {
+    fn new(
+        name: &'a str,
+        function: &'a Option<String>,
+        file: &'a Option<String>,
+        line: Option<u32>,
+        module: &'a Option<String>,
+        address: Option<u64>,
+    ) -> Self {
+        JsonIdentity {
+            name,
+            function: function.as_deref(),
+            file: file.as_deref(),
+            line,
+            module: module.as_deref(),
+            address,
+        }
+    }
+}
+
+/// One row of `top --json`.
+#[derive(Debug, Serialize)]
+struct JsonRow<'a> {
+    #[serde(flatten)]
+    identity: JsonIdentity<'a>,
     #[serde(rename = "self")]
     self_value: f64,
     inclusive: Option<f64>,
@@ -304,12 +332,14 @@ struct JsonRow<'a> {
 impl<'a> JsonRow<'a> {
     fn new(row: &'a Row, total: f64) -> JsonRow<'a> {
         JsonRow {
-            name: &row.name,
-            function: row.function.as_deref(),
-            file: row.file.as_deref(),
-            line: row.line,
-            module: row.module.as_deref(),
-            address: row.address,
+            identity: JsonIdentity::new(
+                &row.name,
+                &row.function,
+                &row.file,
+                row.line,
+                &row.module,
+                row.address,
+            ),
             self_value: row.self_value,
             inclusive: row.inclusive,
             calls: row.calls,
@@ -429,17 +459,8 @@ struct JsonValues {
 /// One row of `diff --json`.
 #[derive(Debug, Serialize)]
 struct JsonDiffRow<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    function: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    module: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    address: Option<u64>,
+    #[serde(flatten)]
+    identity: JsonIdentity<'a>,
     base: Option<JsonValues>,
     new: Option<JsonValues>,
     self_change: f64,
@@ -458,12 +479,14 @@ impl<'a> JsonDiffRow<'a> {
             calls: v.calls,
         };
         JsonDiffRow {
-            name: &row.name,
-            function: row.function.as_deref(),
-            file: row.file.as_deref(),
-            line: row.line,
-            module: row.module.as_deref(),
-            address: row.address,
+            identity: JsonIdentity::new(
+                &row.name,
+                &row.function,
+                &row.file,
+                row.line,
+                &row.module,
+                row.address,
+            ),
             base: row.base.as_ref().map(values),
             new: row.new.as_ref().map(values),
             self_change: row.self_change,

@@ -7,7 +7,7 @@
 //! its time).
 
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_benches::statprofiler::{SessionSpec, write_session};
@@ -37,17 +37,7 @@ fn session() -> Vec<Vec<u8>> {
         );
         std::fs::write(&done, b"").expect("marker");
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("bench folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n != "done"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| std::fs::read(p).expect("session file"))
-        .collect()
+    session_files(&dir)
 }
 
 /// Reads every trace and frame, touching every string, as a flame-graph builder would.
@@ -269,17 +259,7 @@ fn pooled_session() -> Vec<Vec<u8>> {
         w.finish().expect("session");
         std::fs::write(&done, b"").expect("marker");
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("bench folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n != "done"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| std::fs::read(p).expect("session file"))
-        .collect()
+    session_files(&dir)
 }
 
 /// The session in the profile model (one context per process), then the top 20 functions by
@@ -361,6 +341,21 @@ fn profile_benches(c: &mut Criterion) {
         });
         g.finish();
     }
+}
+
+/// The bytes of every session file in a bench folder (all but its `done` marker), in name order.
+fn session_files(dir: &Path) -> Vec<Vec<u8>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("bench folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "done"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read(p).expect("session file"))
+        .collect()
 }
 
 criterion_group!(group, benches, profile_benches);

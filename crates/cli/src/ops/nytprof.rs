@@ -223,12 +223,8 @@ impl Codec for Nytprof {
                 )));
             }
         }
-        let result = rewrite_into(input.bytes(), out);
-        if result.is_err() {
-            // Nothing half-written is left behind.
-            let _ = std::fs::remove_file(out);
-        }
-        result
+        // A failure leaves `out` half-written; `rewrite_atomically`, which chose it, removes it.
+        rewrite_into(input.bytes(), out)
     }
 }
 
@@ -692,8 +688,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let input = write_temp(&dir, "py.out", &data);
         let out = dir.path().join("out.nytprof");
-        let err = Nytprof
-            .rewrite(&input, &out, &RewriteOptions::to("nytprof"))
+        let options = RewriteOptions::to("nytprof");
+        let err = crate::ops::rewrite_atomically(&Nytprof, &input, &out, &options, false)
             .expect_err("refused");
         assert!(
             err.to_string()

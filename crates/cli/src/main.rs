@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+mod convert;
 mod ops;
 mod text;
 mod top;
@@ -90,6 +91,10 @@ enum Command {
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
+    /// Export a profile to a viewer's format (folded stacks, pprof, speedscope, callgrind,
+    /// Firefox Profiler) or a timeline to a trace (Perfetto, Chrome JSON); several inputs are
+    /// merged unless --split.
+    Convert(convert::ConvertArgs),
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
     Diff {
@@ -398,6 +403,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             buf.flush()?;
             Ok(())
         }
+        Command::Convert(args) => convert::run(&args),
         Command::Diff {
             query,
             json,

@@ -234,6 +234,21 @@ pub(crate) fn rewrite_atomically(
     options: &RewriteOptions,
     force: bool,
 ) -> Result<RewriteReport, OpError> {
+    write_atomically(output, force, |staged| {
+        codec.rewrite(input, staged, options)
+    })
+}
+
+/// Runs `write` on a fresh staging path beside `output` (a file or a folder, as `write` makes
+/// it) and renames the result into place only when `write` succeeded: a failure leaves neither
+/// output nor staging behind, and an existing output is never merged with. An existing output
+/// other than an empty folder is refused unless `force`, which replaces it whole; a missing
+/// parent folder is refused, not created.
+pub(crate) fn write_atomically<T>(
+    output: &Path,
+    force: bool,
+    write: impl FnOnce(&Path) -> Result<T, OpError>,
+) -> Result<T, OpError> {
     use std::io::ErrorKind;
     let parent = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -265,7 +280,7 @@ pub(crate) fn rewrite_atomically(
         .prefix(".profcodec-rewrite-")
         .tempdir_in(parent)?;
     let staged = staging.path().join("output");
-    let report = codec.rewrite(input, &staged, options)?;
+    let report = write(&staged)?;
     if existing {
         // Moved aside, not deleted, until the new output is in place: the input may be the
         // output itself (its mapping stays valid), and a failed rename can put it back.

@@ -1,0 +1,149 @@
+//! `profcodec convert`: a profile into a viewer's format (through the profile model and
+//! `profcodec-export`), or a timeline into a trace (`timeline`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::Failure;
+use crate::ops::{self, OpError};
+
+pub(crate) mod timeline;
+
+/// What `convert --to` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Target {
+    /// Folded stacks (`frame;frame;frame value` lines) for flame graphs (inferno, flamegraph.pl).
+    Folded,
+    /// pprof's gzipped profile.proto (`go tool pprof`, Pyroscope, Polar Signals).
+    Pprof,
+    /// speedscope's JSON file format.
+    Speedscope,
+    /// callgrind's format (KCachegrind, `callgrind_annotate`).
+    Callgrind,
+    /// The Firefox Profiler's processed format.
+    Firefox,
+    /// A Perfetto protobuf trace (timelines: EasyProfiler, HPCToolkit trace.db, .hpctrace).
+    Perfetto,
+    /// Chrome's trace event JSON (timelines, as `perfetto`).
+    Chrome,
+}
+
+/// Arguments of `profcodec convert`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConvertArgs {
+    /// The output format.
+    #[arg(long, value_enum)]
+    pub(crate) to: Target,
+    /// The output file (with --split, a folder); standard output when absent.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// One output per input, into the folder named by --output, instead of one merged output.
+    #[arg(long, requires = "output")]
+    pub(crate) split: bool,
+    /// Replace an existing output whole.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// The value type (metric) of single-value outputs (folded); by default the format's main
+    /// time metric.
+    #[arg(long)]
+    pub(crate) metric: Option<String>,
+    /// Timeline filters (perfetto, chrome).
+    #[command(flatten)]
+    pub(crate) timeline: timeline::TimelineArgs,
+    /// Inputs (files, database, measurement or session folders); several are merged.
+    #[arg(required = true)]
+    pub(crate) inputs: Vec<PathBuf>,
+}
+
+/// Runs `profcodec convert`.
+pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
+    if matches!(args.to, Target::Perfetto | Target::Chrome) {
+        return timeline::run(args);
+    }
+    let options = {
+        let mut o = profcodec_export::ExportOptions::default();
+        o.metric.clone_from(&args.metric);
+        o
+    };
+    let write = |profile: &profcodec_profile::Profile,
+                 out: &mut dyn Write|
+     -> Result<(), OpError> { export(profile, args.to, &options, out) };
+    if args.split {
+        let folder = args.output.as_deref().unwrap_or(Path::new("."));
+        for input in &args.inputs {
+            let profile = crate::profile_of(input)?;
+            let name = split_name(input, args.to);
+            write_output(Some(&folder.join(name)), args.force, |out| {
+                write(&profile, out)
+            })?;
+        }
+        return Ok(());
+    }
+    let profile = crate::merged_profile(&args.inputs)?;
+    write_output(args.output.as_deref(), args.force, |out| {
+        write(&profile, out)
+    })
+}
+
+/// The output file name of `input` under `--split`: its file name with the target's extension.
+fn split_name(input: &Path, to: Target) -> String {
+    let stem = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "profile".to_owned());
+    format!("{stem}.{}", extension(to))
+}
+
+/// The usual file extension of `to`.
+pub(crate) fn extension(to: Target) -> &'static str {
+    match to {
+        Target::Folded => "folded",
+        Target::Pprof => "pb.gz",
+        Target::Speedscope => "speedscope.json",
+        Target::Callgrind => "callgrind",
+        Target::Firefox => "json",
+        Target::Perfetto => "perfetto-trace",
+        Target::Chrome => "json",
+    }
+}
+
+fn export(
+    profile: &profcodec_profile::Profile,
+    to: Target,
+    options: &profcodec_export::ExportOptions,
+    out: &mut dyn Write,
+) -> Result<(), OpError> {
+    use profcodec_export as e;
+    let result = match to {
+        Target::Folded => e::folded::write_folded(profile, options, out),
+        Target::Pprof => e::pprof::write_pprof(profile, options, out),
+        Target::Speedscope => e::speedscope::write_speedscope(profile, options, out),
+        Target::Callgrind => e::callgrind::write_callgrind(profile, options, out),
+        Target::Firefox => e::firefox::write_firefox(profile, options, out),
+        Target::Perfetto | Target::Chrome => unreachable!("timelines do not go through the model"),
+    };
+    result.map_err(|err| OpError::Usage(err.to_string()))
+}
+
+/// Runs `write` into `output` atomically (a staging sibling renamed into place when complete;
+/// an existing file refused unless `force`), or into standard output when `output` is `None`.
+pub(crate) fn write_output(
+    output: Option<&Path>,
+    force: bool,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), OpError>,
+) -> Result<(), Failure> {
+    let Some(output) = output else {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        write(&mut out)?;
+        out.flush()?;
+        return Ok(());
+    };
+    ops::write_atomically(output, force, |staged| {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(staged)?);
+        write(&mut out)?;
+        out.flush()?;
+        Ok(())
+    })?;
+    Ok(())
+}

@@ -31,6 +31,21 @@ pub enum Error {
         /// Bytes available from `offset` on.
         available: u64,
     },
+    /// A structure lies past the head of the file that was read (a view made from a
+    /// [`FileHead`](crate::read::FileHead) holds the header sections only).
+    #[error(
+        "not read: {file} {field}: at byte {offset:#x}: lies past the {held:#x} bytes of the file's head that were read"
+    )]
+    NotRead {
+        /// The file.
+        file: FileKind,
+        /// The structure or field.
+        field: &'static str,
+        /// Its offset.
+        offset: u64,
+        /// Bytes of the head held.
+        held: u64,
+    },
     /// The file does not start with `HPCTOOLKIT`.
     #[error("not an HPCToolkit database file: {file} magic: at byte 0x0: expected \"HPCTOOLKIT\" but found \"{}\"", .found.escape_ascii())]
     BadMagic {
@@ -252,6 +267,7 @@ impl Error {
     pub fn offset(&self) -> Option<u64> {
         match *self {
             Error::Truncated { offset, .. }
+            | Error::NotRead { offset, .. }
             | Error::BadFooter { offset, .. }
             | Error::OutOfBounds { offset, .. }
             | Error::StrideTooSmall { offset, .. }
@@ -276,6 +292,7 @@ impl Error {
     pub fn file(&self) -> Option<FileKind> {
         match *self {
             Error::Truncated { file, .. }
+            | Error::NotRead { file, .. }
             | Error::BadMagic { file, .. }
             | Error::WrongFormat { file, .. }
             | Error::UnsupportedVersion { file, .. }

@@ -38,11 +38,15 @@ impl Region {
     }
 }
 
-/// A file's bytes and which file it is.
+/// A file's bytes and which file it is: the whole file, or only its head
+/// ([`FileHead`](super::FileHead)), in which case `len` is the whole file's length, `footer` its
+/// last bytes, and a read past the head is [`Error::NotRead`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bytes<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) file: FileKind,
+    len: u64,
+    footer: Option<[u8; FOOTER_SIZE]>,
 }
 
 /// An array of fixed structures with a stored stride.
@@ -72,11 +76,45 @@ impl Strided {
 
 impl<'a> Bytes<'a> {
     pub(crate) fn new(data: &'a [u8], file: FileKind) -> Self {
-        Bytes { data, file }
+        Bytes {
+            data,
+            file,
+            len: data.len() as u64,
+            footer: None,
+        }
     }
 
+    /// The first bytes of a file of `len` bytes that ends with `footer`.
+    pub(crate) fn head(
+        data: &'a [u8],
+        file: FileKind,
+        len: u64,
+        footer: [u8; FOOTER_SIZE],
+    ) -> Self {
+        Bytes {
+            data,
+            file,
+            len: len.max(data.len() as u64),
+            footer: Some(footer),
+        }
+    }
+
+    /// The length of the whole file.
     pub(crate) fn len(&self) -> u64 {
-        self.data.len() as u64
+        self.len
+    }
+
+    /// `data[start..end]`, or [`Error::NotRead`] when it reaches past the head that was read (the
+    /// caller has checked the range against the whole file).
+    fn held(&self, start: u64, end: u64, field: &'static str) -> Result<&'a [u8], Error> {
+        self.data
+            .get(start as usize..end as usize)
+            .ok_or(Error::NotRead {
+                file: self.file,
+                field,
+                offset: start,
+                held: self.data.len() as u64,
+            })
     }
 
     /// Everything but the header's minimum and the footer: where sections and arrays may lie.
@@ -104,7 +142,7 @@ impl<'a> Bytes<'a> {
                 available,
             });
         }
-        Ok(&self.data[offset as usize..(offset + len) as usize])
+        self.held(offset, offset + len, field)
     }
 
     /// The error for a pointer at `at` (its field) that puts `size` bytes outside `region`.
@@ -194,7 +232,7 @@ impl<'a> Bytes<'a> {
             return Ok(&[]);
         }
         self.check_within(region, pointer, size, field, at)?;
-        let bytes = &self.data[pointer as usize..(pointer + size) as usize];
+        let bytes = self.held(pointer, pointer + size, field)?;
         // Unaligned element type and an exact multiple of its size: cannot fail.
         <[T]>::ref_from_bytes(bytes)
             .map_err(|_| self.out_of_bounds(field, at, pointer, size, region))
@@ -269,7 +307,7 @@ impl<'a> Bytes<'a> {
         if pointer < region.start || pointer >= end {
             return Err(unterminated);
         }
-        let rest = &self.data[pointer as usize..end as usize];
+        let rest = self.held(pointer, end.min(self.data.len() as u64).max(pointer), field)?;
         let n = rest.iter().position(|&b| b == 0).ok_or(unterminated)?;
         std::str::from_utf8(&rest[..n]).map_err(|_| Error::InvalidUtf8 {
             file: self.file,
@@ -345,8 +383,14 @@ impl<'a> Bytes<'a> {
             });
         }
         let footer_at = self.len() - FOOTER_SIZE as u64;
-        let mut found = [0u8; FOOTER_SIZE];
-        found.copy_from_slice(&self.data[footer_at as usize..]);
+        let found = match self.footer {
+            Some(footer) => footer,
+            None => {
+                let mut found = [0u8; FOOTER_SIZE];
+                found.copy_from_slice(self.held(footer_at, self.len(), "footer")?);
+                found
+            }
+        };
         if found != self.file.footer() {
             return Err(Error::BadFooter {
                 file: self.file,

@@ -17,6 +17,7 @@ mod meta;
 mod overlap;
 mod profile;
 mod sparse;
+mod stream;
 mod trace;
 
 pub use cct::{CctDb, ContextValues};
@@ -30,4 +31,5 @@ pub use meta::{
 // The enumerations of meta.db: one representation shared with the model and the writers.
 pub use crate::raw::enums::{Combine, EntryPointKind, LexicalType, Relation, ScopeType};
 pub use profile::{IdTuple, Profile, ProfileDb};
+pub use stream::{FileHead, TraceLine, TraceReader};
 pub use trace::{Trace, TraceDb};

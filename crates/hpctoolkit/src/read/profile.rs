@@ -112,7 +112,10 @@ pub struct ProfileDb<'a> {
 impl<'a> ProfileDb<'a> {
     /// Checks the file header, footer and section headers.
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
-        let bytes = Bytes::new(data, FileKind::Profile);
+        Self::parse_bytes(Bytes::new(data, FileKind::Profile))
+    }
+
+    pub(crate) fn parse_bytes(bytes: Bytes<'a>) -> Result<Self, Error> {
         bytes.check_envelope()?;
         let header: ProfileDbHeader = bytes.read(0)?;
         let hs = ProfileDbHeader::SIZE;
@@ -253,6 +256,19 @@ impl<'a> ProfileDb<'a> {
             p_ctx_indices: 0,
         };
         Ok(p.value(ctx_id, metric_id))
+    }
+
+    /// The flags and identifier tuple of profile `index` (`None` for the summary profile),
+    /// without its value block: what a view of the file's head
+    /// ([`ProfileDb::from_head`]) answers.
+    pub fn info(&self, index: u32) -> Result<(u32, Option<IdTuple<'a>>), Error> {
+        let pi = self.profile_info(index)?;
+        let at = self.layout.profiles.at(index.into());
+        let id_tuple = match pi.p_id_tuple {
+            0 => None,
+            p => Some(self.id_tuple_at(p, at + 0x20)?),
+        };
+        Ok((pi.flags, id_tuple))
     }
 
     /// Profile `index` (0 is the canonical summary profile), with its value block bounded.

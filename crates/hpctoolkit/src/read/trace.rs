@@ -58,7 +58,10 @@ pub struct TraceDb<'a> {
 impl<'a> TraceDb<'a> {
     /// Checks the file header, footer and section headers.
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
-        let bytes = Bytes::new(data, FileKind::Trace);
+        Self::parse_bytes(Bytes::new(data, FileKind::Trace))
+    }
+
+    pub(crate) fn parse_bytes(bytes: Bytes<'a>) -> Result<Self, Error> {
         bytes.check_envelope()?;
         let header: TraceDbHeader = bytes.read(0)?;
         let region = bytes.check_section(
@@ -155,6 +158,30 @@ impl<'a> TraceDb<'a> {
             });
         }
         self.bytes.read(a.at(index.into()))
+    }
+
+    /// Where trace `index`'s elements lie: `(pStart, element count)`, checked to be whole
+    /// elements inside the file.
+    pub fn line_extent(&self, index: u32) -> Result<(u64, u64), Error> {
+        let h = self.trace_header(index)?;
+        let at = self.layout.traces.at(index.into());
+        let b = &self.bytes;
+        let len = h
+            .p_end
+            .checked_sub(h.p_start)
+            .ok_or_else(|| b.invalid("CTH.pEnd", at + 0x10, "pEnd at or after pStart", h.p_end))?;
+        if len % TraceElem::SIZE as u64 != 0 {
+            return Err(b.invalid(
+                "CTH.pEnd",
+                at + 0x10,
+                "pEnd - pStart a multiple of 0xc",
+                len,
+            ));
+        }
+        if len > 0 {
+            b.check_within(b.payload(), h.p_start, len, "CTH.pStart", at + 8)?;
+        }
+        Ok((h.p_start, len / TraceElem::SIZE as u64))
     }
 
     /// Trace `index`, with its line bounded.

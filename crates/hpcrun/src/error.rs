@@ -58,6 +58,14 @@ pub enum Error {
         /// Where the decoded section ended.
         found: u64,
     },
+    /// The input could not be read (a streamed trace, [`crate::TraceStream`]).
+    #[error("the input could not be read: at byte {offset:#x}: {kind}")]
+    Io {
+        /// How far the input had been read.
+        offset: u64,
+        /// What the operating system said.
+        kind: std::io::ErrorKind,
+    },
     /// Bytes follow the end of the measurement: after a 04.00 footer, or after the last epoch.
     /// hpcrun writes none; [`crate::read_measurement_prefix`] reads the measurement before them.
     #[error(
@@ -81,6 +89,7 @@ impl Error {
             Error::UnsupportedVersion { offset, .. }
             | Error::BadValue { offset, .. }
             | Error::SectionEnd { offset, .. }
+            | Error::Io { offset, .. }
             | Error::TrailingData { offset, .. } => *offset,
         })
     }

@@ -71,8 +71,8 @@ pub use model::*;
 #[cfg(feature = "profile")]
 pub use profile::{ProfileConverter, ProfileError};
 pub use read::{
-    TraceRecords, TraceView, V4View, detect_version, read_measurement, read_measurement_partial,
-    read_measurement_prefix, read_trace,
+    TraceRecords, TraceStream, TraceView, V4View, detect_version, read_measurement,
+    read_measurement_partial, read_measurement_prefix, read_trace,
 };
 pub use text::Text;
 pub use values::NodeValues;

@@ -214,6 +214,18 @@ impl ProfileConverter {
         m: &Measurement,
         files: Option<&ThreadFiles>,
     ) -> Result<ContextId, ModelError> {
+        self.add_with_nodes(m, files).map(|(context, _)| context)
+    }
+
+    /// [`add`](Self::add), and which model node each CCT node id became (what the ids of the
+    /// thread's `.hpctrace` records name): `(id, node)` pairs sorted by id, the placeholders
+    /// left out of the model (the primary root, "no activity") absent. When epochs reuse an id,
+    /// the last epoch's node is kept.
+    pub fn add_with_nodes(
+        &mut self,
+        m: &Measurement,
+        files: Option<&ThreadFiles>,
+    ) -> Result<(ContextId, Vec<(i32, NodeId)>), ModelError> {
         let b = &mut self.builder;
         if !self.name_set
             && let Some(name) = m.header_value("program-name")
@@ -223,10 +235,23 @@ impl ProfileConverter {
         }
         let ids = self.context_ids(m, files)?;
         let context = self.builder.intern_context(Context::new(ids))?;
+        let mut nodes = Vec::new();
         for epoch in 0..m.epochs.len() {
-            self.add_epoch(m, epoch, context)?;
+            let model = self.add_epoch(m, epoch, context)?;
+            nodes.extend(
+                m.epochs[epoch]
+                    .cct
+                    .iter()
+                    .zip(model)
+                    .filter_map(|(n, id)| Some((n.id, id?))),
+            );
         }
-        Ok(context)
+        // Stable: for an id several epochs use, the last one wins after dedup_by_key keeps
+        // the first of each run, so reverse first.
+        nodes.reverse();
+        nodes.sort_by_key(|e| e.0);
+        nodes.dedup_by_key(|e| e.0);
+        Ok((context, nodes))
     }
 
     /// The profile built so far.
@@ -305,7 +330,7 @@ impl ProfileConverter {
         m: &Measurement,
         epoch: usize,
         context: ContextId,
-    ) -> Result<(), ModelError> {
+    ) -> Result<Vec<Option<NodeId>>, ModelError> {
         let e = &m.epochs[epoch];
         let types = self.value_types(e)?;
         let modules = Modules::new(&mut self.builder, e, m.version.is_legacy())?;
@@ -370,7 +395,7 @@ impl ProfileConverter {
                 }
             }
         }
-        Ok(())
+        Ok(model)
     }
 }
 

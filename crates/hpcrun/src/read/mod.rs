@@ -12,7 +12,7 @@ mod epochs;
 mod trace;
 mod v4;
 
-pub use trace::{TraceRecords, TraceView, read_trace};
+pub use trace::{TraceRecords, TraceStream, TraceView, read_trace};
 pub use v4::V4View;
 
 /// The version named by a measurement file's magic.

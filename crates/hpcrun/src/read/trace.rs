@@ -85,10 +85,7 @@ impl<'a> TraceView<'a> {
 
     /// Number of complete records.
     pub fn len(&self) -> usize {
-        match self.records {
-            TraceRecords::Plain(r) => r.len(),
-            TraceRecords::DataCentric(r) => r.len(),
-        }
+        self.records.len()
     }
 
     /// True when there is no complete record.
@@ -98,18 +95,7 @@ impl<'a> TraceView<'a> {
 
     /// Record `i`.
     pub fn get(&self, i: usize) -> Option<TraceRecord> {
-        match self.records {
-            TraceRecords::Plain(r) => r.get(i).map(|r| TraceRecord {
-                time: r.time.get(),
-                ctx: r.ctx.get(),
-                metric: None,
-            }),
-            TraceRecords::DataCentric(r) => r.get(i).map(|r| TraceRecord {
-                time: r.time.get(),
-                ctx: r.ctx.get(),
-                metric: Some(r.metric.get()),
-            }),
-        }
+        self.records.get(i)
     }
 
     /// Every complete record, then the truncation error if the last record was cut short.
@@ -167,4 +153,165 @@ impl<'a> TraceView<'a> {
 /// Reads a trace file into the owned model.
 pub fn read_trace(data: &[u8]) -> Result<Trace, Error> {
     TraceView::parse(data)?.to_model()
+}
+
+/// A trace file read from an [`std::io::Read`] in chunks of records, so that a trace of any
+/// size costs one chunk of memory (64 Ki records); [`TraceView`] is the same over bytes in
+/// memory.
+///
+/// ```
+/// # let bytes = profcodec_hpcrun::write_trace(&profcodec_hpcrun::Trace::default());
+/// let mut trace = profcodec_hpcrun::TraceStream::new(&bytes[..])?;
+/// let mut samples = 0;
+/// while let Some(records) = trace.next_chunk()? {
+///     samples += records.len();
+/// }
+/// assert_eq!(samples, 0);
+/// # Ok::<(), profcodec_hpcrun::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct TraceStream<R> {
+    reader: R,
+    version: TraceVersion,
+    flags: u64,
+    data_centric: bool,
+    buffer: Vec<u8>,
+    /// Offset of the next record.
+    next: u64,
+    /// The bytes of a record cut short at the end of the input, reported after the records
+    /// before it.
+    cut: Option<usize>,
+    done: bool,
+}
+
+/// Records read per chunk.
+const CHUNK_RECORDS: usize = 1 << 16;
+
+impl<R: std::io::Read> TraceStream<R> {
+    /// Reads the header (magic, version, flags) with the checks of [`TraceView::parse`].
+    pub fn new(mut reader: R) -> Result<Self, Error> {
+        let mut head = [0u8; 32];
+        let mut n = fill(&mut reader, &mut head[..24], 0)?;
+        if n == 24 && &head[18..24] == b"01.01b" {
+            n += fill(&mut reader, &mut head[24..32], 24)?;
+        }
+        let view = TraceView::parse(&head[..n])?;
+        Ok(TraceStream {
+            reader,
+            version: view.version,
+            flags: view.flags,
+            data_centric: matches!(view.records, TraceRecords::DataCentric(_)),
+            buffer: Vec::new(),
+            next: view.records_offset,
+            cut: None,
+            done: false,
+        })
+    }
+
+    /// The version.
+    pub fn version(&self) -> TraceVersion {
+        self.version
+    }
+
+    /// Header flags (0 in 01.00).
+    pub fn flags(&self) -> u64 {
+        self.flags
+    }
+
+    /// The next records (at most 64 Ki), `None` at the end of the input; a record cut short at
+    /// the end is [`Error::Truncated`], reported after every complete record before it.
+    pub fn next_chunk(&mut self) -> Result<Option<TraceRecords<'_>>, Error> {
+        let size = if self.data_centric { 16 } else { 12 };
+        if let Some(available) = self.cut.take() {
+            self.done = true;
+            return Err(Error::Truncated(Truncated {
+                offset: self.next,
+                what: "trace record",
+                needed: size as u64,
+                available: available as u64,
+            }));
+        }
+        if self.done {
+            return Ok(None);
+        }
+        self.buffer.resize(CHUNK_RECORDS * size, 0);
+        let n = fill(&mut self.reader, &mut self.buffer, self.next)?;
+        let whole = n / size * size;
+        if n < self.buffer.len() {
+            self.done = true;
+            if whole != n {
+                self.cut = Some(n - whole);
+            }
+        }
+        if whole == 0 {
+            return self.next_chunk();
+        }
+        let body = &self.buffer[..whole];
+        let at = self.next;
+        self.next += whole as u64;
+        let bad = || Error::bad(at, "trace records", "whole records", whole as u64);
+        Ok(Some(if self.data_centric {
+            TraceRecords::DataCentric(
+                <[TraceRecordDcRaw]>::ref_from_bytes(body).map_err(|_| bad())?,
+            )
+        } else {
+            TraceRecords::Plain(<[TraceRecordRaw]>::ref_from_bytes(body).map_err(|_| bad())?)
+        }))
+    }
+}
+
+/// Reads until `buf` is full or the input ends; the number of bytes read (`offset`: where in the
+/// file `buf` starts, for the error).
+fn fill<R: std::io::Read>(reader: &mut R, buf: &mut [u8], offset: u64) -> Result<usize, Error> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Io {
+                    offset: offset + n as u64,
+                    kind: e.kind(),
+                });
+            }
+        }
+    }
+    Ok(n)
+}
+
+impl TraceRecords<'_> {
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        match self {
+            TraceRecords::Plain(r) => r.len(),
+            TraceRecords::DataCentric(r) => r.len(),
+        }
+    }
+
+    /// True when there is no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Record `i`.
+    pub fn get(&self, i: usize) -> Option<TraceRecord> {
+        match self {
+            TraceRecords::Plain(r) => r.get(i).map(|r| TraceRecord {
+                time: r.time.get(),
+                ctx: r.ctx.get(),
+                metric: None,
+            }),
+            TraceRecords::DataCentric(r) => r.get(i).map(|r| TraceRecord {
+                time: r.time.get(),
+                ctx: r.ctx.get(),
+                metric: Some(r.metric.get()),
+            }),
+        }
+    }
+
+    /// Every record (time and ctx; the metric of a data-centric trace).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = TraceRecord> + '_ {
+        (0..self.len()).map(|i| self.get(i).unwrap_or_default())
+    }
 }

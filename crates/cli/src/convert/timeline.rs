@@ -1,19 +1,92 @@
 //! `profcodec convert --to perfetto|chrome`: timelines (EasyProfiler captures, HPCToolkit
-//! trace.db, hpcrun .hpctrace) as traces.
+//! trace.db, hpcrun .hpctrace) as traces, through `profcodec-timeline`.
+
+use std::path::Path;
+
+use profcodec_timeline::{Filter, Format, TimelineWriter};
 
 use crate::Failure;
+use crate::ops::OpError;
 
-use super::ConvertArgs;
+use super::{ConvertArgs, Target};
 
-/// Filters of the timeline conversions.
+/// Filters of the timeline conversions (`--to perfetto`, `--to chrome`).
 #[derive(Debug, clap::Args)]
-pub(crate) struct TimelineArgs {}
+pub(crate) struct TimelineArgs {
+    /// Timelines: keep these threads only (an EasyProfiler thread id or name; the THREAD id of
+    /// an HPCToolkit profile or hpcrun file); repeat or separate with commas.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) thread: Vec<String>,
+    /// Timelines: keep these MPI ranks only (a profile without a rank is rank 0); repeat or
+    /// separate with commas.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) rank: Vec<u64>,
+    /// Timelines: start of the time window, in nanoseconds on the trace's own clock (as `dump`
+    /// prints the timestamps: since the epoch for HPCToolkit and hpcrun, EasyProfiler's time
+    /// after the tick conversion); what spans it begins at it.
+    #[arg(long, value_name = "NS")]
+    pub(crate) from: Option<u64>,
+    /// Timelines: end of the time window, in nanoseconds like --from; what spans it ends at it.
+    #[arg(long, value_name = "NS")]
+    pub(crate) until: Option<u64>,
+    /// Timelines: the deepest nesting kept (1: top-level slices only).
+    #[arg(long, value_name = "LEVELS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) depth: Option<u32>,
+}
 
 /// Runs `convert --to perfetto|chrome`.
 pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
-    let _ = args;
-    Err(Failure {
-        status: 2,
-        message: "timeline conversions are not built yet".to_owned(),
+    let format = match args.to {
+        Target::Chrome => Format::Chrome,
+        _ => Format::Perfetto,
+    };
+    let t = &args.timeline;
+    let mut filter = Filter::new();
+    filter.threads.clone_from(&t.thread);
+    filter.ranks.clone_from(&t.rank);
+    filter.from = t.from;
+    filter.until = t.until;
+    filter.depth = t.depth;
+    if let (Some(from), Some(until)) = (t.from, t.until)
+        && from > until
+    {
+        return Err(Failure {
+            status: 2,
+            message: format!("--from {from} is after --until {until}"),
+        });
+    }
+    let convert = |inputs: &[&Path], out: &mut dyn std::io::Write| -> Result<(), OpError> {
+        let mut writer = TimelineWriter::new(out, format, filter.clone());
+        for input in inputs {
+            writer.add_path(input).map_err(|e| failure(&e))?;
+        }
+        writer.finish().map_err(|e| failure(&e))?;
+        Ok(())
+    };
+    if args.split {
+        let folder = args.output.as_deref().unwrap_or(Path::new("."));
+        for input in &args.inputs {
+            let name = super::split_name(input, args.to);
+            super::write_output(Some(&folder.join(name)), args.force, |out| {
+                convert(&[input], out)
+            })?;
+        }
+        return Ok(());
+    }
+    let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
+    super::write_output(args.output.as_deref(), args.force, |out| {
+        convert(&inputs, out)
     })
+}
+
+/// A conversion error as the CLI reports it: damaged or unreadable input is invalid (exit 1),
+/// an input that is no timeline a usage error (exit 2).
+fn failure(e: &profcodec_timeline::Error) -> OpError {
+    match e {
+        profcodec_timeline::Error::NotATimeline { .. } => OpError::Usage(e.to_string()),
+        profcodec_timeline::Error::Write(io) => {
+            OpError::Io(std::io::Error::new(io.kind(), io.to_string()))
+        }
+        _ => OpError::invalid(e, None),
+    }
 }

@@ -1,0 +1,408 @@
+//! The Perfetto writer: a stream of `TracePacket`s (each one field 1 of the `Trace` message, so
+//! that the concatenation is a `Trace`), one packet sequence per track.
+//!
+//! Per sequence: the first packet clears the incremental state, declares the track and sets the
+//! packet defaults (the track of its events, and timestamps on clock 64); before the first
+//! event a `ClockSnapshot` makes clock 64 an incremental nanosecond clock equal to `BOOTTIME`
+//! at that event, so every event's timestamp is the delta from the previous one (a few bytes
+//! instead of nine). Names, source locations and call paths are interned per sequence: the
+//! first event that uses one carries it in its packet's `InternedData`.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use foldhash::fast::FixedState;
+
+use crate::proto::{self, trace_packet, track_event};
+use crate::sink::{
+    Arg, ArgValue, CallPath, CounterUnit, Location, Name, Sink, Track, TrackId, TrackKind,
+};
+
+/// Perfetto's first sequence-scoped clock id: incremental timestamps use it.
+const INCREMENTAL_CLOCK: u32 = 64;
+/// `ClockSnapshot.Clock.BuiltinClocks.BOOTTIME`, the trace's default clock.
+const BOOTTIME: u32 = 6;
+
+type Map<K, V> = HashMap<K, V, FixedState>;
+
+/// The state of one track's packet sequence.
+#[derive(Default)]
+struct Sequence {
+    id: u32,
+    /// The timestamp of the last packet (`None` before the clock snapshot).
+    last: Option<u64>,
+    names: Map<u64, u64>,
+    arg_names: Map<&'static str, u64>,
+    locations: Map<u64, u64>,
+    frames: Map<u64, u64>,
+    callstacks: Map<u64, u64>,
+    /// The last interning id given (iids start at 1 and are unique per sequence and type; one
+    /// counter serves them all).
+    next_iid: u64,
+}
+
+impl Sequence {
+    fn iid(&mut self) -> u64 {
+        self.next_iid += 1;
+        self.next_iid
+    }
+}
+
+/// Writes Perfetto's protobuf trace format.
+pub(crate) struct PerfettoSink<W> {
+    out: W,
+    sequences: Map<TrackId, Sequence>,
+    next_sequence: u32,
+    buffer: Vec<u8>,
+}
+
+impl<W: Write> PerfettoSink<W> {
+    pub(crate) fn new(out: W) -> Self {
+        PerfettoSink {
+            out,
+            sequences: Map::default(),
+            next_sequence: 0,
+            buffer: Vec::with_capacity(1 << 16),
+        }
+    }
+
+    /// The output (after [`Sink::finish`]).
+    pub(crate) fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn write(&mut self, packet: &proto::TracePacket) -> io::Result<()> {
+        prost::encoding::message::encode(1, packet, &mut self.buffer);
+        if self.buffer.len() >= 1 << 16 {
+            self.out.write_all(&self.buffer)?;
+            self.buffer.clear();
+        }
+        Ok(())
+    }
+
+    fn sequence(&mut self, track: TrackId) -> io::Result<&mut Sequence> {
+        self.sequences.get_mut(&track).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("an event on track {track}, which is not open"),
+            )
+        })
+    }
+
+    /// A packet of `track`'s sequence at `ts`, with its clock snapshot first when it is the
+    /// sequence's first timed packet.
+    fn timed(&mut self, track: TrackId, ts: u64) -> io::Result<proto::TracePacket> {
+        let seq = self.sequence(track)?;
+        let id = seq.id;
+        let delta = match seq.last {
+            Some(last) => ts.checked_sub(last).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("track {track}: time goes back from {last} to {ts}"),
+                )
+            })?,
+            None => {
+                seq.last = Some(ts);
+                let snapshot = proto::TracePacket {
+                    data: Some(trace_packet::Data::ClockSnapshot(proto::ClockSnapshot {
+                        clocks: vec![
+                            proto::clock_snapshot::Clock {
+                                clock_id: Some(BOOTTIME),
+                                timestamp: Some(ts),
+                                ..Default::default()
+                            },
+                            proto::clock_snapshot::Clock {
+                                clock_id: Some(INCREMENTAL_CLOCK),
+                                timestamp: Some(ts),
+                                is_incremental: Some(true),
+                                unit_multiplier_ns: None,
+                            },
+                        ],
+                    })),
+                    ..sequenced(id)
+                };
+                self.write(&snapshot)?;
+                0
+            }
+        };
+        self.sequence(track)?.last = Some(ts);
+        Ok(proto::TracePacket {
+            timestamp: Some(delta),
+            sequence_flags: Some(trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32),
+            ..sequenced(id)
+        })
+    }
+}
+
+/// An empty packet of sequence `id`.
+fn sequenced(id: u32) -> proto::TracePacket {
+    proto::TracePacket {
+        optional_trusted_packet_sequence_id: Some(
+            trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId(id),
+        ),
+        ..Default::default()
+    }
+}
+
+/// The interned name `name` on `seq`, adding it to `interned` the first time.
+fn name_iid(seq: &mut Sequence, interned: &mut Option<proto::InternedData>, name: Name<'_>) -> u64 {
+    if let Some(&iid) = seq.names.get(&name.key) {
+        return iid;
+    }
+    let iid = seq.iid();
+    seq.names.insert(name.key, iid);
+    interned
+        .get_or_insert_with(Default::default)
+        .event_names
+        .push(proto::EventName {
+            iid: Some(iid),
+            name: Some(name.text.to_owned()),
+        });
+    iid
+}
+
+fn annotations(
+    seq: &mut Sequence,
+    interned: &mut Option<proto::InternedData>,
+    args: &[Arg<'_>],
+) -> Vec<proto::DebugAnnotation> {
+    use proto::debug_annotation::{NameField, Value};
+    args.iter()
+        .map(|arg| {
+            let iid = match seq.arg_names.get(arg.name) {
+                Some(&iid) => iid,
+                None => {
+                    let iid = seq.iid();
+                    seq.arg_names.insert(arg.name, iid);
+                    interned
+                        .get_or_insert_with(Default::default)
+                        .debug_annotation_names
+                        .push(proto::DebugAnnotationName {
+                            iid: Some(iid),
+                            name: Some(arg.name.to_owned()),
+                        });
+                    iid
+                }
+            };
+            proto::DebugAnnotation {
+                name_field: Some(NameField::NameIid(iid)),
+                value: Some(match arg.value {
+                    ArgValue::Uint(v) => Value::UintValue(v),
+                    ArgValue::Str(v) => Value::StringValue(v.to_owned()),
+                }),
+                array_values: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+impl<W: Write> Sink for PerfettoSink<W> {
+    fn open(&mut self, track: &Track<'_>) -> io::Result<()> {
+        self.next_sequence = self
+            .next_sequence
+            .checked_add(1)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32 tracks"))?;
+        let id = self.next_sequence;
+        self.sequences.insert(
+            track.id,
+            Sequence {
+                id,
+                ..Sequence::default()
+            },
+        );
+        let mut descriptor = proto::TrackDescriptor {
+            uuid: Some(track.id),
+            parent_uuid: track.parent,
+            static_or_dynamic_name: Some(proto::track_descriptor::StaticOrDynamicName::Name(
+                track.name.to_owned(),
+            )),
+            sibling_order_rank: Some(track.order),
+            ..Default::default()
+        };
+        match track.kind {
+            TrackKind::Process { pid } => {
+                descriptor.process = Some(proto::ProcessDescriptor {
+                    pid: Some(pid as i32),
+                    process_name: Some(track.name.to_owned()),
+                });
+                descriptor.child_ordering =
+                    Some(proto::track_descriptor::ChildTracksOrdering::Explicit as i32);
+            }
+            TrackKind::Thread { pid, tid } => {
+                descriptor.thread = Some(proto::ThreadDescriptor {
+                    pid: Some(pid as i32),
+                    tid: Some(tid),
+                    thread_name: Some(track.name.to_owned()),
+                });
+            }
+            TrackKind::Group { .. } => {
+                descriptor.child_ordering =
+                    Some(proto::track_descriptor::ChildTracksOrdering::Explicit as i32);
+            }
+            TrackKind::Slices => {}
+            TrackKind::Counter { unit } => {
+                descriptor.counter = Some(proto::CounterDescriptor {
+                    unit: Some(match unit {
+                        CounterUnit::Unspecified => {
+                            proto::counter_descriptor::Unit::Unspecified as i32
+                        }
+                    }),
+                    unit_name: None,
+                });
+            }
+        }
+        let packet = proto::TracePacket {
+            data: Some(trace_packet::Data::TrackDescriptor(descriptor)),
+            sequence_flags: Some(trace_packet::SequenceFlags::SeqIncrementalStateCleared as u32),
+            first_packet_on_sequence: Some(true),
+            trace_packet_defaults: Some(proto::TracePacketDefaults {
+                timestamp_clock_id: Some(INCREMENTAL_CLOCK),
+                track_event_defaults: Some(proto::TrackEventDefaults {
+                    track_uuid: Some(track.id),
+                }),
+            }),
+            ..sequenced(id)
+        };
+        self.write(&packet)
+    }
+
+    fn close(&mut self, track: TrackId) -> io::Result<()> {
+        self.sequences.remove(&track);
+        Ok(())
+    }
+
+    fn begin(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        name: Name<'_>,
+        location: Option<Location<'_>>,
+        call_path: Option<CallPath<'_>>,
+        args: &[Arg<'_>],
+    ) -> io::Result<()> {
+        let mut packet = self.timed(track, ts)?;
+        let seq = self.sequence(track)?;
+        let mut interned = None;
+        let name_iid = name_iid(seq, &mut interned, name);
+        let source_location_field = location.map(|l| {
+            let iid = match seq.locations.get(&l.key) {
+                Some(&iid) => iid,
+                None => {
+                    let iid = seq.iid();
+                    seq.locations.insert(l.key, iid);
+                    interned
+                        .get_or_insert_with(Default::default)
+                        .source_locations
+                        .push(proto::SourceLocation {
+                            iid: Some(iid),
+                            file_name: Some(l.file.to_owned()),
+                            function_name: Some(l.function.to_owned()),
+                            line_number: Some(l.line),
+                        });
+                    iid
+                }
+            };
+            track_event::SourceLocationField::SourceLocationIid(iid)
+        });
+        let callstack_field = match call_path {
+            None => None,
+            Some(path) => Some(track_event::CallstackField::CallstackIid(
+                match seq.callstacks.get(&path.key) {
+                    Some(&iid) => iid,
+                    None => {
+                        let mut frame_ids = Vec::with_capacity(path.frames.len());
+                        for frame in path.frames {
+                            let id = match seq.frames.get(&frame.key) {
+                                Some(&id) => id,
+                                None => {
+                                    let function = seq.iid();
+                                    let id = seq.iid();
+                                    seq.frames.insert(frame.key, id);
+                                    let data = interned.get_or_insert_with(Default::default);
+                                    data.function_names.push(proto::InternedString {
+                                        iid: Some(function),
+                                        str: Some(frame.text.as_bytes().to_vec()),
+                                    });
+                                    data.frames.push(proto::Frame {
+                                        iid: Some(id),
+                                        function_name_id: Some(function),
+                                    });
+                                    id
+                                }
+                            };
+                            frame_ids.push(id);
+                        }
+                        let iid = seq.iid();
+                        seq.callstacks.insert(path.key, iid);
+                        interned
+                            .get_or_insert_with(Default::default)
+                            .callstacks
+                            .push(proto::Callstack {
+                                iid: Some(iid),
+                                frame_ids,
+                            });
+                        iid
+                    }
+                },
+            )),
+        };
+        let debug_annotations = annotations(seq, &mut interned, args);
+        packet.interned_data = interned;
+        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+            r#type: Some(track_event::Type::SliceBegin as i32),
+            name_field: Some(track_event::NameField::NameIid(name_iid)),
+            source_location_field,
+            callstack_field,
+            debug_annotations,
+            ..Default::default()
+        }));
+        self.write(&packet)
+    }
+
+    fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
+        let mut packet = self.timed(track, ts)?;
+        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+            r#type: Some(track_event::Type::SliceEnd as i32),
+            ..Default::default()
+        }));
+        self.write(&packet)
+    }
+
+    fn instant(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        name: Name<'_>,
+        args: &[Arg<'_>],
+    ) -> io::Result<()> {
+        let mut packet = self.timed(track, ts)?;
+        let seq = self.sequence(track)?;
+        let mut interned = None;
+        let name_iid = name_iid(seq, &mut interned, name);
+        let debug_annotations = annotations(seq, &mut interned, args);
+        packet.interned_data = interned;
+        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+            r#type: Some(track_event::Type::Instant as i32),
+            name_field: Some(track_event::NameField::NameIid(name_iid)),
+            debug_annotations,
+            ..Default::default()
+        }));
+        self.write(&packet)
+    }
+
+    fn counter(&mut self, track: TrackId, ts: u64, value: f64) -> io::Result<()> {
+        let mut packet = self.timed(track, ts)?;
+        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+            r#type: Some(track_event::Type::Counter as i32),
+            counter_value_field: Some(track_event::CounterValueField::DoubleCounterValue(value)),
+            ..Default::default()
+        }));
+        self.write(&packet)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buffer)?;
+        self.buffer.clear();
+        self.out.flush()
+    }
+}

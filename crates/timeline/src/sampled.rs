@@ -1,0 +1,218 @@
+//! Sampled call paths as nested slices, the way hpcviewer's trace view shows depth: each sample
+//! lasts until the next one; its call path's procedure frames are the levels; consecutive samples
+//! that share a prefix of frames extend the same slices. Shared by the HPCToolkit and hpcrun
+//! conversions, which both name their frames through the profile model.
+
+use std::io;
+
+use profcodec_profile::{FrameId, NodeId, Profile};
+
+use crate::sink::{CallPath, Name, Sink, TrackId};
+use crate::{Filter, Summary};
+
+const NONE: u32 = u32::MAX;
+
+/// The procedure frames of a profile's call tree: for every node, the innermost function-like
+/// node at or above it; for those, their function-like parent, depth and name.
+#[derive(Debug)]
+pub(crate) struct CallPaths {
+    /// Per model node: the innermost function-like node at or above it (`NONE`: none).
+    level_of: Vec<u32>,
+    /// Per model node (meaningful for function-like ones): the function-like parent.
+    parent: Vec<u32>,
+    /// Per model node: the frame's display name, made on first use.
+    names: Vec<Option<Box<str>>>,
+    /// Per model node: its frame (whose id is the name's interning key).
+    frame: Vec<FrameId>,
+}
+
+impl CallPaths {
+    /// The call paths of `profile`'s tree (parents come before children in it).
+    pub(crate) fn new(profile: &Profile) -> CallPaths {
+        let n = profile.nodes().len();
+        let mut level_of = vec![NONE; n];
+        let mut parent = vec![NONE; n];
+        let mut frame = Vec::with_capacity(n);
+        for (id, node) in profile.nodes() {
+            let i = id.index();
+            let above = node.parent.map_or(NONE, |p| level_of[p.index()]);
+            frame.push(node.frame);
+            if profile.frame(node.frame).kind.is_function_like() {
+                level_of[i] = i as u32;
+                parent[i] = above;
+            } else {
+                level_of[i] = above;
+            }
+        }
+        CallPaths {
+            level_of,
+            parent,
+            names: vec![None; n],
+            frame,
+        }
+    }
+
+    /// The procedure frame a sample at `node` is in (`None` above every function).
+    pub(crate) fn level(&self, node: NodeId) -> Option<u32> {
+        let l = *self.level_of.get(node.index())?;
+        (l != NONE).then_some(l)
+    }
+
+    /// Makes the names of `levels` (once per level).
+    fn name_all(&mut self, profile: &Profile, levels: &[u32]) {
+        for &l in levels {
+            let i = l as usize;
+            if self.names[i].is_none() {
+                self.names[i] = Some(profile.frame_label(self.frame[i]).into_boxed_str());
+            }
+        }
+    }
+
+    /// The name of `level` (made by [`name_all`](Self::name_all)).
+    fn name(&self, level: u32) -> Name<'_> {
+        let i = level as usize;
+        Name {
+            key: self.frame[i].index() as u64,
+            text: self.names[i].as_deref().unwrap_or_default(),
+        }
+    }
+}
+
+/// One track's open slices and what it has written.
+#[derive(Debug)]
+pub(crate) struct SampledTrack {
+    track: TrackId,
+    /// The open levels, outermost first (a prefix of the current sample's path).
+    open: Vec<u32>,
+    /// The current sample's path, outermost first (scratch).
+    path: Vec<u32>,
+    /// The level of the last sample seen (`NONE`: idle).
+    current: u32,
+    /// Whether a sample has been seen (the window's start may open slices before the first
+    /// sample inside it).
+    pending: bool,
+    window: (u64, u64),
+    max_depth: usize,
+    pub(crate) summary: Summary,
+}
+
+impl SampledTrack {
+    pub(crate) fn new(track: TrackId, filter: &Filter) -> SampledTrack {
+        SampledTrack {
+            track,
+            open: Vec::new(),
+            path: Vec::new(),
+            current: NONE,
+            pending: false,
+            window: filter.window(),
+            max_depth: filter.max_depth(),
+            summary: Summary::default(),
+        }
+    }
+
+    /// A sample at `ts` in procedure frame `level` (`None`: idle). Samples come in
+    /// non-decreasing time order.
+    #[inline]
+    pub(crate) fn sample<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        paths: &mut CallPaths,
+        profile: &Profile,
+        ts: u64,
+        level: Option<u32>,
+    ) -> io::Result<()> {
+        let level = level.unwrap_or(NONE);
+        if ts < self.window.0 {
+            // Before the window: only the state at its start matters.
+            self.current = level;
+            self.pending = true;
+            return Ok(());
+        }
+        if ts > self.window.1 {
+            return Ok(());
+        }
+        if self.pending {
+            self.pending = false;
+            let (start, held) = (self.window.0, self.current);
+            self.current = NONE;
+            self.switch(sink, paths, profile, start, held)?;
+        }
+        if level == self.current {
+            return Ok(());
+        }
+        self.switch(sink, paths, profile, ts, level)
+    }
+
+    /// Moves the open slices to `level`'s path at `ts`.
+    fn switch<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        paths: &mut CallPaths,
+        profile: &Profile,
+        ts: u64,
+        level: u32,
+    ) -> io::Result<()> {
+        self.current = level;
+        self.path.clear();
+        let mut l = level;
+        while l != NONE {
+            self.path.push(l);
+            l = paths.parent[l as usize];
+        }
+        self.path.reverse();
+        self.path.truncate(self.max_depth);
+        let common = self
+            .open
+            .iter()
+            .zip(&self.path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        while self.open.len() > common {
+            self.open.pop();
+            sink.end(self.track, ts)?;
+        }
+        let deepest = self.path.len();
+        if common == deepest {
+            return Ok(());
+        }
+        paths.name_all(profile, &self.path[common..]);
+        let paths = &*paths;
+        for k in common..deepest - 1 {
+            let l = self.path[k];
+            self.open.push(l);
+            sink.begin(self.track, ts, paths.name(l), None, None, &[])?;
+        }
+        // The innermost slice carries the call path (interned by its innermost frame).
+        let leaf = self.path[deepest - 1];
+        self.open.push(leaf);
+        let frames: Vec<Name<'_>> = self.path.iter().map(|&l| paths.name(l)).collect();
+        let path = CallPath {
+            key: u64::from(leaf),
+            frames: &frames,
+        };
+        sink.begin(self.track, ts, paths.name(leaf), None, Some(path), &[])?;
+        self.summary.slices += (deepest - common) as u64;
+        Ok(())
+    }
+
+    /// Closes every open slice at `end` (the trace's end, cut to the window).
+    pub(crate) fn finish<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        paths: &mut CallPaths,
+        profile: &Profile,
+        end: u64,
+    ) -> io::Result<()> {
+        let end = end.min(self.window.1);
+        if self.pending && end >= self.window.0 {
+            self.pending = false;
+            let held = self.current;
+            self.current = NONE;
+            self.switch(sink, paths, profile, self.window.0, held)?;
+        }
+        while self.open.pop().is_some() {
+            sink.end(self.track, end)?;
+        }
+        Ok(())
+    }
+}

@@ -20,6 +20,7 @@ mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
 mod statprofiler;
+mod timeline;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.
 pub(crate) type TestEnv = Vec<(String, String)>;
@@ -41,6 +42,7 @@ const FORMATS: &[FormatTasks] = &[
     nytprof::TASKS,
     easyprofiler::TASKS,
     statprofiler::TASKS,
+    timeline::TASKS,
 ];
 
 /// Paths of the workspace.

@@ -119,8 +119,8 @@ pub(crate) fn convert<W: Write>(
             .map_err(Error::Write)?;
         summary.tracks += 1;
         blocks(w, &view, &tree, thread, track, &mut summary)?;
-        w.sink.close(track).map_err(Error::Write)?;
         context_switches(w, thread, track, &mut summary)?;
+        w.sink.close(track).map_err(Error::Write)?;
     }
     w.sink.close(process).map_err(Error::Write)?;
     Ok(summary)

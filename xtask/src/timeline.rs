@@ -1,0 +1,95 @@
+//! xtask support for profcodec-timeline: test prerequisites (Perfetto's Python package, whose
+//! `perfetto_trace_pb2` decodes the traces the tests write, from PyPI in a venv under
+//! `target/`) and `cargo xtask bench-peers timeline`, the large trace.db conversion measured as
+//! a whole process.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::{FormatTasks, TestEnv, Workspace, run, succeeds};
+
+pub(crate) const TASKS: FormatTasks = FormatTasks {
+    name: "timeline",
+    prepare,
+    run: run_task,
+};
+
+/// The venv the `perfetto` package is installed into.
+fn venv(ws: &Workspace) -> PathBuf {
+    ws.root.join("target").join("timeline-venv")
+}
+
+/// Installs PyPI's `perfetto` into `target/timeline-venv` when it is not there yet, and returns
+/// `PROFCODEC_PERFETTO_PYTHON` for crates/timeline/tests/corpus.rs.
+pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
+    let venv = venv(ws);
+    let python = venv.join("bin").join("python");
+    let import = "from perfetto.protos.perfetto.trace import perfetto_trace_pb2";
+    if !succeeds(Command::new(&python).args(["-c", import])) {
+        if !python.exists() {
+            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+                .context("creating the perfetto venv (needs python3 with venv)")?;
+        }
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "perfetto",
+        ]))
+        .context("installing perfetto from PyPI")?;
+    }
+    let python = python
+        .to_str()
+        .ok_or_else(|| anyhow!("the venv path is not UTF-8"))?
+        .to_owned();
+    Ok(vec![("PROFCODEC_PERFETTO_PYTHON".to_owned(), python)])
+}
+
+/// `cargo xtask bench-peers timeline [GB]`: writes a synthetic database whose trace.db holds at
+/// least GB gigabytes (default 2) under `target/`, converts it with the release `profcodec
+/// convert --to perfetto` under `/usr/bin/time` (peak memory, wall time), prints the figures and
+/// deletes the files.
+fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
+    if cmd != "bench-peers" {
+        bail!("{cmd} is not implemented for timeline (the generator is gen-hpctoolkit)");
+    }
+    let gb: f64 = args.first().map_or(Ok(2.0), |s| s.parse())?;
+    if !succeeds(Command::new("/usr/bin/time").arg("true")) {
+        crate::apt_install(&["time"])?;
+    }
+    let dir = ws.target().join("timeline-bench");
+    let db = dir.join("big.d");
+    let out = dir.join("big.perfetto-trace");
+    let _ = std::fs::remove_dir_all(&dir);
+    // 64 profiles of N samples each; runs of 16 samples on average in one calling context.
+    let profiles = 64u64;
+    let elems = ((gb * 1e9) / 12.0 / profiles as f64).ceil() as u64;
+    let mut gen = ws.cargo(&["run", "--release", "--quiet", "-p", "xtask", "--", "gen-hpctoolkit"]);
+    gen.args(["--profiles", &profiles.to_string(), "--contexts", "2000", "--trace-elems"])
+        .arg(elems.to_string())
+        .args(["--trace-run", "16"])
+        .arg(&db);
+    run(&mut gen)?;
+    run(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "profcodec-cli"]))?;
+    let input = std::fs::metadata(db.join("trace.db"))?.len();
+    let profcodec = ws.target().join("release").join("profcodec");
+    let mut convert = Command::new("/usr/bin/time");
+    convert
+        .args(["-f", "%e s wall, %M KiB peak resident"])
+        .arg(&profcodec)
+        .args(["convert", "--to", "perfetto", "--force", "-o"])
+        .arg(&out)
+        .arg(&db);
+    run(&mut convert)?;
+    let output = std::fs::metadata(&out)?.len();
+    eprintln!(
+        "xtask: trace.db {input} bytes ({:.2} GB) -> Perfetto trace {output} bytes",
+        input as f64 / 1e9
+    );
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}

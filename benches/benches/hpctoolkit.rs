@@ -36,6 +36,7 @@ const SYNTHETIC: SyntheticConfig = SyntheticConfig {
     contexts: 400_000,
     metrics: 2,
     trace_elems: 2_000_000,
+    trace_run: 1,
     samples: 200_000,
     seed: 11,
 };

@@ -42,6 +42,7 @@ fn profile_db(c: &mut Criterion) {
         contexts: 400_000,
         metrics: 2,
         trace_elems: 0,
+        trace_run: 1,
         samples: 200_000,
         seed: 3,
     };
@@ -138,6 +139,7 @@ fn transposition(c: &mut Criterion) {
         contexts: 200_000,
         metrics: 1,
         trace_elems: 0,
+        trace_run: 1,
         samples: 60_000,
         seed: 11,
     };

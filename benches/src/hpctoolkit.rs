@@ -20,7 +20,8 @@ pub fn generate(dir: &Path, config: SyntheticConfig) -> io::Result<SyntheticSize
 }
 
 /// The configuration of `cargo xtask gen-hpctoolkit` from its arguments
-/// (`--profiles N --contexts M --metrics K --trace-elems T [--samples S] [--seed X]`).
+/// (`--profiles N --contexts M --metrics K --trace-elems T [--trace-run R] [--samples S]
+/// [--seed X]`).
 pub fn parse_args(args: &[String]) -> Result<(SyntheticConfig, &Path), String> {
     let mut config = SyntheticConfig::default();
     let mut out = None;
@@ -40,6 +41,7 @@ pub fn parse_args(args: &[String]) -> Result<(SyntheticConfig, &Path), String> {
                 config.metrics = u16::try_from(value()?).map_err(|_| format!("{arg}: too large"))?
             }
             "--trace-elems" => config.trace_elems = value()?,
+            "--trace-run" => config.trace_run = narrow(value()?)?,
             "--samples" => config.samples = narrow(value()?)?,
             "--seed" => config.seed = value()?,
             _ if !arg.starts_with("--") && out.is_none() => out = Some(Path::new(arg)),

@@ -47,7 +47,7 @@ fn prepare(ws: &Workspace) -> Result<TestEnv> {
 }
 
 /// `cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K --trace-elems T OUT_DIR`
-/// (also `--samples S`, `--seed X`).
+/// (also `--trace-run R`, the mean run of samples in one context; `--samples S`, `--seed X`).
 fn run_task(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     if cmd != "gen" {
         bail!("{cmd} is not implemented for hpctoolkit");
@@ -55,7 +55,7 @@ fn run_task(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     let (config, out) = profcodec_benches::hpctoolkit::parse_args(args).map_err(|e| {
         anyhow!(
             "{e}\nusage: cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K \
-             --trace-elems T [--samples S] [--seed X] OUT_DIR"
+             --trace-elems T [--trace-run R] [--samples S] [--seed X] OUT_DIR"
         )
     })?;
     let started = std::time::Instant::now();

@@ -68,12 +68,21 @@ fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     // 64 profiles of N samples each; runs of 16 samples on average in one calling context.
     let profiles = 64u64;
     let elems = ((gb * 1e9) / 12.0 / profiles as f64).ceil() as u64;
-    let mut gen = ws.cargo(&["run", "--release", "--quiet", "-p", "xtask", "--", "gen-hpctoolkit"]);
-    gen.args(["--profiles", &profiles.to_string(), "--contexts", "2000", "--trace-elems"])
-        .arg(elems.to_string())
-        .args(["--trace-run", "16"])
-        .arg(&db);
-    run(&mut gen)?;
+    let config = profcodec_benches::hpctoolkit::SyntheticConfig {
+        profiles: profiles as u32,
+        contexts: 2000,
+        trace_elems: elems,
+        trace_run: 16,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    profcodec_benches::hpctoolkit::generate(&db, config)
+        .with_context(|| format!("writing {}", db.display()))?;
+    eprintln!(
+        "xtask: generated {} in {:.1?}",
+        db.display(),
+        started.elapsed()
+    );
     run(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "profcodec-cli"]))?;
     let input = std::fs::metadata(db.join("trace.db"))?.len();
     let profcodec = ws.target().join("release").join("profcodec");

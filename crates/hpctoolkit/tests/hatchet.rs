@@ -109,6 +109,7 @@ fn hatchet_reads_what_profcodec_writes() {
         contexts: 300,
         metrics: 2,
         trace_elems: 50,
+        trace_run: 1,
         samples: 0,
         seed: 7,
     };

@@ -278,6 +278,7 @@ fn summary_only_memory_does_not_grow_with_profiles() {
             contexts: 2000,
             metrics: 2,
             trace_elems: 0,
+            trace_run: 1,
             samples: 0,
             seed: 3,
         };

@@ -232,6 +232,7 @@ fn transposition_of_many_metrics_matches() {
         contexts: 30,
         metrics: 25,
         trace_elems: 0,
+        trace_run: 1,
         samples: 0,
         seed: 9,
     };
@@ -259,6 +260,7 @@ fn transposition_of_damaged_input_never_panics() {
         contexts: 40,
         metrics: 2,
         trace_elems: 0,
+        trace_run: 1,
         samples: 0,
         seed: 5,
     };
@@ -285,6 +287,7 @@ fn config() -> impl Strategy<Value = SyntheticConfig> {
             contexts,
             metrics,
             trace_elems,
+            trace_run: 1,
             samples,
             seed,
         },

@@ -26,6 +26,10 @@ pub struct SyntheticConfig {
     pub metrics: u16,
     /// Elements of each profile's trace line (0: no trace.db).
     pub trace_elems: u64,
+    /// The mean run of consecutive trace elements in one context: each element keeps the
+    /// previous element's context with probability `1 - 1/trace_run` (1: every element draws a
+    /// new one), as real traces stay in a calling context for several samples.
+    pub trace_run: u32,
     /// Samples per profile: leaf contexts that get a value, with all their ancestors. 0 means
     /// one per four contexts.
     pub samples: u32,
@@ -40,6 +44,7 @@ impl Default for SyntheticConfig {
             contexts: 64,
             metrics: 1,
             trace_elems: 16,
+            trace_run: 1,
             samples: 0,
             seed: 1,
         }
@@ -314,16 +319,23 @@ impl Synthetic {
         let mut rng = SplitMix(self.config.seed ^ (u64::from(prof_index) << 40) ^ 0x7ace);
         let mut t = T0 + u64::from(prof_index) * 1000;
         let mut idle = false;
+        let mut previous = 0;
         (0..self.config.trace_elems)
             .map(|_| {
                 t += 1000 + rng.below(100_000);
+                let stay = self.config.trace_run > 1
+                    && previous != 0
+                    && rng.below(self.config.trace_run.into()) != 0;
                 // ctxId 0 (not running) now and then, never twice in a row (FORMATS.md).
-                let ctx_id = if !idle && rng.below(20) == 0 || self.leaves.is_empty() {
+                let ctx_id = if stay {
+                    previous
+                } else if !idle && rng.below(20) == 0 || self.leaves.is_empty() {
                     0
                 } else {
                     self.leaves[rng.below(self.leaves.len() as u64) as usize]
                 };
                 idle = ctx_id == 0;
+                previous = ctx_id;
                 TraceElement {
                     timestamp: t,
                     ctx_id,

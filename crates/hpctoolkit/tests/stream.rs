@@ -23,8 +23,11 @@ fn databases() -> Vec<PathBuf> {
     dirs
 }
 
+/// Each line's profIndex and (timestamp, ctxId) elements.
+type Lines = Vec<(u32, Vec<(u64, u32)>)>;
+
 /// Every element of every line, streamed.
-fn streamed(bytes: &[u8]) -> Result<Vec<(u32, Vec<(u64, u32)>)>, Error> {
+fn streamed(bytes: &[u8]) -> Result<Lines, Error> {
     let mut reader = TraceReader::new(Cursor::new(bytes))?;
     let mut out = Vec::new();
     for i in 0..reader.view().trace_count() {
@@ -45,7 +48,7 @@ fn streamed_lines_equal_the_whole_file_view() {
     for dir in dbs {
         let bytes = std::fs::read(dir.join("trace.db")).expect("trace.db");
         let whole = TraceDb::parse(&bytes).expect("parses");
-        let expected: Vec<(u32, Vec<(u64, u32)>)> = whole
+        let expected: Lines = whole
             .traces()
             .map(|t| {
                 let t = t.expect("trace");

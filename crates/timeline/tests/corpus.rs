@@ -235,7 +235,7 @@ fn easyprofiler_captures_one_slice_per_block() {
             if s["file"].is_string() {
                 assert!(
                     tree.descriptors().flatten().any(|d| {
-                        d.descriptor.file.to_string() == s["file"].as_str().unwrap()
+                        d.descriptor.file.as_bytes() == s["file"].as_str().unwrap().as_bytes()
                             && i64::from(d.descriptor.line) == s["line"].as_i64().unwrap()
                     }),
                     "{name}: {s}"

@@ -13,6 +13,8 @@
 //!   value less the children's), its stack from the root, its weight the value. speedscope's
 //!   units are nanoseconds, microseconds, milliseconds, seconds and bytes; ticks with a known
 //!   rate are written as nanoseconds, other units as `none`.
+//! - A profile without a call tree (flat per-function values only) gives one sample per
+//!   function, its stack that function alone.
 //! - **Frames** (`shared.frames`): one per frame of the profile that a profile uses, named by
 //!   its label with its file and line where known. They are written after the profiles, so
 //!   that the output streams.
@@ -41,6 +43,7 @@ pub fn write_speedscope(
         out: TextOut::new(out),
         parents: values::parents(profile),
         node_frames: profile.nodes().map(|(_, n)| n.frame).collect(),
+        frame_ids: profile.frames().map(|(id, _)| id).collect(),
         frame_index: vec![u32::MAX; profile.frames().len()],
         frames: Vec::new(),
         profiles: 0,
@@ -67,9 +70,10 @@ pub fn write_speedscope(
         if !spans.is_empty() {
             w.evented(context, spans, &depths)?;
         } else {
-            let samples = samples.take(profile, context);
-            if !samples.is_empty() {
-                w.sampled(context, &samples, profile.value_type(value_type).unit)?;
+            let flat = samples.flat;
+            let taken = samples.take(profile, context);
+            if !taken.is_empty() {
+                w.sampled(context, &taken, flat, profile.value_type(value_type).unit)?;
             }
         }
     }
@@ -115,6 +119,8 @@ fn chosen_contexts(profile: &Profile) -> Vec<ContextId> {
 struct Samples {
     value_type: ValueTypeId,
     has_self: bool,
+    /// Whether the samples are flat: (frame, value) pairs of a profile without a call tree.
+    flat: bool,
     by_context: Vec<Vec<(u32, f64)>>,
 }
 
@@ -122,7 +128,18 @@ impl Samples {
     fn new(profile: &Profile, value_type: ValueTypeId) -> Samples {
         let has_self = profile.value_type(value_type).measured.has_self();
         let mut by_context: Vec<Vec<(u32, f64)>> = vec![Vec::new(); profile.contexts().len()];
-        if has_self {
+        let flat = profile.nodes().len() == 0;
+        if flat {
+            for v in profile.flat_values() {
+                if v.value_type == value_type
+                    && profile.frame(v.frame).kind.is_function_like()
+                    && let Some(x) = v.self_value
+                    && x > 0.0
+                {
+                    by_context[v.context.index()].push((v.frame.index() as u32, x));
+                }
+            }
+        } else if has_self {
             for v in profile.node_values() {
                 if v.value_type == value_type
                     && let Some(x) = v.self_value
@@ -137,7 +154,8 @@ impl Samples {
         }
         Samples {
             value_type,
-            has_self,
+            has_self: has_self || flat,
+            flat,
             by_context,
         }
     }
@@ -194,6 +212,8 @@ struct Writer<'p, W: Write> {
     parents: Vec<u32>,
     /// Each node's frame.
     node_frames: Vec<FrameId>,
+    /// Every frame's id, by index.
+    frame_ids: Vec<FrameId>,
     /// Per frame of the profile, its index in `shared.frames`, `u32::MAX` until used.
     frame_index: Vec<u32>,
     /// The frames of `shared.frames`, in order.
@@ -204,7 +224,10 @@ struct Writer<'p, W: Write> {
 
 impl<W: Write> Writer<'_, W> {
     fn frame(&mut self, node: u32) -> u32 {
-        let frame = self.node_frames[node as usize];
+        self.frame_of(self.node_frames[node as usize])
+    }
+
+    fn frame_of(&mut self, frame: FrameId) -> u32 {
         let index = &mut self.frame_index[frame.index()];
         if *index == u32::MAX {
             *index = self.frames.len() as u32;
@@ -231,6 +254,7 @@ impl<W: Write> Writer<'_, W> {
         &mut self,
         context: ContextId,
         samples: &[(u32, f64)],
+        flat: bool,
         unit: Unit,
     ) -> Result<(), ExportError> {
         let (unit, factor) = speedscope_unit(Some(unit));
@@ -243,6 +267,14 @@ impl<W: Write> Writer<'_, W> {
         for (i, &(node, _)) in samples.iter().enumerate() {
             if i > 0 {
                 self.out.byte(b',');
+            }
+            if flat {
+                let frame = self.frame_ids[node as usize];
+                let f = self.frame_of(frame);
+                self.out.byte(b'[');
+                self.out.uint(u64::from(f));
+                self.out.byte(b']');
+                continue;
             }
             stack.clear();
             let mut n = node;

@@ -207,7 +207,10 @@ fn callgrind_events(text: &str) -> Vec<(String, String, String)> {
 
 /// `callgrind_annotate`'s program totals, by event.
 fn annotate_totals(file: &Path) -> Vec<i64> {
-    let out = Command::new("callgrind_annotate").arg(file).output().unwrap();
+    let out = Command::new("callgrind_annotate")
+        .arg(file)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}: {}",
@@ -240,7 +243,11 @@ fn top_total(input: &Path, metric: &str) -> (f64, String) {
         .arg(input)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     let total = rows.iter().map(|r| r["self"].as_f64().unwrap()).sum();
@@ -350,7 +357,11 @@ fn annotate_inclusive(file: &Path) -> HashMap<String, i64> {
         .current_dir("/")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let mut rows = HashMap::new();
     let table = text.split("file:function").nth(1).unwrap();
@@ -418,10 +429,12 @@ fn every_input_validates_against_speedscopes_schema() {
         std::fs::write(&file, json).unwrap();
         files.push(file);
     }
-    let (Some(speedscope), Some(node_path)) =
-        (speedscope, std::env::var_os("PROFCODEC_NODE_PATH"))
+    let (Some(speedscope), Some(node_path)) = (speedscope, std::env::var_os("PROFCODEC_NODE_PATH"))
     else {
-        assert!(!under_xtask(), "PROFCODEC_NODE_PATH is unset under the xtask");
+        assert!(
+            !under_xtask(),
+            "PROFCODEC_NODE_PATH is unset under the xtask"
+        );
         return;
     };
     let out = Command::new("node")
@@ -442,7 +455,10 @@ fn every_input_validates_against_speedscopes_schema() {
 #[test]
 fn speedscope_renders_an_evented_and_a_sampled_export() {
     let Some(speedscope) = profcodec_common::speedscope::Speedscope::from_env() else {
-        assert!(!under_xtask(), "PROFCODEC_SPEEDSCOPE is unset under the xtask");
+        assert!(
+            !under_xtask(),
+            "PROFCODEC_SPEEDSCOPE is unset under the xtask"
+        );
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -468,7 +484,11 @@ fn speedscope_renders_an_evented_and_a_sampled_export() {
         );
         // A page with a flame chart drawn is far from a blank PNG of a few hundred bytes.
         let png = std::fs::metadata(&rendered.screenshot).unwrap().len();
-        assert!(png > 8_000, "{}: screenshot of {png} bytes", input.display());
+        assert!(
+            png > 8_000,
+            "{}: screenshot of {png} bytes",
+            input.display()
+        );
     }
 }
 
@@ -493,7 +513,11 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
             cmd.arg("--force");
         }
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let again = profcodec()
         .args(["convert", "--to", "folded", "-o"])
@@ -501,7 +525,11 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
         .arg(&input)
         .output()
         .unwrap();
-    assert_eq!(again.status.code(), Some(2), "an existing output needs --force");
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing output needs --force"
+    );
     assert_eq!(
         std::fs::read(&target).unwrap(),
         convert("folded", &input, &[])
@@ -514,7 +542,11 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
         .args([&input, &testdata("easyprofiler/small_v210.prof")])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut names: Vec<String> = std::fs::read_dir(&folder)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

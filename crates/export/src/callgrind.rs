@@ -213,7 +213,8 @@ impl Costs {
         let next = self.own.len() as u32;
         let slot = *self.own.entry((function, line)).or_insert(next);
         if slot == next {
-            self.own_costs.resize(self.own_costs.len() + self.events, 0.0);
+            self.own_costs
+                .resize(self.own_costs.len() + self.events, 0.0);
         }
         slot
     }
@@ -236,12 +237,12 @@ impl Costs {
         // The function-like frame owning each node, in one sweep from the roots.
         let mut owner: Vec<FrameId> = Vec::with_capacity(parents.len());
         for (i, (_, node)) in profile.nodes().enumerate() {
-            let own = if profile.frame(node.frame).kind.is_function_like() || parents[i] == NO_PARENT
-            {
-                node.frame
-            } else {
-                owner[parents[i] as usize]
-            };
+            let own =
+                if profile.frame(node.frame).kind.is_function_like() || parents[i] == NO_PARENT {
+                    node.frame
+                } else {
+                    owner[parents[i] as usize]
+                };
             owner.push(own);
         }
         let mut own_slots = Vec::with_capacity(parents.len());
@@ -279,9 +280,7 @@ impl Costs {
         for (i, &slot) in call_slots.iter().enumerate() {
             if slot != u32::MAX {
                 // A call that the profile did not count happened at least once.
-                let count = counts
-                    .as_ref()
-                    .map_or(1.0, |c| c.self_values[i].max(1.0));
+                let count = counts.as_ref().map_or(1.0, |c| c.self_values[i].max(1.0));
                 self.call_counts[slot as usize] += count;
             }
         }
@@ -312,10 +311,7 @@ impl Costs {
             let edge = profile.call_edge(v.edge);
             let key = CallKey {
                 caller: edge.caller,
-                line: edge
-                    .site
-                    .and_then(|s| profile.frame(s).line)
-                    .unwrap_or(0),
+                line: edge.site.and_then(|s| profile.frame(s).line).unwrap_or(0),
                 callee: edge.callee,
             };
             if Some(v.value_type) == calls {

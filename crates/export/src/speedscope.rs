@@ -64,7 +64,11 @@ pub fn write_speedscope(
         }
     }
     let mut samples = Samples::new(profile, value_type);
-    let depths = if evented { depths(&w.parents) } else { Vec::new() };
+    let depths = if evented {
+        depths(&w.parents)
+    } else {
+        Vec::new()
+    };
     for context in contexts {
         let spans = std::mem::take(&mut spans_of[context.index()]);
         if !spans.is_empty() {
@@ -316,15 +320,14 @@ impl<W: Write> Writer<'_, W> {
         // Outer spans first among those starting together.
         spans.sort_unstable_by_key(|&i| {
             let s = &all[i as usize];
-            (
-                s.begin,
-                std::cmp::Reverse(s.end),
-                depths[s.node.index()],
-                i,
-            )
+            (s.begin, std::cmp::Reverse(s.end), depths[s.node.index()], i)
         });
         let start = all[spans[0] as usize].begin;
-        let end = spans.iter().map(|&i| all[i as usize].end).max().unwrap_or(start);
+        let end = spans
+            .iter()
+            .map(|&i| all[i as usize].end)
+            .max()
+            .unwrap_or(start);
         self.begin_profile("evented", context, unit);
         // Times are written from the first begin, so that nanosecond clocks keep every digit.
         self.out.str(",\"startValue\":0,\"endValue\":");

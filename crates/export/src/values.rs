@@ -11,18 +11,16 @@ pub(crate) fn value_type(
 ) -> Result<ValueTypeId, ExportError> {
     match options.metric.as_deref() {
         None => profile.default_value_type().ok_or(ExportError::NoValues),
-        Some(name) => {
-            profile
-                .value_type_by_name(name)
-                .ok_or_else(|| ExportError::UnknownMetric {
-                    name: name.to_owned(),
-                    known: profile
-                        .value_types()
-                        .map(|(id, _)| profile.value_type_name(id))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
-        }
+        Some(name) => profile
+            .value_type_by_name(name)
+            .ok_or_else(|| ExportError::UnknownMetric {
+                name: name.to_owned(),
+                known: profile
+                    .value_types()
+                    .map(|(id, _)| profile.value_type_name(id))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
     }
 }
 

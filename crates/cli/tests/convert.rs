@@ -223,8 +223,7 @@ fn annotate_totals(file: &Path) -> Vec<i64> {
         .find(|l| l.contains("PROGRAM TOTALS"))
         .unwrap_or_else(|| panic!("{}: no program totals:\n{text}", file.display()));
     let mut totals = Vec::new();
-    let mut words = line.split_whitespace().peekable();
-    while let Some(w) = words.next() {
+    for w in line.split_whitespace() {
         if w == "PROGRAM" {
             break;
         }

@@ -56,9 +56,9 @@ pub fn write_callgrind(
     }
     let mut costs = Costs::new(events.len());
     if has_edges {
-        costs.from_edges(profile, &events);
+        costs.add_edges(profile, &events);
     } else {
-        costs.from_tree(profile, &events);
+        costs.add_tree(profile, &events);
     }
     let mut out = TextOut::new(out);
     write_header(profile, &events, &mut out);
@@ -230,7 +230,7 @@ impl Costs {
         slot
     }
 
-    fn from_tree(&mut self, profile: &Profile, events: &[Event]) {
+    fn add_tree(&mut self, profile: &Profile, events: &[Event]) {
         let parents = values::parents(profile);
         let frames: Vec<FrameId> = profile.nodes().map(|(_, n)| n.frame).collect();
         let line = |f: FrameId| profile.frame(f).line.unwrap_or(0);
@@ -286,7 +286,7 @@ impl Costs {
         }
     }
 
-    fn from_edges(&mut self, profile: &Profile, events: &[Event]) {
+    fn add_edges(&mut self, profile: &Profile, events: &[Event]) {
         let selected = profile
             .selected_contexts(&ContextFilter::Whole)
             .unwrap_or_default();

@@ -63,7 +63,7 @@ pub fn write_callgrind(
     let mut out = TextOut::new(out);
     write_header(profile, &events, &mut out);
     let totals = costs.write(profile, &events, &mut out)?;
-    out.str("\ntotals:");
+    out.str("totals:");
     for t in totals {
         out.byte(b' ');
         out.int(t);

@@ -317,10 +317,17 @@ impl<W: Write> Writer<'_, W> {
     ) -> Result<(), ExportError> {
         let all = self.profile.spans();
         let (unit, factor) = speedscope_unit(self.profile.span_unit());
-        // Outer spans first among those starting together.
+        // Among spans starting together: those lasting no time first (an instant where one span
+        // ends and the next begins stays in the span that ends there), then outer spans first.
         spans.sort_unstable_by_key(|&i| {
             let s = &all[i as usize];
-            (s.begin, std::cmp::Reverse(s.end), depths[s.node.index()], i)
+            (
+                s.begin,
+                s.end > s.begin,
+                std::cmp::Reverse(s.end),
+                depths[s.node.index()],
+                i,
+            )
         });
         let start = all[spans[0] as usize].begin;
         let end = spans

@@ -412,12 +412,17 @@ impl Costs {
 }
 
 /// Callgrind's name compression: a name is written as `(id) name` the first time, `(id)`
-/// after; files, functions and objects have separate ids.
+/// after; files, functions and objects have separate ids. Each frame's three ids are found
+/// once.
 struct Compressed<'p> {
     profile: &'p Profile,
     files: HashMap<String, u32>,
     functions: HashMap<String, u32>,
     objects: HashMap<String, u32>,
+    /// Per frame, its (object, file, function) ids once known.
+    ids: Vec<Option<[u32; 3]>>,
+    /// Per table (objects, files, functions), how many ids were written out in full.
+    written: [Vec<bool>; 3],
     has_modules: bool,
 }
 
@@ -428,56 +433,85 @@ impl<'p> Compressed<'p> {
             files: HashMap::new(),
             functions: HashMap::new(),
             objects: HashMap::new(),
+            ids: vec![None; profile.frames().len()],
+            written: [Vec::new(), Vec::new(), Vec::new()],
             has_modules: profile.frames().any(|(_, f)| f.module.is_some()),
         }
     }
 
-    fn name<W: Write>(table: &mut HashMap<String, u32>, name: &str, out: &mut TextOut<W>) {
+    fn intern(table: &mut HashMap<String, u32>, name: &str) -> u32 {
         let name = one_line(name);
         if let Some(&id) = table.get(name.as_ref()) {
-            out.byte(b'(');
-            out.uint(u64::from(id));
-            out.byte(b')');
-        } else {
-            let id = table.len() as u32 + 1;
-            table.insert(name.clone().into_owned(), id);
-            out.byte(b'(');
-            out.uint(u64::from(id));
-            out.str(") ");
-            out.str(&name);
+            return id;
+        }
+        let id = table.len() as u32 + 1;
+        table.insert(name.into_owned(), id);
+        id
+    }
+
+    fn ids(&mut self, frame: FrameId) -> [u32; 3] {
+        if let Some(ids) = self.ids[frame.index()] {
+            return ids;
+        }
+        let f = self.profile.frame(frame);
+        let s = |id: Option<profcodec_profile::StringId>| id.map(|id| self.profile.string(id));
+        let module = s(f.module).unwrap_or("???");
+        let file = s(f.file).or(s(f.module)).unwrap_or("???");
+        let ids = [
+            Self::intern(&mut self.objects, module),
+            Self::intern(&mut self.files, file),
+            Self::intern(&mut self.functions, &self.profile.frame_label(frame)),
+        ];
+        self.ids[frame.index()] = Some(ids);
+        ids
+    }
+
+    /// Writes `(id)`, with the name the first time.
+    fn write<W: Write>(&mut self, table: usize, id: u32, frame: FrameId, out: &mut TextOut<W>) {
+        out.byte(b'(');
+        out.uint(u64::from(id));
+        out.byte(b')');
+        let written = &mut self.written[table];
+        let i = id as usize;
+        if written.len() <= i {
+            written.resize(i + 1, false);
+        }
+        if !written[i] {
+            written[i] = true;
+            let f = self.profile.frame(frame);
+            let s = |id: Option<profcodec_profile::StringId>| id.map(|id| self.profile.string(id));
+            let name: std::borrow::Cow<'_, str> = match table {
+                0 => s(f.module).unwrap_or("???").into(),
+                1 => s(f.file).or(s(f.module)).unwrap_or("???").into(),
+                _ => self.profile.frame_label(frame).into(),
+            };
+            out.byte(b' ');
+            out.str(&one_line(&name));
         }
         out.byte(b'\n');
     }
 
-    fn parts(&self, frame: FrameId) -> (String, String, String) {
-        let f = self.profile.frame(frame);
-        let s = |id: Option<profcodec_profile::StringId>| id.map(|id| self.profile.string(id));
-        let module = s(f.module).unwrap_or("???").to_owned();
-        let file = s(f.file).or(s(f.module)).unwrap_or("???").to_owned();
-        (module, file, self.profile.frame_label(frame))
-    }
-
     fn function<W: Write>(&mut self, frame: FrameId, out: &mut TextOut<W>) {
-        let (module, file, name) = self.parts(frame);
+        let [object, file, function] = self.ids(frame);
         if self.has_modules {
             out.str("ob=");
-            Self::name(&mut self.objects, &module, out);
+            self.write(0, object, frame, out);
         }
         out.str("fl=");
-        Self::name(&mut self.files, &file, out);
+        self.write(1, file, frame, out);
         out.str("fn=");
-        Self::name(&mut self.functions, &name, out);
+        self.write(2, function, frame, out);
     }
 
     fn callee<W: Write>(&mut self, frame: FrameId, out: &mut TextOut<W>) {
-        let (module, file, name) = self.parts(frame);
+        let [object, file, function] = self.ids(frame);
         if self.has_modules {
             out.str("cob=");
-            Self::name(&mut self.objects, &module, out);
+            self.write(0, object, frame, out);
         }
         out.str("cfl=");
-        Self::name(&mut self.files, &file, out);
+        self.write(1, file, frame, out);
         out.str("cfn=");
-        Self::name(&mut self.functions, &name, out);
+        self.write(2, function, frame, out);
     }
 }

@@ -173,11 +173,15 @@ impl<'p> Names<'p> {
             Some(namer) => namer(&label).into(),
             None => sanitize(&label).into(),
         };
-        let next = self.names.len() as u32;
-        let id = *self.index.entry(name.clone()).or_insert_with(|| {
-            self.names.push(name);
-            next
-        });
+        let id = match self.index.get(&name) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(name.clone());
+                self.index.insert(name, id);
+                id
+            }
+        };
         self.of_frame[frame.index()] = id;
         id
     }

@@ -319,16 +319,24 @@ impl<W: Write> Writer<'_, W> {
         let (unit, factor) = speedscope_unit(self.profile.span_unit());
         // Among spans starting together: those lasting no time first (an instant where one span
         // ends and the next begins stays in the span that ends there), then outer spans first.
-        spans.sort_unstable_by_key(|&i| {
-            let s = &all[i as usize];
-            (
-                s.begin,
-                s.end > s.begin,
-                std::cmp::Reverse(s.end),
-                depths[s.node.index()],
-                i,
-            )
-        });
+        let mut keyed: Vec<(u64, bool, std::cmp::Reverse<u64>, u32, u32)> = spans
+            .iter()
+            .map(|&i| {
+                let s = &all[i as usize];
+                (
+                    s.begin,
+                    s.end > s.begin,
+                    std::cmp::Reverse(s.end),
+                    depths[s.node.index()],
+                    i,
+                )
+            })
+            .collect();
+        keyed.sort_unstable();
+        for (slot, key) in spans.iter_mut().zip(&keyed) {
+            *slot = key.4;
+        }
+        drop(keyed);
         let start = all[spans[0] as usize].begin;
         let end = spans
             .iter()

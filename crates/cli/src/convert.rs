@@ -43,8 +43,9 @@ pub(crate) struct ConvertArgs {
     /// Replace an existing output whole.
     #[arg(long)]
     pub(crate) force: bool,
-    /// The value type (metric) of single-value outputs (folded); by default the format's main
-    /// time metric.
+    /// The metric (value type) written: folded stacks and speedscope's sampled profiles carry
+    /// one, by default the format's main time metric; callgrind writes every metric unless this
+    /// names one.
     #[arg(long)]
     pub(crate) metric: Option<String>,
     /// Timeline filters (perfetto, chrome).

@@ -184,8 +184,8 @@ fn profile_with(
 ) -> Result<profcodec_profile::Profile, OpError> {
     codec.profile(input).map_err(|e| match e {
         OpError::Unsupported { .. } => OpError::Usage(
-            "top and diff read the format-neutral profile model, and this build does not \
-             convert this format into it yet (info, validate, dump and rewrite read it)"
+            "top, diff and convert read the format-neutral profile model, and this build does \
+             not convert this format into it yet (info, validate, dump and rewrite read it)"
                 .to_owned(),
         ),
         other => other,

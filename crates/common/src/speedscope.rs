@@ -11,7 +11,8 @@
 //! [`Speedscope::load`] serves the app and the profile on 127.0.0.1 from a thread of the test,
 //! opens `index.html#profileURL=...` in headless Chromium (software WebGL), and returns the page
 //! as rendered: its title (speedscope names the page after the profile it imported), its DOM,
-//! and a screenshot.
+//! and a screenshot. A speedscope JSON file is named by its `name` field; a file of another
+//! format (Chrome trace JSON, folded stacks) by the URL it was served from, [`IMPORTED_NAME`].
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -19,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The name speedscope gives a profile of a format without a name of its own (Chrome trace
+/// JSON, folded stacks): the last segment of the URL it is served from.
+pub const IMPORTED_NAME: &str = "profile";
 
 /// The speedscope app folder and the Chromium binary.
 #[derive(Debug, Clone)]
@@ -80,7 +85,7 @@ impl Speedscope {
         let server = Server::start(self.app.clone(), profile.to_path_buf())
             .map_err(|e| format!("serving on 127.0.0.1: {e}"))?;
         let base = format!("http://127.0.0.1:{}", server.port);
-        let url = format!("{base}/index.html#profileURL={base}/profile");
+        let url = format!("{base}/index.html#profileURL={base}/{IMPORTED_NAME}");
         let chromium = |extra: &[&str]| -> Result<Vec<u8>, String> {
             let out = Command::new(&self.chromium)
                 .args([
@@ -181,7 +186,7 @@ fn serve(stream: TcpStream, app: &Path, profile: &Path) -> std::io::Result<()> {
     let path = request.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
     let file = match path {
-        "/profile" => Some(profile.to_path_buf()),
+        p if p.strip_prefix('/') == Some(IMPORTED_NAME) => Some(profile.to_path_buf()),
         "/" => Some(app.join("index.html")),
         p if !p.contains("..") => Some(app.join(p.trim_start_matches('/'))),
         _ => None,

@@ -15,6 +15,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod easyprofiler;
+mod export;
 mod fuzz;
 mod hpcrun;
 mod hpctoolkit;
@@ -116,6 +117,7 @@ fn test(ws: &Workspace) -> Result<()> {
     for format in FORMATS {
         env.extend((format.prepare)(ws).with_context(|| format!("preparing {}", format.name))?);
     }
+    env.extend(export::prepare(ws).context("preparing the exporters' consumers")?);
     let corpus = ws.corpus();
     if !corpus.is_dir() {
         bail!("the shared corpus is missing at {}", corpus.display());

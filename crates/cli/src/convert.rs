@@ -43,8 +43,9 @@ pub(crate) struct ConvertArgs {
     /// Replace an existing output whole.
     #[arg(long)]
     pub(crate) force: bool,
-    /// The value type (metric) of single-value outputs (folded); by default the format's main
-    /// time metric.
+    /// The metric (value type) written: folded stacks and speedscope's sampled profiles carry
+    /// one, by default the format's main time metric; callgrind writes every metric unless this
+    /// names one.
     #[arg(long)]
     pub(crate) metric: Option<String>,
     /// Timeline filters (perfetto, chrome).
@@ -60,29 +61,67 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     if matches!(args.to, Target::Perfetto | Target::Chrome) {
         return timeline::run(args);
     }
-    let options = {
-        let mut o = profcodec_export::ExportOptions::default();
-        o.metric.clone_from(&args.metric);
-        o
-    };
-    let write = |profile: &profcodec_profile::Profile,
-                 out: &mut dyn Write|
-     -> Result<(), OpError> { export(profile, args.to, &options, out) };
+    let mut options = profcodec_export::ExportOptions::default();
+    options.metric.clone_from(&args.metric);
+    let spans = args.to.wants_spans();
     if args.split {
         let folder = args.output.as_deref().unwrap_or(Path::new("."));
         for input in &args.inputs {
-            let profile = crate::profile_of(input)?;
+            let (profile, format) = load(input, spans)?;
+            let options = with_names(&options, Some(format));
             let name = split_name(input, args.to);
             write_output(Some(&folder.join(name)), args.force, |out| {
-                write(&profile, out)
+                export(&profile, args.to, &options, out)
             })?;
         }
         return Ok(());
     }
-    let profile = crate::merged_profile(&args.inputs)?;
+    // Folded names follow the source tool when every input comes from the same one.
+    let mut formats: Vec<profcodec::Format> = Vec::new();
+    let profile = crate::merged_profile_with(&args.inputs, |input| {
+        let (profile, format) = load(input, spans)?;
+        formats.push(format);
+        Ok(profile)
+    })?;
+    let same = formats.windows(2).all(|w| w[0] == w[1]);
+    let options = with_names(&options, formats.first().copied().filter(|_| same));
     write_output(args.output.as_deref(), args.force, |out| {
-        write(&profile, out)
+        export(&profile, args.to, &options, out)
     })
+}
+
+/// `options` with the folded frame names of `format`'s tools (none for inputs of several
+/// formats).
+fn with_names(
+    options: &profcodec_export::ExportOptions,
+    format: Option<profcodec::Format>,
+) -> profcodec_export::ExportOptions {
+    let mut options = options.clone();
+    options.folded_names = format.and_then(|f| ops::codec(f).folded_names());
+    options
+}
+
+/// One input in the profile model (with spans when asked), and its format.
+fn load(
+    input: &Path,
+    spans: bool,
+) -> Result<(profcodec_profile::Profile, profcodec::Format), Failure> {
+    crate::open_and(input, |opened| {
+        let codec = ops::codec(opened.format());
+        let profile = if spans {
+            codec.profile_with_spans(opened)?
+        } else {
+            crate::profile_with(codec, opened)?
+        };
+        Ok((profile, opened.format()))
+    })
+}
+
+impl Target {
+    /// Whether the target shows timed spans (speedscope's evented profiles).
+    fn wants_spans(self) -> bool {
+        matches!(self, Target::Speedscope)
+    }
 }
 
 /// The output file name of `input` under `--split`: its file name with the target's extension.
@@ -115,14 +154,17 @@ fn export(
 ) -> Result<(), OpError> {
     use profcodec_export as e;
     let result = match to {
-        Target::Folded => e::folded::write_folded(profile, options, out),
+        Target::Folded => e::write_folded(profile, options, out),
         Target::Pprof => e::pprof::write_pprof(profile, options, out),
-        Target::Speedscope => e::speedscope::write_speedscope(profile, options, out),
-        Target::Callgrind => e::callgrind::write_callgrind(profile, options, out),
+        Target::Speedscope => e::write_speedscope(profile, options, out),
+        Target::Callgrind => e::write_callgrind(profile, options, out),
         Target::Firefox => e::firefox::write_firefox(profile, options, out),
         Target::Perfetto | Target::Chrome => unreachable!("timelines do not go through the model"),
     };
-    result.map_err(|err| OpError::Usage(err.to_string()))
+    result.map_err(|err| match err {
+        e::ExportError::Io(io) => OpError::Io(io),
+        other => OpError::Usage(other.to_string()),
+    })
 }
 
 /// Runs `write` into `output` atomically (a staging sibling renamed into place when complete;

@@ -184,8 +184,8 @@ fn profile_with(
 ) -> Result<profcodec_profile::Profile, OpError> {
     codec.profile(input).map_err(|e| match e {
         OpError::Unsupported { .. } => OpError::Usage(
-            "top and diff read the format-neutral profile model, and this build does not \
-             convert this format into it yet (info, validate, dump and rewrite read it)"
+            "top, diff and convert read the format-neutral profile model, and this build does \
+             not convert this format into it yet (info, validate, dump and rewrite read it)"
                 .to_owned(),
         ),
         other => other,
@@ -195,12 +195,20 @@ fn profile_with(
 /// The inputs of `top` as one profile: one input as it is, several merged by frame identity
 /// (each input's contexts kept apart). Memory: the models, never the inputs' bytes.
 fn merged_profile(inputs: &[PathBuf]) -> Result<profcodec_profile::Profile, Failure> {
+    merged_profile_with(inputs, profile_of)
+}
+
+/// [`merged_profile`] with each input read by `load`.
+fn merged_profile_with(
+    inputs: &[PathBuf],
+    mut load: impl FnMut(&std::path::Path) -> Result<profcodec_profile::Profile, Failure>,
+) -> Result<profcodec_profile::Profile, Failure> {
     if let [one] = inputs {
-        return profile_of(one);
+        return load(one);
     }
     let mut builder = profcodec_profile::ProfileBuilder::new();
     for input in inputs {
-        let profile = profile_of(input)?;
+        let profile = load(input)?;
         builder.append(&profile).map_err(|e| Failure {
             status: 1,
             message: format!("{}: {e}", input.display()),

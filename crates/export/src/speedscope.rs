@@ -1,17 +1,392 @@
-//! TODO: the speedscope exporter.
+//! speedscope's JSON file format (`https://www.speedscope.app/file-format-schema.json`), which
+//! the speedscope app opens as it is.
+//!
+//! - **One profile per context** (thread, rank or process; HPCToolkit's summary profile only
+//!   when the profile has no other), named by its label (`thread 3 (Main)`, `rank 1 thread
+//!   0`), in context order; contexts without values are left out.
+//! - **Evented profiles** for timed spans (EasyProfiler's blocks, when the profile was made with
+//!   spans and no [`ExportOptions::metric`] is asked for): every span opens and closes its frame
+//!   at its begin and end, in the profile's span unit. Spans are nested by time, a span that
+//!   outlasts the span it starts in being cut at that span's end, as speedscope requires.
+//! - **Sampled profiles** otherwise: one sample per call-tree node with a positive self value of
+//!   the value type in the context (for a value type measured inclusive only, the inclusive
+//!   value less the children's), its stack from the root, its weight the value. speedscope's
+//!   units are nanoseconds, microseconds, milliseconds, seconds and bytes; ticks with a known
+//!   rate are written as nanoseconds, other units as `none`.
+//! - A profile without a call tree (flat per-function values only) gives one sample per
+//!   function, its stack that function alone.
+//! - **Frames** (`shared.frames`): one per frame of the profile that a profile uses, named by
+//!   its label with its file and line where known. They are written after the profiles, so
+//!   that the output streams.
 
 use std::io::Write;
 
-use profcodec_profile::Profile;
+use profcodec_profile::{ContextFilter, ContextId, FrameId, Profile, Unit, ValueTypeId};
 
+use crate::text::TextOut;
+use crate::values::{self, NO_PARENT};
 use crate::{ExportError, ExportOptions};
 
-/// Writes `profile` as speedscope to `out`.
+/// The schema URL every file names.
+const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
+
+/// Writes `profile` in speedscope's file format to `out` (see the [module docs](self)).
 pub fn write_speedscope(
     profile: &Profile,
     options: &ExportOptions,
     out: impl Write,
 ) -> Result<(), ExportError> {
-    let _ = (profile, options, out);
-    Ok(())
+    let value_type = values::value_type(profile, options)?;
+    let evented = options.metric.is_none() && !profile.spans().is_empty();
+    let mut w = Writer {
+        profile,
+        out: TextOut::new(out),
+        parents: values::parents(profile),
+        node_frames: profile.nodes().map(|(_, n)| n.frame).collect(),
+        frame_ids: profile.frames().map(|(id, _)| id).collect(),
+        frame_index: vec![u32::MAX; profile.frames().len()],
+        frames: Vec::new(),
+        profiles: 0,
+    };
+    w.out.str("{\"$schema\":\"");
+    w.out.str(SCHEMA);
+    w.out.str("\",\"exporter\":\"profcodec-export ");
+    w.out.str(env!("CARGO_PKG_VERSION"));
+    w.out.str("\",\"name\":");
+    w.out.json_str(profile.name().unwrap_or("profcodec export"));
+    w.out.str(",\"activeProfileIndex\":0,\"profiles\":[");
+
+    let contexts = chosen_contexts(profile);
+    let mut spans_of: Vec<Vec<u32>> = vec![Vec::new(); profile.contexts().len()];
+    if evented {
+        for (i, s) in profile.spans().iter().enumerate() {
+            spans_of[s.context.index()].push(i as u32);
+        }
+    }
+    let mut samples = Samples::new(profile, value_type);
+    let depths = if evented {
+        depths(&w.parents)
+    } else {
+        Vec::new()
+    };
+    for context in contexts {
+        let spans = std::mem::take(&mut spans_of[context.index()]);
+        if !spans.is_empty() {
+            w.evented(context, spans, &depths)?;
+        } else {
+            let flat = samples.flat;
+            let taken = samples.take(profile, context);
+            if !taken.is_empty() {
+                w.sampled(context, &taken, flat, profile.value_type(value_type).unit)?;
+            }
+        }
+    }
+    w.out.str("],\"shared\":{\"frames\":[");
+    for (i, &frame) in w.frames.iter().enumerate() {
+        if i > 0 {
+            w.out.byte(b',');
+        }
+        let f = profile.frame(frame);
+        w.out.str("{\"name\":");
+        w.out.json_str(&profile.frame_label(frame));
+        if let Some(file) = f.file {
+            w.out.str(",\"file\":");
+            w.out.json_str(profile.string(file));
+        }
+        if let Some(line) = f.line {
+            w.out.str(",\"line\":");
+            w.out.uint(u64::from(line));
+        }
+        w.out.byte(b'}');
+        w.out.maybe_flush()?;
+    }
+    w.out.str("]}}\n");
+    Ok(w.out.finish()?)
+}
+
+/// The contexts written: every one that is not a summary, else the summaries.
+fn chosen_contexts(profile: &Profile) -> Vec<ContextId> {
+    let plain: Vec<ContextId> = profile
+        .contexts()
+        .filter(|(_, c)| !c.summary)
+        .map(|(id, _)| id)
+        .collect();
+    if !plain.is_empty() {
+        return plain;
+    }
+    profile.contexts().map(|(id, _)| id).collect()
+}
+
+/// Per context, its (node, self value) pairs of one value type, positive values only, in node
+/// order. Values measured self are read as they are (one pass over the values); a value type
+/// measured inclusive only has its self values computed per context from the tree.
+struct Samples {
+    value_type: ValueTypeId,
+    has_self: bool,
+    /// Whether the samples are flat: (frame, value) pairs of a profile without a call tree.
+    flat: bool,
+    by_context: Vec<Vec<(u32, f64)>>,
+}
+
+impl Samples {
+    fn new(profile: &Profile, value_type: ValueTypeId) -> Samples {
+        let has_self = profile.value_type(value_type).measured.has_self();
+        let mut by_context: Vec<Vec<(u32, f64)>> = vec![Vec::new(); profile.contexts().len()];
+        let flat = profile.nodes().len() == 0;
+        if flat {
+            for v in profile.flat_values() {
+                if v.value_type == value_type
+                    && profile.frame(v.frame).kind.is_function_like()
+                    && let Some(x) = v.self_value
+                    && x > 0.0
+                {
+                    by_context[v.context.index()].push((v.frame.index() as u32, x));
+                }
+            }
+        } else if has_self {
+            for v in profile.node_values() {
+                if v.value_type == value_type
+                    && let Some(x) = v.self_value
+                    && x > 0.0
+                {
+                    by_context[v.context.index()].push((v.node.index() as u32, x));
+                }
+            }
+            for samples in &mut by_context {
+                samples.sort_unstable_by_key(|&(node, _)| node);
+            }
+        }
+        Samples {
+            value_type,
+            has_self: has_self || flat,
+            flat,
+            by_context,
+        }
+    }
+
+    fn take(&mut self, profile: &Profile, context: ContextId) -> Vec<(u32, f64)> {
+        if self.has_self {
+            return std::mem::take(&mut self.by_context[context.index()]);
+        }
+        let Ok(totals) = profile.node_totals(self.value_type, &ContextFilter::Ids(vec![context]))
+        else {
+            return Vec::new();
+        };
+        totals
+            .self_values
+            .iter()
+            .enumerate()
+            .filter(|&(i, &x)| totals.measured[i] && x > 0.0)
+            .map(|(i, &x)| (i as u32, x))
+            .collect()
+    }
+}
+
+/// Each node's depth (a root is at 0).
+fn depths(parents: &[u32]) -> Vec<u32> {
+    let mut depths: Vec<u32> = Vec::with_capacity(parents.len());
+    for &p in parents {
+        let d = if p == NO_PARENT {
+            0
+        } else {
+            depths[p as usize] + 1
+        };
+        depths.push(d);
+    }
+    depths
+}
+
+/// speedscope's name of `unit`, and the factor its values are multiplied by.
+fn speedscope_unit(unit: Option<Unit>) -> (&'static str, f64) {
+    match unit {
+        Some(Unit::Nanoseconds) => ("nanoseconds", 1.0),
+        Some(Unit::Microseconds) => ("microseconds", 1.0),
+        Some(Unit::Seconds) => ("seconds", 1.0),
+        Some(Unit::Bytes) => ("bytes", 1.0),
+        Some(Unit::Ticks {
+            per_second: Some(rate),
+        }) if rate > 0 => ("nanoseconds", 1e9 / rate as f64),
+        _ => ("none", 1.0),
+    }
+}
+
+struct Writer<'p, W: Write> {
+    profile: &'p Profile,
+    out: TextOut<W>,
+    parents: Vec<u32>,
+    /// Each node's frame.
+    node_frames: Vec<FrameId>,
+    /// Every frame's id, by index.
+    frame_ids: Vec<FrameId>,
+    /// Per frame of the profile, its index in `shared.frames`, `u32::MAX` until used.
+    frame_index: Vec<u32>,
+    /// The frames of `shared.frames`, in order.
+    frames: Vec<FrameId>,
+    /// The profiles written so far.
+    profiles: usize,
+}
+
+impl<W: Write> Writer<'_, W> {
+    fn frame(&mut self, node: u32) -> u32 {
+        self.frame_of(self.node_frames[node as usize])
+    }
+
+    fn frame_of(&mut self, frame: FrameId) -> u32 {
+        let index = &mut self.frame_index[frame.index()];
+        if *index == u32::MAX {
+            *index = self.frames.len() as u32;
+            self.frames.push(frame);
+        }
+        *index
+    }
+
+    fn begin_profile(&mut self, kind: &str, context: ContextId, unit: &str) {
+        if self.profiles > 0 {
+            self.out.byte(b',');
+        }
+        self.profiles += 1;
+        self.out.str("{\"type\":\"");
+        self.out.str(kind);
+        self.out.str("\",\"name\":");
+        self.out.json_str(&self.profile.context_label(context));
+        self.out.str(",\"unit\":\"");
+        self.out.str(unit);
+        self.out.str("\"");
+    }
+
+    fn sampled(
+        &mut self,
+        context: ContextId,
+        samples: &[(u32, f64)],
+        flat: bool,
+        unit: Unit,
+    ) -> Result<(), ExportError> {
+        let (unit, factor) = speedscope_unit(Some(unit));
+        self.begin_profile("sampled", context, unit);
+        let total: f64 = samples.iter().map(|&(_, w)| w * factor).sum();
+        self.out.str(",\"startValue\":0,\"endValue\":");
+        self.out.float(total);
+        self.out.str(",\"samples\":[");
+        let mut stack: Vec<u32> = Vec::new();
+        for (i, &(node, _)) in samples.iter().enumerate() {
+            if i > 0 {
+                self.out.byte(b',');
+            }
+            if flat {
+                let frame = self.frame_ids[node as usize];
+                let f = self.frame_of(frame);
+                self.out.byte(b'[');
+                self.out.uint(u64::from(f));
+                self.out.byte(b']');
+                continue;
+            }
+            stack.clear();
+            let mut n = node;
+            while n != NO_PARENT {
+                stack.push(n);
+                n = self.parents[n as usize];
+            }
+            self.out.byte(b'[');
+            for (j, &n) in stack.iter().rev().enumerate() {
+                if j > 0 {
+                    self.out.byte(b',');
+                }
+                let f = self.frame(n);
+                self.out.uint(u64::from(f));
+            }
+            self.out.byte(b']');
+            self.out.maybe_flush()?;
+        }
+        self.out.str("],\"weights\":[");
+        for (i, &(_, w)) in samples.iter().enumerate() {
+            if i > 0 {
+                self.out.byte(b',');
+            }
+            self.out.float(w * factor);
+            self.out.maybe_flush()?;
+        }
+        self.out.str("]}");
+        Ok(())
+    }
+
+    fn evented(
+        &mut self,
+        context: ContextId,
+        mut spans: Vec<u32>,
+        depths: &[u32],
+    ) -> Result<(), ExportError> {
+        let all = self.profile.spans();
+        let (unit, factor) = speedscope_unit(self.profile.span_unit());
+        // Among spans starting together: those lasting no time first (an instant where one span
+        // ends and the next begins stays in the span that ends there), then outer spans first.
+        let mut keyed: Vec<(u64, bool, std::cmp::Reverse<u64>, u32, u32)> = spans
+            .iter()
+            .map(|&i| {
+                let s = &all[i as usize];
+                (
+                    s.begin,
+                    s.end > s.begin,
+                    std::cmp::Reverse(s.end),
+                    depths[s.node.index()],
+                    i,
+                )
+            })
+            .collect();
+        keyed.sort_unstable();
+        for (slot, key) in spans.iter_mut().zip(&keyed) {
+            *slot = key.4;
+        }
+        drop(keyed);
+        let start = all[spans[0] as usize].begin;
+        let end = spans
+            .iter()
+            .map(|&i| all[i as usize].end)
+            .max()
+            .unwrap_or(start);
+        self.begin_profile("evented", context, unit);
+        // Times are written from the first begin, so that nanosecond clocks keep every digit.
+        self.out.str(",\"startValue\":0,\"endValue\":");
+        self.out.float(end.saturating_sub(start) as f64 * factor);
+        self.out.str(",\"events\":[");
+        // The open spans: frame index and end time.
+        let mut open: Vec<(u32, u64)> = Vec::new();
+        let mut first = true;
+        let mut event = |out: &mut TextOut<W>, kind: u8, frame: u32, at: u64| {
+            if !first {
+                out.byte(b',');
+            }
+            first = false;
+            out.str("{\"type\":\"");
+            out.byte(kind);
+            out.str("\",\"frame\":");
+            out.uint(u64::from(frame));
+            out.str(",\"at\":");
+            out.float(at.saturating_sub(start) as f64 * factor);
+            out.byte(b'}');
+        };
+        for &i in &spans {
+            let s = all[i as usize];
+            // Spans that ended before this one begins close; one that ends where this one
+            // begins closes too, unless this one lasts no time (it then lies at its end).
+            while let Some(&(frame, top_end)) = open.last()
+                && (top_end < s.begin || (top_end == s.begin && s.end > s.begin))
+            {
+                event(&mut self.out, b'C', frame, top_end);
+                open.pop();
+            }
+            let end = open
+                .last()
+                .map_or(s.end, |&(_, top_end)| s.end.min(top_end))
+                .max(s.begin);
+            let frame = self.frame(s.node.index() as u32);
+            event(&mut self.out, b'O', frame, s.begin);
+            open.push((frame, end));
+            self.out.maybe_flush()?;
+        }
+        while let Some((frame, top_end)) = open.pop() {
+            event(&mut self.out, b'C', frame, top_end);
+        }
+        self.out.str("]}");
+        Ok(())
+    }
 }

@@ -27,6 +27,9 @@
 //!   prints `(eval N)` in names as `(eval 0)`; [`crate::calls::nytprofcalls_name`] does the
 //!   same to a frame's name.
 //!
+//! The profile's [time resolution](profcodec_profile::Profile::time_resolution) is NYTProf's
+//! tick (`ticks_per_sec`), in which `nytprofcalls` prints its stacks.
+//!
 //! `time` is the default value type; `top` reads the flat per-sub (or per-line) values, so its
 //! figures are Data.pm's and nytprofhtml's.
 
@@ -176,6 +179,11 @@ impl Profile {
         let statements = b.intern_value_type("statements", Unit::Count, Measured::SelfOnly)?;
         b.set_default_value_type(time)?;
         b.set_calls_value_type(calls)?;
+        if self.ticks_per_sec() > 0 {
+            b.set_time_resolution(Unit::Ticks {
+                per_second: Some(u64::from(self.ticks_per_sec())),
+            })?;
+        }
         let mut frames = Frames::new(self);
 
         for si in self.subs.values() {

@@ -260,6 +260,9 @@ pub struct ProfileBuilder {
     edge_value_index: Map<(ContextId, EdgeId, ValueTypeId), u32>,
     spans: Vec<Span>,
     span_unit: Option<Unit>,
+    time_resolution: Option<Unit>,
+    /// How many profiles [`ProfileBuilder::append`] has added.
+    appended: usize,
     default_value_type: Option<ValueTypeId>,
     calls_value_type: Option<ValueTypeId>,
 }
@@ -637,6 +640,16 @@ impl ProfileBuilder {
         Ok(())
     }
 
+    /// Sets the clock the profiler measured times with ([`Profile::time_resolution`]), for
+    /// a format whose times the model holds in another unit (NYTProf's ticks, held as seconds).
+    pub fn set_time_resolution(&mut self, unit: Unit) -> Result<(), ModelError> {
+        if let Unit::Other(s) = unit {
+            check(s.0, self.strings.len(), "strings")?;
+        }
+        self.time_resolution = Some(unit);
+        Ok(())
+    }
+
     /// Records one timed execution of `node` (an EasyProfiler block). Spans are kept one by one
     /// (they are the timeline); their durations are not added to any value by this call.
     pub fn add_span(
@@ -770,6 +783,16 @@ impl ProfileBuilder {
         if self.span_unit.is_none() {
             self.span_unit = profile.span_unit.map(unit);
         }
+        // Inputs measured with different clocks have no common one.
+        let resolution = profile.time_resolution.map(unit);
+        self.time_resolution = if self.appended == 0 {
+            resolution
+        } else if self.time_resolution == resolution {
+            self.time_resolution
+        } else {
+            None
+        };
+        self.appended += 1;
         if self.default_value_type.is_none() {
             self.default_value_type = profile.default_value_type.map(|v| value_types[v.index()]);
         }
@@ -808,6 +831,7 @@ impl ProfileBuilder {
             edge_values: self.edge_values,
             spans: self.spans,
             span_unit: self.span_unit,
+            time_resolution: self.time_resolution,
             default_value_type: self.default_value_type,
             calls_value_type: self.calls_value_type,
         }
@@ -909,6 +933,9 @@ impl Profile {
         if let Some(u) = self.span_unit {
             unit(u)?;
         }
+        if let Some(u) = self.time_resolution {
+            unit(u)?;
+        }
         self.default_value_type.into_iter().try_for_each(vt)?;
         self.calls_value_type.into_iter().try_for_each(vt)?;
         Ok(())
@@ -931,6 +958,8 @@ pub(crate) struct Unchecked {
     edge_values: Vec<EdgeValue>,
     spans: Vec<Span>,
     span_unit: Option<Unit>,
+    #[serde(default)]
+    time_resolution: Option<Unit>,
     default_value_type: Option<ValueTypeId>,
     calls_value_type: Option<ValueTypeId>,
 }
@@ -953,6 +982,7 @@ impl TryFrom<Unchecked> for Profile {
             edge_values: u.edge_values,
             spans: u.spans,
             span_unit: u.span_unit,
+            time_resolution: u.time_resolution,
             default_value_type: u.default_value_type,
             calls_value_type: u.calls_value_type,
         };

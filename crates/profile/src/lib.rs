@@ -106,8 +106,8 @@ pub use model::{
     Profile, Quantity, Span, Unit, ValueType,
 };
 pub use query::{
-    Combine, ContextFilter, Diff, DiffRow, GroupBy, Order, Query, QueryError, Row, Source, Table,
-    Total, Values, diff,
+    Combine, ContextFilter, Diff, DiffRow, GroupBy, NodeTotals, Order, Query, QueryError, Row,
+    Source, Table, Total, Values, diff,
 };
 
 #[doc = include_str!("../README.md")]

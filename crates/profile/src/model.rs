@@ -445,6 +445,8 @@ pub struct Profile {
     pub(crate) edge_values: Vec<EdgeValue>,
     pub(crate) spans: Vec<Span>,
     pub(crate) span_unit: Option<Unit>,
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) time_resolution: Option<Unit>,
     pub(crate) default_value_type: Option<ValueTypeId>,
     pub(crate) calls_value_type: Option<ValueTypeId>,
 }
@@ -630,6 +632,15 @@ impl Profile {
     /// The time unit of [`spans`](Profile::spans).
     pub fn span_unit(&self) -> Option<Unit> {
         self.span_unit
+    }
+
+    /// The clock the profiler measured times with, where the model holds them in another unit:
+    /// NYTProf counts ticks of `1 / ticks_per_sec` seconds and the model holds seconds. Outputs
+    /// made of integers (folded stacks) write times in this unit, as the profiler's own tools
+    /// do (`nytprofcalls` prints ticks). `None` when the times are in the unit they were
+    /// measured in.
+    pub fn time_resolution(&self) -> Option<Unit> {
+        self.time_resolution
     }
 
     /// A frame's display name: its function, else `"<kind> at file:line"`, else its module or

@@ -503,6 +503,74 @@ fn group_flat(
 
 const NO_PARENT: u32 = u32::MAX;
 
+/// The values of one value type at every call-tree node, summed over a set of contexts
+/// ([`Profile::node_totals`]): what the tree source of [`Profile::top`] reads, for consumers
+/// that walk the tree themselves (exporters).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeTotals {
+    /// Per node (indexed by [`NodeId::index`](crate::NodeId::index)), the self value: measured,
+    /// or for a value type measured inclusive only, the inclusive value minus the children's.
+    pub self_values: Vec<f64>,
+    /// Per node, the inclusive value: measured, or for a value type measured self only, the
+    /// self value plus the children's inclusive values.
+    pub inclusive: Vec<f64>,
+    /// Per node, whether any chosen context has a value of the value type there (a measured
+    /// zero included).
+    pub measured: Vec<bool>,
+}
+
+/// [`NodeTotals`] over the contexts marked in `selected`; `parents` holds each node's parent
+/// index or [`NO_PARENT`].
+fn node_totals(
+    profile: &Profile,
+    value_type: ValueTypeId,
+    selected: &[bool],
+    parents: &[u32],
+) -> NodeTotals {
+    let n = profile.nodes.len();
+    let kind = profile.value_type(value_type).measured;
+    let mut self_values = vec![0.0; n];
+    let mut measured_inclusive = vec![0.0; n];
+    let mut measured = vec![false; n];
+    for v in &profile.node_values {
+        if v.value_type != value_type || !selected[v.context.index()] {
+            continue;
+        }
+        let i = v.node.index();
+        self_values[i] += v.self_value.unwrap_or(0.0);
+        measured_inclusive[i] += v.inclusive.unwrap_or(0.0);
+        measured[i] = true;
+    }
+    // Children have larger ids than their parents, so one sweep from the last node to the first
+    // sees every child of a node before the node itself.
+    if !kind.has_self() {
+        let mut children_inclusive = vec![0.0; n];
+        for i in (0..n).rev() {
+            self_values[i] = measured_inclusive[i] - children_inclusive[i];
+            if parents[i] != NO_PARENT {
+                children_inclusive[parents[i] as usize] += measured_inclusive[i];
+            }
+        }
+    }
+    let inclusive = if kind.has_inclusive() {
+        measured_inclusive
+    } else {
+        drop(measured_inclusive);
+        let mut inclusive = self_values.clone();
+        for i in (0..n).rev() {
+            if parents[i] != NO_PARENT {
+                inclusive[parents[i] as usize] += inclusive[i];
+            }
+        }
+        inclusive
+    };
+    NodeTotals {
+        self_values,
+        inclusive,
+        measured,
+    }
+}
+
 fn group_tree(
     profile: &Profile,
     group: GroupBy,
@@ -516,47 +584,19 @@ fn group_tree(
         .iter()
         .map(|node| node.parent.map_or(NO_PARENT, |p| p.0))
         .collect();
-    let measured = profile.value_type(value_type).measured;
-    let mut self_values = vec![0.0; n];
-    let mut measured_inclusive = vec![0.0; n];
+    let NodeTotals {
+        self_values,
+        inclusive,
+        ..
+    } = node_totals(profile, value_type, selected, &parents);
     let mut node_calls = calls_type.map(|_| vec![0.0; n]);
-    for v in &profile.node_values {
-        if !selected[v.context.index()] {
-            continue;
-        }
-        let i = v.node.index();
-        if v.value_type == value_type {
-            self_values[i] += v.self_value.unwrap_or(0.0);
-            measured_inclusive[i] += v.inclusive.unwrap_or(0.0);
-        } else if Some(v.value_type) == calls_type
-            && let Some(c) = &mut node_calls
-        {
-            c[i] += v.self_value.unwrap_or(0.0);
-        }
-    }
-    // Children have larger ids than their parents, so one sweep from the last node to the first
-    // sees every child of a node before the node itself.
-    if !measured.has_self() {
-        let mut children_inclusive = vec![0.0; n];
-        for i in (0..n).rev() {
-            self_values[i] = measured_inclusive[i] - children_inclusive[i];
-            if parents[i] != NO_PARENT {
-                children_inclusive[parents[i] as usize] += measured_inclusive[i];
+    if let (Some(calls_type), Some(c)) = (calls_type, &mut node_calls) {
+        for v in &profile.node_values {
+            if v.value_type == calls_type && selected[v.context.index()] {
+                c[v.node.index()] += v.self_value.unwrap_or(0.0);
             }
         }
     }
-    let inclusive = if measured.has_inclusive() {
-        measured_inclusive
-    } else {
-        drop(measured_inclusive);
-        let mut inclusive = self_values.clone();
-        for i in (0..n).rev() {
-            if parents[i] != NO_PARENT {
-                inclusive[parents[i] as usize] += inclusive[i];
-            }
-        }
-        inclusive
-    };
 
     // The function-like frame owning each node, in one sweep from the roots.
     let mut owner: Vec<FrameId> = Vec::with_capacity(n);
@@ -766,6 +806,30 @@ impl Profile {
             totals[v.context.index()] += value.unwrap_or(0.0);
         }
         self.contexts().map(|(id, _)| id).zip(totals).collect()
+    }
+
+    /// The self and inclusive values of `value_type` at every call-tree node, summed over the
+    /// contexts `contexts` chooses, completed as the tree source of [`Profile::top`] completes
+    /// them (see the [module docs](self)). Linear in the size of the profile. `value_type` must
+    /// come from this profile (see [`ids`](crate::ValueTypeId)).
+    pub fn node_totals(
+        &self,
+        value_type: ValueTypeId,
+        contexts: &ContextFilter,
+    ) -> Result<NodeTotals, QueryError> {
+        let selected = select_contexts(self, contexts)?;
+        let parents: Vec<u32> = self
+            .nodes
+            .iter()
+            .map(|node| node.parent.map_or(NO_PARENT, |p| p.0))
+            .collect();
+        Ok(node_totals(self, value_type, &selected, &parents))
+    }
+
+    /// The contexts a [`ContextFilter`] chooses, as one flag per context (indexed by
+    /// [`ContextId::index`]).
+    pub fn selected_contexts(&self, contexts: &ContextFilter) -> Result<Vec<bool>, QueryError> {
+        select_contexts(self, contexts)
     }
 
     /// The top rows of `query`: groups ordered by self or inclusive value, largest first, with

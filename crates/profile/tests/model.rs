@@ -599,3 +599,56 @@ fn modules_addresses_and_inlined_frames() {
     assert_eq!(row(&modules.rows, "app").inclusive, Some(11.0));
     assert_eq!(modules.rows.len(), 2);
 }
+
+#[test]
+fn node_totals_complete_what_was_not_measured() {
+    let mut b = ProfileBuilder::new();
+    let cycles = b
+        .intern_value_type("cycles", Unit::Count, Measured::InclusiveOnly)
+        .unwrap();
+    let t = b
+        .intern_context(Context::new([(IdKind::Thread, 0)]))
+        .unwrap();
+    let main = function(&mut b, "main");
+    let work = function(&mut b, "work");
+    let root = b.intern_stack(None, [main]).unwrap();
+    let leaf = b.intern_stack(None, [main, work]).unwrap();
+    b.add_inclusive(t, root, cycles, 100.0).unwrap();
+    b.add_inclusive(t, leaf, cycles, 60.0).unwrap();
+    let p = b.build();
+    let totals = p.node_totals(cycles, &ContextFilter::Whole).unwrap();
+    assert_eq!(totals.self_values, [40.0, 60.0]);
+    assert_eq!(totals.inclusive, [100.0, 60.0]);
+    assert_eq!(totals.measured, [true, true]);
+    assert_eq!(p.selected_contexts(&ContextFilter::All).unwrap(), [true]);
+}
+
+#[test]
+fn time_resolution_survives_merging_only_when_every_input_agrees() {
+    let ticks = Unit::Ticks {
+        per_second: Some(10_000_000),
+    };
+    let with = |unit: Option<Unit>| {
+        let mut b = ProfileBuilder::new();
+        if let Some(unit) = unit {
+            b.set_time_resolution(unit).unwrap();
+        }
+        b.build()
+    };
+    let a = with(Some(ticks));
+    assert_eq!(a.time_resolution(), Some(ticks));
+    assert_eq!(
+        Profile::merge([&a, &with(Some(ticks))])
+            .unwrap()
+            .time_resolution(),
+        Some(ticks)
+    );
+    assert_eq!(
+        Profile::merge([&a, &with(None)]).unwrap().time_resolution(),
+        None
+    );
+    assert_eq!(
+        Profile::merge([&with(None), &a]).unwrap().time_resolution(),
+        None
+    );
+}

@@ -209,6 +209,10 @@ impl Codec for Nytprof {
         profile.to_profile(Some(&calls)).map_err(model_error)
     }
 
+    fn folded_names(&self) -> Option<profcodec_export::FrameNamer> {
+        Some(nytprofcalls_frame)
+    }
+
     fn rewrite(
         &self,
         input: &Opened,
@@ -225,6 +229,17 @@ impl Codec for Nytprof {
         }
         // A failure leaves `out` half-written; `rewrite_atomically`, which chose it, removes it.
         rewrite_into(input.bytes(), out)
+    }
+}
+
+/// A frame's name as `nytprofcalls` prints it: `(eval N)` as `(eval 0)`, and the `;` and
+/// spaces that would break its lines as `?`.
+fn nytprofcalls_frame(label: &str) -> std::borrow::Cow<'_, str> {
+    let name = profcodec_nytprof::calls::nytprofcalls_name(label);
+    if name.contains([';', ' ']) {
+        std::borrow::Cow::Owned(name.replace([';', ' '], "?"))
+    } else {
+        name
     }
 }
 

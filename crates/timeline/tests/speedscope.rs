@@ -1,10 +1,10 @@
 //! The Chrome JSON output of every corpus timeline loads in the real speedscope app (npm
 //! `speedscope`, in headless Chromium), which imports Chrome's trace-event format.
 //!
-//! The browser harness is shared with the exporters' tests: it is a command taking one file
-//! and exiting 0 when speedscope imported it, named by `PROFCODEC_SPEEDSCOPE_CHECK` (set by
-//! `cargo xtask test` once the harness is installed). Without it this test writes the outputs,
-//! checks that they are JSON, and prints one line.
+//! The browser harness is the one the exporters' tests use (`profcodec_common::speedscope`):
+//! `cargo xtask test` installs the app and Chromium and names them in the environment. Outside
+//! the xtask this test writes the outputs, checks that they are JSON, and says the browser
+//! check was not run.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use std::path::{Path, PathBuf};
@@ -37,35 +37,30 @@ fn inputs() -> Vec<PathBuf> {
 
 #[test]
 fn chrome_output_loads_in_speedscope() {
-    let check = std::env::var_os("PROFCODEC_SPEEDSCOPE_CHECK");
-    let dir = std::env::temp_dir().join(format!(
-        "profcodec-timeline-speedscope-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (i, input) in inputs().iter().enumerate() {
+    use profcodec_common::speedscope::{IMPORTED_NAME, Speedscope};
+    let speedscope = Speedscope::from_env();
+    assert!(
+        speedscope.is_some() || std::env::var_os("PROFCODEC_EXPORT_CONSUMERS").is_none(),
+        "the speedscope app is not named under the xtask"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for input in inputs() {
         let mut w = TimelineWriter::new(Vec::new(), Format::Chrome, Filter::new());
-        w.add_path(input).unwrap();
+        w.add_path(&input).unwrap();
         let json = w.finish().unwrap();
         serde_json::from_slice::<serde_json::Value>(&json).unwrap();
-        let file = dir.join(format!("{i}.json"));
+        let Some(speedscope) = &speedscope else {
+            continue;
+        };
+        let file = tmp.path().join("trace.json");
         std::fs::write(&file, &json).unwrap();
-        if let Some(check) = &check {
-            let status = std::process::Command::new(check)
-                .arg(&file)
-                .status()
-                .unwrap();
-            assert!(
-                status.success(),
-                "{}: speedscope did not import it",
-                input.display()
-            );
-        }
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
-    if check.is_none() {
-        println!(
-            "PROFCODEC_SPEEDSCOPE_CHECK is not set; speedscope import of the Chrome output not run"
+        let rendered = speedscope.load(&file, tmp.path()).unwrap();
+        // speedscope names an imported Chrome trace after the URL it was served from.
+        assert!(
+            rendered.shows(IMPORTED_NAME),
+            "{}: speedscope shows {:?}",
+            input.display(),
+            rendered.title
         );
     }
 }

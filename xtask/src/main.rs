@@ -19,6 +19,7 @@ mod fuzz;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
+mod peers;
 mod statprofiler;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.

@@ -366,6 +366,11 @@ impl Profile {
                 loader.time(at, ticks, fid, line, None)?;
                 continue;
             }
+            if records.next_discount() {
+                count += 1;
+                loader.statement_discount += 1;
+                continue;
+            }
             match &mut loader.calls {
                 None if records.skip_sub_return() => {
                     count += 1;
@@ -664,6 +669,11 @@ fn load_stream<R: std::io::Read>(
             if let Err(e) = loader.time(at, ticks, fid, line, None) {
                 break Some(e);
             }
+            continue;
+        }
+        if reader.next_discount() {
+            count += 1;
+            loader.statement_discount += 1;
             continue;
         }
         match &mut loader.calls {
@@ -1139,7 +1149,7 @@ impl Loader {
     }
 
     /// Adds one statement (`+` or `*`) found at `offset`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn time(
         &mut self,
         offset: u64,

@@ -497,6 +497,18 @@ impl<R: Read> Reader<R> {
         Some((ticks, fid, line))
     }
 
+    /// Fast path for `-` records (a statement discount, one byte): when the next record is one,
+    /// consumes it and returns true.
+    #[inline]
+    pub(crate) fn next_discount(&mut self) -> bool {
+        if self.done || self.buf.get(self.pos) != Some(&raw::tag::DISCOUNT) {
+            return false;
+        }
+        self.pos += 1;
+        self.record_done();
+        true
+    }
+
     /// Fast path for `<` records when the call paths are built: when the next record is a
     /// complete, well-formed `<` record in the window, consumes it and returns its depth,
     /// inclusive and exclusive ticks, name bytes and whether the name is UTF-8.

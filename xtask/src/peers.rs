@@ -20,12 +20,11 @@ use crate::{Workspace, run};
 /// Timed runs of each command, unless `--runs N` says otherwise.
 pub(crate) const DEFAULT_RUNS: usize = 7;
 
-/// A command line: a program and its arguments, and environment variables it needs.
+/// A command line: a program and its arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct CommandLine {
     program: OsString,
     args: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
 }
 
 impl CommandLine {
@@ -33,7 +32,6 @@ impl CommandLine {
         CommandLine {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
-            env: Vec::new(),
         }
     }
 
@@ -43,19 +41,16 @@ impl CommandLine {
         self
     }
 
-    #[must_use]
-    pub(crate) fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env
-            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
-        self
+    /// The command, to run it other than timed.
+    pub(crate) fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args);
+        cmd
     }
 
     /// The command line as a user would type it (for the table's notes).
     pub(crate) fn display(&self) -> String {
         let mut words = Vec::new();
-        for (k, v) in &self.env {
-            words.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
-        }
         words.push(self.program.to_string_lossy().into_owned());
         for a in &self.args {
             let a = a.to_string_lossy();
@@ -78,9 +73,9 @@ pub(crate) struct Row {
     pub(crate) input: PathBuf,
     /// `profcodec validate INPUT` (or another verb).
     pub(crate) ours: CommandLine,
-    /// The real tool's reader on the same input.
-    pub(crate) peer: CommandLine,
-    /// The peer's name, for the table.
+    /// The real tool's reader on the same input, when there is one to run.
+    pub(crate) peer: Option<CommandLine>,
+    /// The peer's name, for the table (or why there is none).
     pub(crate) peer_name: String,
     /// The ratio (peer wall time over ours) the project aims for.
     pub(crate) target: f64,
@@ -104,7 +99,6 @@ fn time_once(cmd: &CommandLine) -> Result<Sample> {
         .arg("bench")
         .arg(&cmd.program)
         .args(&cmd.args)
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null());
     let err = std::env::temp_dir().join(format!("xtask-bench-peers-{}.err", std::process::id()));
     bash.env("ERR", &err);
@@ -192,17 +186,20 @@ pub(crate) fn compare(rows: &[Row], runs: usize) -> Result<()> {
     // One untimed run of each: the page cache holds the inputs and the programs from here on.
     for row in rows {
         time_once(&row.ours)?;
-        time_once(&row.peer)?;
+        if let Some(peer) = &row.peer {
+            time_once(peer)?;
+        }
     }
     let mut samples: Vec<(Vec<Sample>, Vec<Sample>)> = vec![(Vec::new(), Vec::new()); rows.len()];
     for round in 0..runs {
         for (row, (ours, peer)) in rows.iter().zip(&mut samples) {
-            if round % 2 == 0 {
-                ours.push(time_once(&row.ours)?);
-                peer.push(time_once(&row.peer)?);
-            } else {
-                peer.push(time_once(&row.peer)?);
-                ours.push(time_once(&row.ours)?);
+            let peer_cmd = row.peer.as_ref().filter(|_| round % 2 == 1);
+            if let Some(cmd) = peer_cmd {
+                peer.push(time_once(cmd)?);
+            }
+            ours.push(time_once(&row.ours)?);
+            if let Some(cmd) = row.peer.as_ref().filter(|_| round % 2 == 0) {
+                peer.push(time_once(cmd)?);
             }
         }
         eprintln!("xtask: round {} of {runs} done", round + 1);
@@ -215,13 +212,23 @@ pub(crate) fn compare(rows: &[Row], runs: usize) -> Result<()> {
     for (row, (ours, peer)) in rows.iter().zip(&samples) {
         let wall = |s: &[Sample]| median(&mut s.iter().map(|s| s.wall).collect::<Vec<_>>());
         let cpu = |s: &[Sample]| median(&mut s.iter().map(|s| s.cpu).collect::<Vec<_>>());
-        let (ours_wall, peer_wall) = (wall(ours), wall(peer));
-        let (ours_cpu, peer_cpu) = (cpu(ours), cpu(peer));
+        let (ours_wall, ours_cpu) = (wall(ours), cpu(ours));
+        let size = human_size(size_of(&row.input));
+        if peer.is_empty() {
+            println!(
+                "| {} | {size} | {} | {} | | | | {} | | |",
+                row.workload,
+                seconds(ours_wall),
+                row.peer_name,
+                seconds(ours_cpu),
+            );
+            continue;
+        }
+        let (peer_wall, peer_cpu) = (wall(peer), cpu(peer));
         let ratio = peer_wall / ours_wall.max(0.0005);
         println!(
-            "| {} | {} | {} | {} | {} | **{:.1}x** | {:.0}x ({}) | {} | {} | {:.1}x |",
+            "| {} | {size} | {} | {} | {} | **{:.1}x** | {:.0}x ({}) | {} | {} | {:.1}x |",
             row.workload,
-            human_size(size_of(&row.input)),
             seconds(ours_wall),
             row.peer_name,
             seconds(peer_wall),
@@ -242,7 +249,9 @@ pub(crate) fn compare(rows: &[Row], runs: usize) -> Result<()> {
     println!();
     for row in rows {
         println!("- `{}`", row.ours.display());
-        println!("- `{}`", row.peer.display());
+        if let Some(peer) = &row.peer {
+            println!("- `{}`", peer.display());
+        }
     }
     Ok(())
 }

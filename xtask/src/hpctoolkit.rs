@@ -61,9 +61,9 @@ fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
 /// scopes and summaries, no trace).
 const BENCH_SHAPE: &[&str] = &[
     "--profiles",
-    "32",
+    "16",
     "--contexts",
-    "20000",
+    "13000",
     "--metrics",
     "1",
     "--trace-elems",
@@ -97,19 +97,32 @@ fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
     std::fs::create_dir_all(&db)?;
     generate(&gen_args)?;
     let profcodec = peers::profcodec(ws)?;
-    let rows = [peers::Row {
-        workload: format!("HPCToolkit database, synthetic ({})", shape.join(" ")),
-        input: db.clone(),
+    let row = |workload: String, db: PathBuf| peers::Row {
+        workload,
         ours: peers::validate(&profcodec, &db),
         peer: Some(
-            peers::CommandLine::new(python)
+            peers::CommandLine::new(&python)
                 .arg("-c")
                 .arg("import sys, hatchet; hatchet.GraphFrame.from_hpctoolkit_latest(sys.argv[1])")
                 .arg(&db),
         ),
+        input: db,
         peer_name: "hatchet `GraphFrame.from_hpctoolkit_latest`".into(),
         target: 50.0,
-    }];
+    };
+    let mut rows = vec![row(
+        format!("HPCToolkit database, synthetic ({})", shape.join(" ")),
+        db.clone(),
+    )];
+    // The largest real database of the corpus, made by HPCToolkit's hpcprof.
+    let gamess = ws.corpus().join("hpctoolkit/hatchet-gamess");
+    if gamess.join("meta.db").is_file() {
+        rows.push(row(
+            "HPCToolkit database, corpus `hatchet-gamess` (hpcprof, 65 profiles, 44 metrics)"
+                .into(),
+            gamess,
+        ));
+    }
     peers::compare(&rows, options.runs())
 }
 

@@ -161,6 +161,59 @@ pub fn large(min_bytes: u64, min_records: u64, threads: u32) -> Capture {
     c
 }
 
+/// The capture `cargo xtask bench-peers easyprofiler` reads: `threads` threads of `frames` frames,
+/// each frame one frame block holding 10 middle blocks of 4 leaf blocks each and one value
+/// (runtime writer 2.1.0, rdtsc ticks at 2.6 GHz, no names given at run time, as
+/// `EASY_BLOCK("name")` writes them), so 51 blocks and one value per frame.
+pub fn frames(threads: u32, frames: u32) -> Capture {
+    let mut rng = Rng::new(0x00f7_a3e5);
+    let mut c = Capture {
+        version: Version::V2_1_0,
+        pid: 4242,
+        cpu_frequency: 2_600_000_000,
+        begin_time: 1_000_000,
+        descriptors: descriptors(true),
+        ..Capture::default()
+    };
+    let mut end = 0;
+    for i in 0..threads {
+        let mut records = Vec::new();
+        let mut t = c.begin_time + u64::from(i) * 7;
+        for _ in 0..frames {
+            let frame_begin = t;
+            t += 3;
+            for _ in 0..10 {
+                let middle_begin = t;
+                t += 2;
+                for _ in 0..4 {
+                    let leaf_begin = t;
+                    t += 8 + rng.below(8);
+                    records.push(block(leaf_begin, t, LEAF, b""));
+                    t += 1;
+                }
+                t += 2;
+                records.push(block(middle_begin, t, STAGE, b""));
+                t += 1;
+            }
+            let v = (rng.next_u64() as u32).to_le_bytes().to_vec();
+            records.push(value(t, VALUE, 7, 0, v));
+            t += 2;
+            records.push(block(frame_begin, t, FRAME, b""));
+            t += 5;
+        }
+        end = end.max(t);
+        c.threads.push(Thread {
+            id: 1000 + u64::from(i),
+            name: Some(format!("Worker {i}").into_bytes()),
+            context_switches: Vec::new(),
+            records,
+        });
+    }
+    c.end_time = end;
+    c.update_counters(Convention::Runtime);
+    c
+}
+
 /// A small capture of `version` (every version the writer supports: 1.0.0, 1.2.0, 1.3.0, 2.0.1,
 /// 2.1.0): two threads of two frames, context switches, runtime-named blocks, events, and from
 /// 2.0 values of several types (scalar, array, text with and without its NUL).

@@ -3,7 +3,7 @@
 //! discounts, sub returns, then source lines, sub info and callers in the trailer).
 
 use profcodec_nytprof::read::Line;
-use profcodec_nytprof::{Profile, Record, Str, Writer};
+use profcodec_nytprof::{Record, Str, Writer};
 
 use crate::Rng;
 
@@ -126,9 +126,4 @@ pub fn file(size: u64, level: Option<u32>) -> Vec<u8> {
         time: 1_795_320_010.5,
     }));
     w.finish().expect("writing to a Vec cannot fail")
-}
-
-/// The full decode the peers are compared on: every record into the aggregated model.
-pub fn decode(bytes: &[u8]) -> Profile {
-    Profile::from_bytes(bytes).expect("a valid profile")
 }

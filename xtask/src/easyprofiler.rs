@@ -9,11 +9,15 @@
 //!   (`empty-slots`, `long-name`, `flat`, `deep`; see `profcodec_benches::easyprofiler::hostile`),
 //!   optionally followed by `--trailing BYTES` zero bytes; `--name BYTES` sets the long name's
 //!   length.
+//! - `cargo xtask bench-peers easyprofiler --peer PATH [--runs N]`: `profcodec validate` against
+//!   the library's own reader (`fillTreesFromFile`) on 4 threads x 15000 frames; PATH is a program
+//!   built locally against yse/easy_profiler that calls `fillTreesFromFile` on its argument (the
+//!   library is on no registry; BENCHMARKS.md tells how the figures were made).
 
 use anyhow::{Context, Result, bail};
 use profcodec_benches::easyprofiler;
 
-use crate::{FormatTasks, TestEnv, Workspace};
+use crate::{FormatTasks, TestEnv, Workspace, peers};
 
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "easyprofiler",
@@ -26,10 +30,46 @@ fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     Ok(Vec::new())
 }
 
+/// `cargo xtask bench-peers easyprofiler --peer PATH [--runs N]`: writes the capture of
+/// [`easyprofiler::frames`] (4 threads x 15000 frames of 51 blocks and one value) and times
+/// `profcodec validate FILE` against `PATH FILE`, each a whole process.
+fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
+    let options = peers::Options::parse(args)?;
+    let peer = options.peer(
+        "build yse/easy_profiler (CMake, -DEASY_PROFILER_NO_GUI=ON) and a program calling \
+         fillTreesFromFile on its argument, as BENCHMARKS.md (\"Whole-process comparison with the \
+         real readers\") tells, and pass its path",
+    )?;
+    let dir = ws.target().join("easyprofiler-bench-peers");
+    std::fs::create_dir_all(&dir)?;
+    let (threads, frames) = (4, 15_000);
+    let file = dir.join(format!("frames-{threads}x{frames}.prof"));
+    // Written every time: the generator may have changed since.
+    std::fs::write(&file, easyprofiler::frames(threads, frames).to_bytes()?)
+        .with_context(|| format!("writing {}", file.display()))?;
+    let profcodec = peers::profcodec(ws)?;
+    let rows = [peers::Row {
+        workload: format!(
+            "EasyProfiler, {threads} threads x {frames} frames (1 frame, 10 middle, 40 leaf blocks, 1 value)"
+        ),
+        input: file.clone(),
+        ours: peers::validate(&profcodec, &file),
+        peer: Some(peers::CommandLine::new(&peer).arg(&file)),
+        peer_name: "`fillTreesFromFile` (easy_profiler 2.1.0)".into(),
+        target: 3.0,
+    }];
+    peers::compare(&rows, options.runs())
+}
+
 fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
-    if cmd != "gen" {
-        bail!("{cmd} is not implemented for easyprofiler");
+    match cmd {
+        "gen" => generate(ws, args),
+        "bench-peers" => bench_peers(ws, args),
+        _ => bail!("{cmd} is not implemented for easyprofiler"),
     }
+}
+
+fn generate(ws: &Workspace, args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("large") => {
             let out = args

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 
-use crate::{FormatTasks, TestEnv, Workspace};
+use crate::{FormatTasks, TestEnv, Workspace, peers};
 
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "hpcrun",
@@ -16,7 +16,7 @@ fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     Ok(Vec::new())
 }
 
-fn run(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
+fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     match cmd {
         // cargo xtask gen-hpcrun OUT [SIZE_MB]: a synthetic 04.00b measurement (default 512 MiB).
         "gen" => {
@@ -35,6 +35,42 @@ fn run(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        _ => bail!("{cmd} is not implemented for hpcrun: no peer reader installs from a registry"),
+        "bench-peers" => bench_peers(ws, args),
+        _ => bail!("{cmd} is not implemented for hpcrun"),
     }
+}
+
+/// `cargo xtask bench-peers hpcrun [SIZE_MB] [--peer PATH] [--runs N]`: times `profcodec validate`
+/// on a synthetic 04.00b measurement (default 64 MiB) as a whole process. No reader of hpcrun
+/// files installs from a registry (HPCToolkit's hpcprof is built with Spack), so without
+/// `--peer` (a program that reads the file given as its argument) the table has profcodec's
+/// figures alone.
+fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
+    let options = peers::Options::parse(args)?;
+    let mb: u64 = match options.rest.first() {
+        Some(s) => s.parse().with_context(|| format!("SIZE_MB: {s}"))?,
+        None => 64,
+    };
+    let dir = ws.target().join("hpcrun-bench-peers");
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join(format!("synthetic-{mb}mib.hpcrun"));
+    std::fs::write(&file, profcodec_benches::hpcrun::file(mb << 20, 1))
+        .with_context(|| format!("writing {}", file.display()))?;
+    let peer = options
+        .peer
+        .as_ref()
+        .map(|p| peers::CommandLine::new(p).arg(&file));
+    let profcodec = peers::profcodec(ws)?;
+    let rows = [peers::Row {
+        workload: format!("hpcrun 04.00b, synthetic, {mb} MiB"),
+        input: file.clone(),
+        ours: peers::validate(&profcodec, &file),
+        peer_name: match &options.peer {
+            Some(p) => format!("`{}`", p.display()),
+            None => "none on a registry".into(),
+        },
+        peer,
+        target: 1.0,
+    }];
+    peers::compare(&rows, options.runs())
 }

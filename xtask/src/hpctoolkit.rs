@@ -6,7 +6,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::{FormatTasks, TestEnv, Workspace, run, succeeds};
+use crate::{FormatTasks, TestEnv, Workspace, peers, run, succeeds};
 
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "hpctoolkit",
@@ -48,10 +48,85 @@ fn prepare(ws: &Workspace) -> Result<TestEnv> {
 
 /// `cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K --trace-elems T OUT_DIR`
 /// (also `--trace-run R`, the mean run of samples in one context; `--samples S`, `--seed X`).
-fn run_task(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
-    if cmd != "gen" {
-        bail!("{cmd} is not implemented for hpctoolkit");
+fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
+    match cmd {
+        "gen" => generate(args),
+        "bench-peers" => bench_peers(ws, args),
+        _ => bail!("{cmd} is not implemented for hpctoolkit"),
     }
+}
+
+/// The database `bench-peers` reads, unless other `gen-hpctoolkit` options are given: 9.1 MB,
+/// about the size of the hpcviewer issue-233 database the issue measured (which is not in the
+/// corpus): a CPU run of 16 threads, one CPUTIME metric with its scopes and summaries, no trace.
+const BENCH_SHAPE: &[&str] = &[
+    "--profiles",
+    "16",
+    "--contexts",
+    "13000",
+    "--metrics",
+    "1",
+    "--trace-elems",
+    "0",
+];
+
+/// `cargo xtask bench-peers hpctoolkit [--runs N] [GEN OPTIONS]`: writes a synthetic database
+/// ([`BENCH_SHAPE`], or the `gen-hpctoolkit` options given) and times `profcodec validate DIR`
+/// against hatchet's `GraphFrame.from_hpctoolkit_latest(DIR)` (PyPI llnl-hatchet, in the venv
+/// the tests use), each a whole process.
+fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
+    let env = prepare(ws)?;
+    let python = env
+        .iter()
+        .find(|(k, _)| k == "PROFCODEC_HATCHET_PYTHON")
+        .map(|(_, v)| v.clone())
+        .context("prepare gave no hatchet python")?;
+    let options = peers::Options::parse(args)?;
+    let dir = ws.target().join("hpctoolkit-bench-peers");
+    let shape: Vec<String> = if options.rest.is_empty() {
+        BENCH_SHAPE.iter().map(|s| (*s).to_owned()).collect()
+    } else {
+        options.rest.clone()
+    };
+    let db = dir.join(shape.join("").replace("--", "-").trim_start_matches('-'));
+    let mut gen_args = shape.clone();
+    gen_args.push(db.to_string_lossy().into_owned());
+    if db.exists() {
+        std::fs::remove_dir_all(&db)?;
+    }
+    std::fs::create_dir_all(&db)?;
+    generate(&gen_args)?;
+    let profcodec = peers::profcodec(ws)?;
+    let row = |workload: String, db: PathBuf| peers::Row {
+        workload,
+        ours: peers::validate(&profcodec, &db),
+        peer: Some(
+            peers::CommandLine::new(&python)
+                .arg("-c")
+                .arg("import sys, hatchet; hatchet.GraphFrame.from_hpctoolkit_latest(sys.argv[1])")
+                .arg(&db),
+        ),
+        input: db,
+        peer_name: "hatchet `GraphFrame.from_hpctoolkit_latest`".into(),
+        target: 50.0,
+    };
+    let mut rows = vec![row(
+        format!("HPCToolkit database, synthetic ({})", shape.join(" ")),
+        db.clone(),
+    )];
+    // The largest real database of the corpus, made by HPCToolkit's hpcprof.
+    let gamess = ws.corpus().join("hpctoolkit/hatchet-gamess");
+    if gamess.join("meta.db").is_file() {
+        rows.push(row(
+            "HPCToolkit database, corpus `hatchet-gamess` (hpcprof, 65 profiles, 44 metrics)"
+                .into(),
+            gamess,
+        ));
+    }
+    peers::compare(&rows, options.runs())
+}
+
+fn generate(args: &[String]) -> Result<()> {
     let (config, out) = profcodec_benches::hpctoolkit::parse_args(args).map_err(|e| {
         anyhow!(
             "{e}\nusage: cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K \

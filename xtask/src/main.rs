@@ -5,7 +5,10 @@
 //!   docs with warnings denied, a replay of every fuzz target's corpus on stable Rust, and the
 //!   packaging checks (no unused dependency, `cargo publish --dry-run --workspace`).
 //! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
-//! - `cargo xtask bench-peers <format> ARGS...`: profcodec timed against the real tool.
+//! - `cargo xtask bench-peers <format> [ARGS...] [--runs N] [--peer PATH]`: the `profcodec
+//!   validate` process timed against the real tool's reader on the same input, interleaved
+//!   (`peers.rs`); `--peer` names a locally built reader where the real one is on no registry
+//!   (easyprofiler, statprofiler; optional for hpcrun). BENCHMARKS.md has the figures.
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -20,6 +23,7 @@ mod fuzz;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
+mod peers;
 mod statprofiler;
 mod timeline;
 

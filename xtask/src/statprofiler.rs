@@ -1,11 +1,11 @@
 //! xtask support for the statprofiler format: test prerequisites, generators, peer benchmarks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use profcodec_benches::statprofiler::{SessionSpec, write_session};
 
-use crate::{FormatTasks, TestEnv, Workspace};
+use crate::{FormatTasks, TestEnv, Workspace, peers, run as run_cmd};
 
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "statprofiler",
@@ -19,7 +19,7 @@ fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     Ok(Vec::new())
 }
 
-fn run(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
+fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     match cmd {
         // cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE]: a synthetic session
         // `TEMPLATE.<id>.<ordinal>` (default 1.55 M samples of at least 4 frames, rotated at
@@ -49,8 +49,83 @@ fn run(_ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        _ => bail!(
-            "{cmd} is not implemented for statprofiler (the real profiler cannot be installed here)"
-        ),
+        "bench-peers" => bench_peers(ws, args),
+        _ => bail!("{cmd} is not implemented for statprofiler"),
     }
+}
+
+/// `perl` with a local build of Devel::StatProfiler (its `blib` folder) on `@INC`.
+fn perl_with(blib: &Path) -> peers::CommandLine {
+    peers::CommandLine::new("perl")
+        .arg("-I")
+        .arg(blib.join("lib"))
+        .arg("-I")
+        .arg(blib.join("arch"))
+}
+
+/// `cargo xtask bench-peers statprofiler --peer BLIB [SECONDS] [--runs N]`: profiles
+/// `testdata/statprofiler/workload.pl SECONDS` (default 60) with the real Devel::StatProfiler,
+/// then times `profcodec validate SESSION_DIR` against Devel::StatProfiler::Reader reading every
+/// trace of every file of the session, each a whole process.
+///
+/// Devel::StatProfiler is on no registry this project reaches: BLIB is the `blib` folder of a
+/// local build of mbarbon/devel-statprofiler (BENCHMARKS.md tells how), used both to profile and
+/// to read.
+fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
+    let options = peers::Options::parse(args)?;
+    let blib = options.peer(
+        "build mbarbon/devel-statprofiler locally (Debian's libmodule-build-withxspp-perl and \
+         libextutils-xspp-perl, then its Module::Build script) as BENCHMARKS.md (\"Whole-process \
+         comparison with the real readers\") tells, and pass its blib folder",
+    )?;
+    let seconds: u64 = options.rest.first().map_or(Ok(60), |s| s.parse())?;
+    let program = ws.root.join("testdata/statprofiler/workload.pl");
+    let session = ws
+        .target()
+        .join("statprofiler-bench-peers")
+        .join(format!("workload-{seconds}s"));
+    let template = session.join("statprof.out");
+    let files = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    };
+    let first = files(&session).into_iter().min();
+    if first.is_none_or(|f| peers::stale(&f, &[&program])) {
+        if session.exists() {
+            std::fs::remove_dir_all(&session)?;
+        }
+        std::fs::create_dir_all(&session)?;
+        let profiler = perl_with(&blib)
+            .arg(format!(
+                "-MDevel::StatProfiler=-template,{},-interval,10",
+                template.display()
+            ))
+            .arg(&program)
+            .arg(seconds.to_string());
+        run_cmd(profiler.command().stdout(std::process::Stdio::null()))?;
+    }
+    let profcodec = peers::profcodec(ws)?;
+    let reader = perl_with(&blib)
+        .arg("-MDevel::StatProfiler::Reader")
+        .arg("-e")
+        .arg(
+            "for my $f (sort glob(\"$ARGV[0]/statprof.out.*\")) { \
+             my $r = Devel::StatProfiler::Reader->new($f); while (my $t = $r->read_trace) {} }",
+        )
+        .arg(&session);
+    let rows = [peers::Row {
+        workload: format!(
+            "StatProfiler, `workload.pl {seconds}` profiled by Devel::StatProfiler 0.56 (-interval 10, Snappy)"
+        ),
+        input: session.clone(),
+        ours: peers::validate(&profcodec, &session),
+        peer: Some(reader),
+        peer_name: "`Devel::StatProfiler::Reader`, every trace".into(),
+        target: 25.0,
+    }];
+    peers::compare(&rows, options.runs())
 }

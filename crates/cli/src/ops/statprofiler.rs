@@ -77,8 +77,21 @@ fn each_file(
     };
     for process in &procs {
         for file in &process.files {
-            let bytes = std::fs::read(&file.path)?;
-            each(Some((process, &file.path)), &bytes).map_err(|e| match e {
+            // Mapped like a file named on the command line (no copy of a session that may be
+            // hundreds of megabytes); one that does not open as a StatProfiler file is read, so
+            // that its damage is reported by the reader, with its offset.
+            let (mapped, read);
+            let bytes: &[u8] = match profcodec::open(&file.path) {
+                Ok(opened) if opened.format() == profcodec::Format::StatProfiler => {
+                    mapped = opened;
+                    mapped.bytes()
+                }
+                _ => {
+                    read = std::fs::read(&file.path)?;
+                    &read
+                }
+            };
+            each(Some((process, &file.path)), bytes).map_err(|e| match e {
                 OpError::Invalid { message, offset } => OpError::Invalid {
                     message: format!("{}: {message}", file.path.display()),
                     offset,

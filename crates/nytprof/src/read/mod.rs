@@ -2,9 +2,11 @@
 //! any `io::Read` ([`Reader`]). Both yield the same typed [`Record`]s, inflating transparently
 //! after the `z` tag (nytprof-v5.md, "zlib").
 
+mod ahead;
 mod record;
 mod stream;
 
+pub(crate) use ahead::with_inflate_ahead;
 pub use record::{Header, Line, Record, Str, decode_text};
 pub(crate) use record::{atoi, decode, decode_header};
 pub(crate) use stream::trailer_text_len;
@@ -154,35 +156,37 @@ impl<'a> File<'a> {
 /// Inflates the zlib stream starting at file offset `start` (FileHandle.xs `inflateInit2(15)`):
 /// it stops at the stream's end, so bytes after it (the plain-text trailer) are left alone.
 ///
-/// The records are taken from a streaming [`Reader`] as it inflates, so inflation stops at the
-/// first damaged record (a stream of zeros fails at its first byte, not after inflating
+/// The records are taken from a streaming [`Reader`] as it inflates (on a second thread, ahead of
+/// the parsing, where there are two cores), so inflation stops at the first damaged record (a stream of zeros fails at its first byte, not after inflating
 /// everything) with the same bounds and the same errors as the [`Reader`]. Memory is the
 /// inflated size of the readable records.
 fn inflate(data: &[u8], start: usize, header: Header<'_>) -> Inflated {
     let input = &data[start.min(data.len())..];
-    let mut reader = Reader::after_deflate(input, start as u64 - 1, header);
-    let mut out = Vec::new();
-    let mut error = None;
-    loop {
-        match reader.next_raw() {
-            None => break,
-            Some(Ok(bytes)) => out.extend_from_slice(bytes),
-            Some(Err((e, rest))) => {
-                // The iterator decodes the same bytes and meets the same damage; an error the
-                // bytes do not show (the zlib stream's) comes when they run out.
-                out.extend_from_slice(rest);
-                error = Some(e);
-                break;
+    with_inflate_ahead(input, start as u64, |ahead| {
+        let mut reader = Reader::after_deflate_ahead(input, start as u64 - 1, header, ahead);
+        let mut out = Vec::new();
+        let mut error = None;
+        loop {
+            match reader.next_raw() {
+                None => break,
+                Some(Ok(bytes)) => out.extend_from_slice(bytes),
+                Some(Err((e, rest))) => {
+                    // The iterator decodes the same bytes and meets the same damage; an error
+                    // the bytes do not show (the zlib stream's) comes when they run out.
+                    out.extend_from_slice(rest);
+                    error = Some(e);
+                    break;
+                }
             }
         }
-    }
-    out.shrink_to_fit();
-    Inflated {
-        consumed: (reader.input_offset() as usize).saturating_sub(start),
-        bytes: out,
-        start,
-        error,
-    }
+        out.shrink_to_fit();
+        Inflated {
+            consumed: (reader.input_offset() as usize).saturating_sub(start),
+            bytes: out,
+            start,
+            error,
+        }
+    })
 }
 
 /// Iterator over the records of a [`File`].
@@ -240,6 +244,17 @@ impl<'a> Records<'a> {
         let line = varint_at(rest, &mut i);
         self.cursor.skip(i, "TIME_LINE").ok()?;
         Some((ticks, fid, line))
+    }
+
+    /// Fast path for `-` records (a statement discount, one byte; the second most frequent
+    /// record of a profile): when the next record is one, consumes it and returns true.
+    #[inline]
+    pub(crate) fn next_discount(&mut self) -> bool {
+        let rest = self.cursor.rest();
+        if self.done || rest.first() != Some(&raw::tag::DISCOUNT) {
+            return false;
+        }
+        self.cursor.skip(1, "DISCOUNT").is_ok()
     }
 
     /// Fast path for `<` records when the call paths are built: when the next record is a

@@ -8,6 +8,7 @@ use std::io::{ErrorKind, Read};
 use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
+use super::ahead::{Ahead, End, HEADROOM};
 use super::record::{Header, Record, decode, decode_header};
 use super::varint_at;
 use crate::error::Error;
@@ -26,7 +27,7 @@ const RECORD_FREE: usize = 1 << 20;
 pub const MAX_RECORD_RATIO: u64 = 64;
 
 /// How many bytes after the zlib stream are kept to recognise the profiler's trailer text.
-const TRAILER_KEEP: usize = 4096;
+pub(crate) const TRAILER_KEEP: usize = 4096;
 
 /// Reads records one at a time from an `io::Read`, inflating after `z`.
 ///
@@ -58,7 +59,10 @@ pub struct Reader<R> {
     pos: usize,
     /// Offset of `buf[0]` in the uncompressed stream.
     base: u64,
-    inflate: Option<Decompress>,
+    inflate: Option<Inflater>,
+    /// A thread inflating the zlib stream ahead, to use from the `z` tag on instead of inflating
+    /// here ([`super::ahead`]).
+    ahead: Option<Ahead>,
     /// No more decoded bytes will come.
     eof: bool,
     pending: Option<Error>,
@@ -77,6 +81,25 @@ pub struct Reader<R> {
     stream_ended: bool,
     /// Length of the record [`Reader::next_record`] returned last.
     last_len: usize,
+}
+
+/// Who inflates the zlib stream.
+#[derive(Debug)]
+enum Inflater {
+    /// This thread, from the source.
+    Inline(Decompress),
+    /// Another thread, ahead of this one.
+    Ahead(Ahead),
+}
+
+impl Inflater {
+    /// Compressed bytes consumed so far.
+    fn total_in(&self) -> u64 {
+        match self {
+            Inflater::Inline(d) => d.total_in(),
+            Inflater::Ahead(a) => a.total_in,
+        }
+    }
 }
 
 /// Bytes found after the end of the zlib stream that are not the profiler's trailer text
@@ -119,6 +142,7 @@ impl<R: Read> Reader<R> {
             pos: 0,
             base: 0,
             inflate: None,
+            ahead: None,
             eof: false,
             pending: None,
             done: false,
@@ -148,8 +172,15 @@ impl<R: Read> Reader<R> {
 
     /// A reader of the zlib stream of a file whose version line and plain records were read
     /// elsewhere: `src` starts just after the `z` tag, which is at file offset `z_offset`.
-    pub(crate) fn after_deflate(src: R, z_offset: u64, header: Header<'_>) -> Self {
+    /// With `ahead`, the stream comes inflated from that thread instead of being inflated here.
+    pub(crate) fn after_deflate_ahead(
+        src: R,
+        z_offset: u64,
+        header: Header<'_>,
+        ahead: Option<Ahead>,
+    ) -> Self {
         let mut r = Self::resume(src, z_offset + 1, header);
+        r.ahead = ahead;
         r.start_inflate();
         r
     }
@@ -176,7 +207,7 @@ impl<R: Read> Reader<R> {
     /// places an error in both streams.
     pub fn input_offset(&self) -> u64 {
         match &self.inflate {
-            Some(d) => self.compressed_offset + d.total_in(),
+            Some(inflater) => self.compressed_offset + inflater.total_in(),
             None if self.stream_ended => self.after_offset,
             None => self.offset(),
         }
@@ -244,7 +275,7 @@ impl<R: Read> Reader<R> {
         // A record longer than a window doubles the window per fill, so that decoding it again
         // after each fill costs linear time in its length.
         let held = self.buf.len() - self.pos;
-        let Some(mut d) = self.inflate.take() else {
+        let Some(mut inflater) = self.inflate.take() else {
             let mut buf = std::mem::take(&mut self.buf);
             let n = self.read_src(&mut buf, held.max(CHUNK));
             self.buf = buf;
@@ -253,7 +284,14 @@ impl<R: Read> Reader<R> {
             }
             return Ok(());
         };
-        let result = self.fill_inflated(&mut d, if held > CHUNK { held } else { 1 });
+        let want = if held > CHUNK { held } else { 1 };
+        let result = match &mut inflater {
+            Inflater::Inline(d) => self.fill_inflated(d, want),
+            Inflater::Ahead(ahead) => {
+                self.fill_ahead(ahead, want);
+                Ok(())
+            }
+        };
         if self.stream_ended {
             // The stream is over: the decompressor's state is freed.
             return result;
@@ -261,16 +299,16 @@ impl<R: Read> Reader<R> {
         // A record that keeps growing far beyond its compressed bytes is a bomb: stop here,
         // before inflating the rest.
         let held = (self.buf.len() - self.pos) as u64;
-        let compressed = d.total_in() - self.in_at_record;
+        let compressed = inflater.total_in() - self.in_at_record;
         if held > RECORD_FREE as u64 && held > compressed.saturating_mul(MAX_RECORD_RATIO) {
             self.eof = true;
             self.pending = Some(Error::InflationRatio {
                 offset: self.offset(),
-                compressed_offset: self.compressed_offset + d.total_in(),
+                compressed_offset: self.compressed_offset + inflater.total_in(),
                 inflated: held,
             });
         }
-        self.inflate = Some(d);
+        self.inflate = Some(inflater);
         result
     }
 
@@ -338,6 +376,55 @@ impl<R: Read> Reader<R> {
         Ok(())
     }
 
+    /// Takes at least `want` more inflated bytes from the thread inflating ahead, unless the
+    /// stream ends or breaks first. A piece is parsed in place: the unfinished record still held
+    /// goes into its headroom, and the emptied buffer goes back to the thread.
+    fn fill_ahead(&mut self, ahead: &mut Ahead, want: usize) {
+        let start_len = self.buf.len() - self.pos;
+        while self.buf.len() - self.pos < start_len + want {
+            let Some(piece) = ahead.next() else {
+                // The thread stops on its own only after saying how the stream ended.
+                self.eof = true;
+                self.pending = Some(Error::Inflate {
+                    offset: self.compressed_offset + ahead.total_in,
+                    problem: "a stream whose inflating thread stopped",
+                });
+                return;
+            };
+            let held = self.buf.len() - self.pos;
+            let at = HEADROOM.saturating_sub(held);
+            // `buf[0]` stays at a logical offset: the headroom left before the held bytes must
+            // not reach back before offset 0 (only the first piece of a stream can).
+            if held <= HEADROOM && self.offset() >= at as u64 {
+                let mut bytes = piece.bytes;
+                bytes[at..HEADROOM].copy_from_slice(&self.buf[self.pos..]);
+                let done = std::mem::replace(&mut self.buf, bytes);
+                self.base = self.offset() - at as u64;
+                self.pos = at;
+                ahead.give_back(done);
+            } else {
+                self.buf.extend_from_slice(&piece.bytes[HEADROOM..]);
+                ahead.give_back(piece.bytes);
+            }
+            match piece.end {
+                None => {}
+                Some(End::Stream { after, after_len }) => {
+                    self.eof = true;
+                    self.stream_ended = true;
+                    self.after_offset = self.compressed_offset + ahead.total_in;
+                    self.after = after;
+                    self.after_len = after_len;
+                    return;
+                }
+                Some(End::Damaged(e)) => {
+                    self.eof = true;
+                    self.pending = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+
     /// Reads what follows the zlib stream (file offset `at`): the first [`TRAILER_KEEP`] bytes
     /// are kept, the rest counted.
     fn end_of_stream(&mut self, at: u64) -> Result<(), Error> {
@@ -377,14 +464,17 @@ impl<R: Read> Reader<R> {
         self.raw_pos = 0;
         self.eof = false;
         self.in_at_record = 0;
-        self.inflate = Some(Decompress::new(true));
+        self.inflate = Some(match self.ahead.take() {
+            Some(ahead) => Inflater::Ahead(ahead),
+            _ => Inflater::Inline(Decompress::new(true)),
+        });
     }
 
     /// Marks the end of a record for the inflation ratio check.
     #[inline]
     fn record_done(&mut self) {
-        if let Some(d) = &self.inflate {
-            self.in_at_record = d.total_in();
+        if let Some(inflater) = &self.inflate {
+            self.in_at_record = inflater.total_in();
         }
     }
 
@@ -405,6 +495,18 @@ impl<R: Read> Reader<R> {
         self.pos += i;
         self.record_done();
         Some((ticks, fid, line))
+    }
+
+    /// Fast path for `-` records (a statement discount, one byte): when the next record is one,
+    /// consumes it and returns true.
+    #[inline]
+    pub(crate) fn next_discount(&mut self) -> bool {
+        if self.done || self.buf.get(self.pos) != Some(&raw::tag::DISCOUNT) {
+            return false;
+        }
+        self.pos += 1;
+        self.record_done();
+        true
     }
 
     /// Fast path for `<` records when the call paths are built: when the next record is a

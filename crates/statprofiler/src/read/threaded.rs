@@ -146,7 +146,14 @@ pub fn with_threaded_reader<T>(
     let (batch_tx, batch_rx) = sync_channel(BATCHES_AHEAD);
     let (recycle_tx, recycle_rx) = channel();
     std::thread::scope(|scope| {
-        scope.spawn(move || produce(source, &batch_tx, &recycle_rx));
+        // A thread that cannot be started (resources exhausted) is an I/O error, not a panic.
+        std::thread::Builder::new()
+            .name("statprofiler-snappy".into())
+            .spawn_scoped(scope, move || produce(source, &batch_tx, &recycle_rx))
+            .map_err(|e| Error::Io {
+                offset: 0,
+                kind: e.kind(),
+            })?;
         let threaded = ThreadedSource {
             container,
             batches: batch_rx,

@@ -1,0 +1,330 @@
+//! `cargo xtask bench-peers <format>`: the `profcodec` command timed as a whole process against
+//! the real tool's reader on the same files, the code every format shares.
+//!
+//! Each format module makes its workload files and names, per file, the `profcodec` command line
+//! and the peer's; [`compare`] runs them interleaved (`profcodec`, peer, then peer, `profcodec` on
+//! the next round, so that a change of load hits both alike), after one untimed run of each to
+//! fill the page cache, and prints a Markdown table of the medians. Each run is one whole process
+//! (start-up, mapping, page faults included): its wall-clock time, user and system CPU time come
+//! from bash's `time` keyword (`TIMEFORMAT`, millisecond resolution), whose own start-up is not
+//! counted. The load average before and after is printed with the table, as BENCHMARKS.md wants.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{Workspace, run};
+
+/// Timed runs of each command, unless `--runs N` says otherwise.
+pub(crate) const DEFAULT_RUNS: usize = 7;
+
+/// A command line: a program and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandLine {
+    program: OsString,
+    args: Vec<OsString>,
+}
+
+impl CommandLine {
+    pub(crate) fn new(program: impl AsRef<OsStr>) -> Self {
+        CommandLine {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+        }
+    }
+
+    #[must_use]
+    pub(crate) fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// The command, to run it other than timed.
+    pub(crate) fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args);
+        cmd
+    }
+
+    /// The command line as a user would type it (for the table's notes).
+    pub(crate) fn display(&self) -> String {
+        let mut words = Vec::new();
+        words.push(self.program.to_string_lossy().into_owned());
+        for a in &self.args {
+            let a = a.to_string_lossy();
+            if a.contains([' ', '$', '(', ')', '>', '{', '}', ';', '\'']) {
+                words.push(format!("'{a}'"));
+            } else {
+                words.push(a.into_owned());
+            }
+        }
+        words.join(" ")
+    }
+}
+
+/// One row of the table: a workload file and the two command lines that read it.
+#[derive(Debug)]
+pub(crate) struct Row {
+    /// What the workload is, for the table.
+    pub(crate) workload: String,
+    /// The file (or folder) read, whose size the table gives.
+    pub(crate) input: PathBuf,
+    /// `profcodec validate INPUT` (or another verb).
+    pub(crate) ours: CommandLine,
+    /// The real tool's reader on the same input, when there is one to run.
+    pub(crate) peer: Option<CommandLine>,
+    /// The peer's name, for the table (or why there is none).
+    pub(crate) peer_name: String,
+    /// The ratio (peer wall time over ours) the project aims for.
+    pub(crate) target: f64,
+}
+
+/// One timed run: wall-clock, user and system seconds.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Runs `cmd` once as a whole process under bash's `time` keyword, its output discarded.
+fn time_once(cmd: &CommandLine) -> Result<Sample> {
+    let mut bash = Command::new("bash");
+    bash.arg("-c")
+        .arg(
+            "TIMEFORMAT='%3R %3U %3S'; { time \"$@\" > /dev/null 2> \"$ERR\"; } 2>&1 \
+             || { cat \"$ERR\" >&2; exit 1; }",
+        )
+        .arg("bench")
+        .arg(&cmd.program)
+        .args(&cmd.args)
+        .stdin(Stdio::null());
+    let err = std::env::temp_dir().join(format!("xtask-bench-peers-{}.err", std::process::id()));
+    bash.env("ERR", &err);
+    let out = bash
+        .output()
+        .with_context(|| format!("could not start bash for {}", cmd.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed: {}{}",
+            cmd.display(),
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&err).unwrap_or_default()
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<f64> = text
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("unexpected `time` output {text:?}"))?;
+    let [wall, user, system] = fields[..] else {
+        bail!("unexpected `time` output {text:?}");
+    };
+    Ok(Sample {
+        wall,
+        cpu: user + system,
+    })
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Size of a file, or of every file below a folder.
+fn size_of(path: &Path) -> u64 {
+    if path.is_dir() {
+        std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| size_of(&e.path()))
+            .sum()
+    } else {
+        std::fs::metadata(path).map_or(0, |m| m.len())
+    }
+}
+
+fn human_size(bytes: u64) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.0} kB", bytes as f64 / 1e3)
+    }
+}
+
+fn seconds(s: f64) -> String {
+    if s < 0.1 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+/// Times every row's two commands `runs` times each, interleaved, and prints the table of the
+/// medians (Markdown), the load average before and after, and the command lines.
+pub(crate) fn compare(rows: &[Row], runs: usize) -> Result<()> {
+    let runs = runs.max(1);
+    let load_before = load_average();
+    // One untimed run of each: the page cache holds the inputs and the programs from here on.
+    for row in rows {
+        time_once(&row.ours)?;
+        if let Some(peer) = &row.peer {
+            time_once(peer)?;
+        }
+    }
+    let mut samples: Vec<(Vec<Sample>, Vec<Sample>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    for round in 0..runs {
+        for (row, (ours, peer)) in rows.iter().zip(&mut samples) {
+            let peer_cmd = row.peer.as_ref().filter(|_| round % 2 == 1);
+            if let Some(cmd) = peer_cmd {
+                peer.push(time_once(cmd)?);
+            }
+            ours.push(time_once(&row.ours)?);
+            if let Some(cmd) = row.peer.as_ref().filter(|_| round % 2 == 0) {
+                peer.push(time_once(cmd)?);
+            }
+        }
+        eprintln!("xtask: round {} of {runs} done", round + 1);
+    }
+    let load_after = load_average();
+    println!(
+        "| workload | size | `profcodec validate`, wall (median of {runs}) | real reader | real reader, wall | ratio, wall | target | `profcodec`, CPU | real reader, CPU | ratio, CPU |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (row, (ours, peer)) in rows.iter().zip(&samples) {
+        let wall = |s: &[Sample]| median(&mut s.iter().map(|s| s.wall).collect::<Vec<_>>());
+        let cpu = |s: &[Sample]| median(&mut s.iter().map(|s| s.cpu).collect::<Vec<_>>());
+        let (ours_wall, ours_cpu) = (wall(ours), cpu(ours));
+        let size = human_size(size_of(&row.input));
+        if peer.is_empty() {
+            println!(
+                "| {} | {size} | {} | {} | | | | {} | | |",
+                row.workload,
+                seconds(ours_wall),
+                row.peer_name,
+                seconds(ours_cpu),
+            );
+            continue;
+        }
+        let (peer_wall, peer_cpu) = (wall(peer), cpu(peer));
+        let ratio = peer_wall / ours_wall.max(0.0005);
+        println!(
+            "| {} | {size} | {} | {} | {} | **{:.1}x** | {:.0}x ({}) | {} | {} | {:.1}x |",
+            row.workload,
+            seconds(ours_wall),
+            row.peer_name,
+            seconds(peer_wall),
+            ratio,
+            row.target,
+            if ratio >= row.target {
+                "met"
+            } else {
+                "not met"
+            },
+            seconds(ours_cpu),
+            seconds(peer_cpu),
+            peer_cpu / ours_cpu.max(0.0005),
+        );
+    }
+    println!();
+    println!("Load average (1, 5, 15 min): {load_before} before, {load_after} after.");
+    println!();
+    for row in rows {
+        println!("- `{}`", row.ours.display());
+        if let Some(peer) = &row.peer {
+            println!("- `{}`", peer.display());
+        }
+    }
+    Ok(())
+}
+
+/// Builds the release `profcodec` binary and returns its path.
+pub(crate) fn profcodec(ws: &Workspace) -> Result<PathBuf> {
+    run(&mut ws.cargo(&[
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "profcodec-cli",
+        "--bin",
+        "profcodec",
+    ]))?;
+    Ok(ws.target().join("release").join("profcodec"))
+}
+
+/// `profcodec validate INPUT`.
+pub(crate) fn validate(profcodec: &Path, input: &Path) -> CommandLine {
+    CommandLine::new(profcodec).arg("validate").arg(input)
+}
+
+/// The options every `bench-peers` command takes: `--runs N` and `--peer PATH`; the other
+/// arguments are returned in order.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    pub(crate) runs: Option<usize>,
+    pub(crate) peer: Option<PathBuf>,
+    pub(crate) rest: Vec<String>,
+}
+
+impl Options {
+    pub(crate) fn parse(args: &[String]) -> Result<Self> {
+        let mut options = Options::default();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            match arg.as_str() {
+                "--runs" => {
+                    let n = it.next().context("--runs needs a number")?;
+                    options.runs = Some(n.parse().with_context(|| format!("--runs {n}"))?);
+                }
+                "--peer" => {
+                    options.peer = Some(it.next().context("--peer needs a path")?.into());
+                }
+                _ => options.rest.push(arg.clone()),
+            }
+        }
+        Ok(options)
+    }
+
+    pub(crate) fn runs(&self) -> usize {
+        self.runs.unwrap_or(DEFAULT_RUNS)
+    }
+
+    /// The `--peer` path, which must exist; `how` says how to make it when it is missing.
+    pub(crate) fn peer(&self, how: &str) -> Result<PathBuf> {
+        match &self.peer {
+            Some(p) if p.exists() => Ok(p.clone()),
+            Some(p) => bail!("--peer {} does not exist; {how}", p.display()),
+            None => bail!("this comparison needs --peer PATH; {how}"),
+        }
+    }
+}
+
+/// True when `out` is missing or older than any of `sources`: a workload made from them is made
+/// again.
+pub(crate) fn stale(out: &Path, sources: &[&Path]) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match modified(out) {
+        None => true,
+        Some(made) => sources
+            .iter()
+            .any(|s| modified(s).is_some_and(|changed| changed > made)),
+    }
+}

@@ -20,6 +20,8 @@ pub mod firefox;
 pub mod folded;
 #[cfg(feature = "pprof")]
 pub mod pprof;
+#[cfg(any(feature = "pprof", feature = "firefox"))]
+mod select;
 pub mod speedscope;
 
 pub use error::ExportError;

@@ -412,7 +412,9 @@ impl<'p> Writer<'p> {
                 functions.push(proto::Function {
                     id,
                     name,
-                    system_name: name,
+                    // No system (mangled) name: the name is as the profiler shows it, and pprof
+                    // shortens only names that equal their system name.
+                    system_name: 0,
                     filename,
                     start_line,
                 });

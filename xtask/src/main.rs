@@ -19,6 +19,7 @@ mod fuzz;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
+mod pprof;
 mod statprofiler;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.
@@ -114,6 +115,7 @@ fn test(ws: &Workspace) -> Result<()> {
     for format in FORMATS {
         env.extend((format.prepare)(ws).with_context(|| format!("preparing {}", format.name))?);
     }
+    env.extend(pprof::prepare(ws).context("preparing go tool pprof")?);
     let corpus = ws.corpus();
     if !corpus.is_dir() {
         bail!("the shared corpus is missing at {}", corpus.display());

@@ -50,8 +50,8 @@ use std::io::Write;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use foldhash::fast::RandomState;
-use prost::Message;
 use profcodec_profile::{ContextId, FrameId, IdKind, NodeId, Profile, StringId, Unit};
+use prost::Message;
 
 use crate::{ExportError, ExportOptions};
 
@@ -396,10 +396,9 @@ impl<'p> Writer<'p> {
         let f = profile.frame(frame);
         let name = match f.function {
             Some(name) => self.strings.id_of(profile, name),
-            None => {
-                let name = unnamed_function(profile, frame);
-                self.strings.intern(&name)
-            }
+            None => self
+                .strings
+                .intern(&crate::select::function_name(profile, frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);
@@ -472,18 +471,6 @@ impl<'p> Writer<'p> {
             }
             labels
         })
-    }
-}
-
-/// The name `profcodec top` gives a function frame without a function name: its address, else
-/// its file, else its module, in brackets.
-fn unnamed_function(profile: &Profile, frame: FrameId) -> String {
-    let f = profile.frame(frame);
-    match (f.address, f.file, f.module) {
-        (Some(address), ..) => format!("[0x{address:x}]"),
-        (None, Some(file), _) => format!("[{}]", profile.string(file)),
-        (None, None, Some(module)) => format!("[{}]", profile.string(module)),
-        _ => "[unknown]".to_owned(),
     }
 }
 
@@ -647,7 +634,9 @@ mod tests {
     fn summaries_are_written_only_without_detailed_contexts() {
         let mut b = ProfileBuilder::new();
         let summary = b.intern_context(Context::summary()).unwrap();
-        let t0 = b.intern_context(Context::new([(IdKind::Thread, 0)])).unwrap();
+        let t0 = b
+            .intern_context(Context::new([(IdKind::Thread, 0)]))
+            .unwrap();
         let samples = b
             .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
             .unwrap();

@@ -1,6 +1,8 @@
 //! What an exporter writes of a profile: its metric (value type) and its contexts.
 
-use profcodec_profile::{Profile, ValueTypeId};
+use std::borrow::Cow;
+
+use profcodec_profile::{FrameId, Profile, ValueTypeId};
 
 use crate::{ExportError, ExportOptions};
 
@@ -26,8 +28,8 @@ pub(crate) fn metric(
     }
 }
 
-/// Which contexts are written, by context index: every context that is not a summary when the
-/// profile has node values in one, else the summaries (HPCToolkit's summary profile alone).
+/// Which contexts are written, by context index: every context that is not a summary, unless
+/// only summaries have node values (HPCToolkit's summary profile alone), then the summaries.
 /// Writing the detailed contexts keeps the thread and rank of each value; the summaries hold
 /// their sums.
 pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
@@ -35,11 +37,27 @@ pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
     for v in profile.node_values() {
         has_values[v.context.index()] = true;
     }
-    let detailed = profile
-        .contexts()
-        .any(|(id, c)| !c.summary && has_values[id.index()]);
+    let with_values = |summary: bool| {
+        profile
+            .contexts()
+            .any(|(id, c)| c.summary == summary && has_values[id.index()])
+    };
+    let detailed = with_values(false) || !with_values(true);
     profile
         .contexts()
         .map(|(_, c)| c.summary != detailed)
         .collect()
+}
+
+/// The name `profcodec top` gives the function of a function-like frame: its function name,
+/// else its address, file or module in brackets, so that a viewer's rows and `top`'s match.
+pub(crate) fn function_name(profile: &Profile, frame: FrameId) -> Cow<'_, str> {
+    let f = profile.frame(frame);
+    match (f.function, f.address, f.file, f.module) {
+        (Some(name), ..) => Cow::Borrowed(profile.string(name)),
+        (None, Some(address), ..) => Cow::Owned(format!("[0x{address:x}]")),
+        (None, None, Some(file), _) => Cow::Owned(format!("[{}]", profile.string(file))),
+        (None, None, None, Some(module)) => Cow::Owned(format!("[{}]", profile.string(module))),
+        _ => Cow::Borrowed("[unknown]"),
+    }
 }

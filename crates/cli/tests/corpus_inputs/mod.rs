@@ -56,7 +56,9 @@ pub fn corpus_inputs() -> Vec<PathBuf> {
         inputs.extend(sorted(&measurements, |p| named(p, ".hpcrun")));
         inputs.push(measurements);
     }
-    inputs.extend(sorted(&corpus.join("nytprof"), |p| named(p, ".nytprof.out")));
+    inputs.extend(sorted(&corpus.join("nytprof"), |p| {
+        named(p, ".nytprof.out")
+    }));
     inputs.extend(sorted(&corpus.join("easyprofiler"), |p| named(p, ".prof")));
     let statprofiler = corpus.join("statprofiler");
     inputs.extend(sorted(&statprofiler, |p| {

@@ -146,7 +146,10 @@ fn write_timeline(
             e += 1;
         }
         while let Some(&i) = begins.get(b).filter(|&&i| spans[i].begin <= now) {
-            open.push(i);
+            // A block of no duration (an event) holds no time: its end has passed already.
+            if spans[i].end > now {
+                open.push(i);
+            }
             b += 1;
         }
         let following = [
@@ -419,8 +422,8 @@ fn add_threads(
         let key = [IdKind::Process, IdKind::Rank]
             .into_iter()
             .find_map(|kind| context.id(kind).map(|v| (kind, v)));
-        let (process, is_main) = match processes.iter().find(|(k, _)| *k == key) {
-            Some(&(_, handle)) => (handle, false),
+        let process = match processes.iter().find(|(k, _)| *k == key) {
+            Some(&(_, handle)) => handle,
             None => {
                 let name = match key {
                     Some((IdKind::Process, pid)) => format!("process {pid}"),
@@ -431,15 +434,17 @@ fn add_threads(
                 let pid = key.map_or(0, |(_, v)| v as u32);
                 let handle = fx.add_process(&name, pid, Timestamp::from_nanos_since_reference(0));
                 processes.push((key, handle));
-                (handle, true)
+                handle
             }
         };
         let tid = context.id(IdKind::Thread).unwrap_or(id.index() as u64) as u32;
+        // No thread is its process's main thread: the format names a main thread after its
+        // process, and each context's own name is kept.
         let thread = fx.add_thread(
             process,
             tid,
             Timestamp::from_nanos_since_reference(0),
-            is_main,
+            false,
         );
         fx.set_thread_name(thread, &profile.context_label(id));
         threads.push((id, thread));

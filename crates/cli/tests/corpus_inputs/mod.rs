@@ -9,12 +9,12 @@ use std::process::Command;
 use profcodec_common::corpus::corpus_dir;
 
 /// The `profcodec` binary under test.
-pub fn profcodec() -> Command {
+pub(crate) fn profcodec() -> Command {
     Command::new(env!("CARGO_BIN_EXE_profcodec"))
 }
 
 /// Runs `profcodec ARGS`, panicking with its standard error when it fails; its standard output.
-pub fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Vec<u8> {
+pub(crate) fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Vec<u8> {
     let mut cmd = profcodec();
     cmd.args(args);
     let out = cmd.output().expect("run profcodec");
@@ -45,7 +45,7 @@ fn named(path: &Path, suffix: &str) -> bool {
 /// (`*.d` and hatchet's gamess), hpcrun measurement folders and each of their `.hpcrun` files,
 /// NYTProf profiles, EasyProfiler captures, StatProfiler session folders and the `-file`
 /// output. Empty when there is no corpus (the caller has said so).
-pub fn corpus_inputs() -> Vec<PathBuf> {
+pub(crate) fn corpus_inputs() -> Vec<PathBuf> {
     let Some(corpus) = corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return Vec::new();
     };
@@ -70,7 +70,7 @@ pub fn corpus_inputs() -> Vec<PathBuf> {
 }
 
 /// A short name of a corpus input for output files: its path below the corpus, `/` as `_`.
-pub fn label(input: &Path) -> String {
+pub(crate) fn label(input: &Path) -> String {
     let parts: Vec<String> = input
         .components()
         .rev()
@@ -81,7 +81,7 @@ pub fn label(input: &Path) -> String {
 }
 
 /// `profcodec top --json -n 0 --metric METRIC INPUTS...`: every row of the metric, by function.
-pub fn top_rows(inputs: &[&Path], metric: &str) -> Vec<serde_json::Value> {
+pub(crate) fn top_rows(inputs: &[&Path], metric: &str) -> Vec<serde_json::Value> {
     let mut args: Vec<&OsStr> = ["top", "--json", "-n", "0", "--metric", metric]
         .into_iter()
         .map(OsStr::new)

@@ -452,45 +452,6 @@ fn add_threads(
     threads
 }
 
-/// Each node's rank in a depth-first walk of the call tree (children in id order).
-fn depth_first_order(profile: &Profile) -> Vec<u32> {
-    let n = profile.nodes().len();
-    let mut first_child = vec![0u32; n + 1];
-    for (_, node) in profile.nodes() {
-        if let Some(p) = node.parent {
-            first_child[p.index() + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        first_child[i + 1] += first_child[i];
-    }
-    let mut fill = first_child.clone();
-    let mut children = vec![0u32; n];
-    for (id, node) in profile.nodes() {
-        if let Some(p) = node.parent {
-            children[fill[p.index()] as usize] = id.index() as u32;
-            fill[p.index()] += 1;
-        }
-    }
-    let mut rank = vec![0u32; n];
-    let mut next = 0u32;
-    let mut stack: Vec<u32> = Vec::new();
-    for (root, _) in profile.nodes().filter(|(_, node)| node.parent.is_none()) {
-        stack.push(root.index() as u32);
-        while let Some(i) = stack.pop() {
-            let i = i as usize;
-            rank[i] = next;
-            next += 1;
-            stack.extend(
-                children[first_child[i] as usize..first_child[i + 1] as usize]
-                    .iter()
-                    .rev(),
-            );
-        }
-    }
-    rank
-}
-
 /// The self values of one metric per exported context, as (node, value) in depth-first order.
 #[derive(Default)]
 struct SamplesByContext {
@@ -500,7 +461,7 @@ struct SamplesByContext {
 
 impl SamplesByContext {
     fn new(profile: &Profile, metric: Option<ValueTypeId>, exported: &[bool]) -> SamplesByContext {
-        let order = depth_first_order(profile);
+        let order = crate::select::depth_first_order(profile);
         let contexts = profile.contexts().len();
         let mut by_context: Vec<Vec<(NodeId, f64)>> = vec![Vec::new(); contexts];
         if let Some(metric) = metric {

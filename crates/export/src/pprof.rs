@@ -104,9 +104,11 @@ pub fn write_pprof(
     let mut buf = Vec::new();
     let mut batch = Vec::with_capacity(SAMPLES_PER_BATCH);
     let table = SampleTable::new(profile);
-    let types = scales.len();
-    let mut exact = vec![0.0; types];
-    for slot in 0..table.slots.len() {
+    let mut exact = vec![0.0; scales.len()];
+    // The call path of the sample being written, root first, kept from one sample to the next:
+    // samples go depth first, so consecutive ones share most of it.
+    let mut path = CallPath::new(profile);
+    for slot in table.depth_first(profile) {
         let (context, node) = table.slots[slot];
         exact.iter_mut().for_each(|v| *v = 0.0);
         for &(value_type, value) in table.contributions(slot) {
@@ -121,8 +123,9 @@ pub fn write_pprof(
         if value.iter().all(|&v| v == 0) {
             continue;
         }
+        path.move_to(node, |n| writer.location(n));
         batch.push(proto::Sample {
-            location_id: writer.stack(node),
+            location_id: path.locations.iter().rev().copied().collect(),
             value,
             label: writer.labels(context).to_vec(),
         });
@@ -184,6 +187,56 @@ fn pprof_unit(profile: &Profile, unit: Unit) -> (&str, f64) {
     }
 }
 
+/// A call path, root first, with the location of each of its nodes, moved from node to node by
+/// its common prefix: the cost of a move is the nodes that change, not the depth.
+struct CallPath {
+    nodes: Vec<NodeId>,
+    locations: Vec<u64>,
+    /// Each node's depth on the path plus one (0: not on it).
+    depth: Vec<u32>,
+    /// The nodes to add on a move, leaf first.
+    pending: Vec<NodeId>,
+    parents: Vec<Option<NodeId>>,
+}
+
+impl CallPath {
+    fn new(profile: &Profile) -> CallPath {
+        CallPath {
+            nodes: Vec::new(),
+            locations: Vec::new(),
+            depth: vec![0; profile.nodes().len()],
+            pending: Vec::new(),
+            parents: profile.nodes().map(|(_, n)| n.parent).collect(),
+        }
+    }
+
+    /// Makes the path `node`'s call path.
+    fn move_to(&mut self, node: NodeId, mut location: impl FnMut(NodeId) -> u64) {
+        self.pending.clear();
+        let mut at = Some(node);
+        // Up to the deepest node already on the path.
+        let keep = loop {
+            match at {
+                Some(n) if self.depth[n.index()] > 0 => break self.depth[n.index()] as usize,
+                Some(n) => {
+                    self.pending.push(n);
+                    at = self.parents[n.index()];
+                }
+                None => break 0,
+            }
+        };
+        for n in self.nodes.drain(keep..) {
+            self.depth[n.index()] = 0;
+        }
+        self.locations.truncate(keep);
+        while let Some(n) = self.pending.pop() {
+            self.nodes.push(n);
+            self.depth[n.index()] = self.nodes.len() as u32;
+            self.locations.push(location(n));
+        }
+    }
+}
+
 /// The node values of the exported contexts, grouped by (context, node): each group becomes one
 /// sample. Grouped by a counting sort, so the cost is linear in the node values.
 struct SampleTable {
@@ -199,15 +252,24 @@ impl SampleTable {
         let exported = crate::select::exported_contexts(profile);
         let mut slot_of: HashMap<(ContextId, NodeId), u32, RandomState> = HashMap::default();
         let mut slots = Vec::new();
+        // Formats add a node's values one after the other: the last key spares most lookups.
+        let mut last: Option<((ContextId, NodeId), u32)> = None;
         let mut slot = |context: ContextId, node: NodeId| -> u32 {
-            match slot_of.entry((context, node)) {
+            if let Some((key, slot)) = last
+                && key == (context, node)
+            {
+                return slot;
+            }
+            let slot = match slot_of.entry((context, node)) {
                 Entry::Occupied(e) => *e.get(),
                 Entry::Vacant(e) => {
                     slots.push((context, node));
                     // One slot per node value at most (two for inclusive-only ones): a u32.
                     *e.insert((slots.len() - 1) as u32)
                 }
-            }
+            };
+            last = Some(((context, node), slot));
+            slot
         };
         let mut pending: Vec<(u32, u32, f64)> = Vec::with_capacity(profile.node_values().len());
         for v in profile.node_values() {
@@ -246,6 +308,18 @@ impl SampleTable {
             starts,
             contributions,
         }
+    }
+
+    /// The slots by context, and in each context depth first, so that consecutive samples share
+    /// most of their call paths.
+    fn depth_first(&self, profile: &Profile) -> Vec<usize> {
+        let rank = crate::select::depth_first_order(profile);
+        let mut order: Vec<usize> = (0..self.slots.len()).collect();
+        order.sort_unstable_by_key(|&s| {
+            let (context, node) = self.slots[s];
+            (context.index(), rank[node.index()])
+        });
+        order
     }
 
     fn contributions(&self, slot: usize) -> &[(u32, f64)] {
@@ -302,6 +376,9 @@ struct Writer<'p> {
     owner: Vec<FrameId>,
     /// The location id of each node (0: not made yet).
     node_location: Vec<u64>,
+    /// The location of each function-like frame (0: not made yet).
+    frame_location: Vec<u64>,
+    /// The location of each loop, line or instruction frame in its owner.
     location_of: HashMap<(FrameId, FrameId), u64, RandomState>,
     locations: Vec<proto::Location>,
     /// The function id of each owner frame (0: not made yet).
@@ -331,6 +408,7 @@ impl<'p> Writer<'p> {
             strings: Strings::new(profile),
             owner,
             node_location: vec![0; profile.nodes().len()],
+            frame_location: vec![0; profile.frames().len()],
             location_of: HashMap::default(),
             locations: Vec::new(),
             frame_function: vec![0; profile.frames().len()],
@@ -342,17 +420,6 @@ impl<'p> Writer<'p> {
         }
     }
 
-    /// The location ids of `node`'s call path, leaf first.
-    fn stack(&mut self, node: NodeId) -> Vec<u64> {
-        let mut stack = Vec::new();
-        let mut at = Some(node);
-        while let Some(n) = at {
-            stack.push(self.location(n));
-            at = self.profile.node(n).parent;
-        }
-        stack
-    }
-
     fn location(&mut self, node: NodeId) -> u64 {
         let memo = self.node_location[node.index()];
         if memo != 0 {
@@ -360,8 +427,15 @@ impl<'p> Writer<'p> {
         }
         let frame = self.profile.node(node).frame;
         let owner = self.owner[node.index()];
-        let id = match self.location_of.get(&(frame, owner)) {
-            Some(&id) => id,
+        // A function-like frame is its own owner, and is looked up by frame alone; only loops,
+        // lines and instructions need the (frame, owner) map.
+        let known = if frame == owner {
+            Some(self.frame_location[frame.index()]).filter(|&id| id != 0)
+        } else {
+            self.location_of.get(&(frame, owner)).copied()
+        };
+        let id = match known {
+            Some(id) => id,
             None => {
                 let function_id = self.function(owner);
                 let f = *self.profile.frame(frame);
@@ -379,7 +453,11 @@ impl<'p> Writer<'p> {
                     }],
                     is_folded: false,
                 });
-                self.location_of.insert((frame, owner), id);
+                if frame == owner {
+                    self.frame_location[frame.index()] = id;
+                } else {
+                    self.location_of.insert((frame, owner), id);
+                }
                 id
             }
         };

@@ -24,6 +24,7 @@ mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
 mod peers;
+mod pprof;
 mod statprofiler;
 mod timeline;
 
@@ -122,6 +123,7 @@ fn test(ws: &Workspace) -> Result<()> {
         env.extend((format.prepare)(ws).with_context(|| format!("preparing {}", format.name))?);
     }
     env.extend(export::prepare(ws).context("preparing the exporters' consumers")?);
+    env.extend(pprof::prepare(ws).context("preparing go tool pprof")?);
     let corpus = ws.corpus();
     if !corpus.is_dir() {
         bail!("the shared corpus is missing at {}", corpus.display());

@@ -1,17 +1,563 @@
-//! TODO: the firefox exporter.
+//! The Firefox Profiler's processed profile format (feature `firefox`), through the
+//! fxprof-processed-profile crate: a JSON file that profiler.firefox.com opens ("Load a profile
+//! from file").
+//!
+//! # What the output holds
+//!
+//! - **Processes and threads**: one thread per context (thread, rank, process, GPU stream),
+//!   named as `profcodec top` spells the context (`rank 3 thread 0`, `thread 7 (Main)`), its
+//!   thread id the context's thread id where it has one; threads are grouped into processes by
+//!   their process id, else their rank. As for pprof, the summary contexts (HPCToolkit's summary
+//!   profile) are written only when the profile has no other context with values.
+//! - **Frames**: one per call-tree frame, named as `profcodec top` names it (a loop or line of
+//!   HPCToolkit as `loop at file:line in function`), its category the frame's kind (function,
+//!   inlined, block, loop, line, instruction).
+//! - **Samples**: the Firefox Profiler reads one weight per sample, so one metric is written:
+//!   [`ExportOptions::metric`], else the profile's default value type. Each (thread, call-tree
+//!   node) with a self value (a value type measured inclusive only: its inclusive value minus its
+//!   children's) is one sample of that stack, weighted by the value in whole units of a scale
+//!   chosen for the profile: for time, the finest of nanoseconds, microseconds, milliseconds or
+//!   seconds (a power of 1000 beyond) whose largest sample fits the format's 32-bit weights,
+//!   which is also the profile's sampling interval; for counts and bytes a power of ten, 1 where
+//!   they fit. Samples follow the call tree depth first, each taking as much time as its weight
+//!   says, so the stack chart draws the tree as an icicle graph and the call tree's figures
+//!   are the profile's self and running totals.
+//! - **Timed spans** (EasyProfiler's blocks, when the profile was built with spans): a thread
+//!   with spans gets its real timeline instead: a sample at every begin and end of a block,
+//!   holding the innermost open block's stack until the next one, weighted by that time, and
+//!   one interval marker per block named by its frame, at its begin and end.
+//!
+//! Times are relative to the profile's start (the first span, or 0); the profile's reference
+//! time is the Unix epoch, as the formats do not all record a wall-clock start.
 
+use fxprof_processed_profile::{
+    CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame as FxFrame, FrameFlags,
+    FrameInfo, MarkerTiming, ProcessHandle, Profile as FxProfile, ReferenceTimestamp,
+    SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle,
+    ThreadHandle, Timestamp, WeightType,
+};
+use profcodec_profile::{
+    ContextId, FrameKind, IdKind, NodeId, Profile, Quantity, Span, Unit, ValueTypeId,
+};
 use std::io::Write;
-
-use profcodec_profile::Profile;
 
 use crate::{ExportError, ExportOptions};
 
-/// Writes `profile` as firefox to `out`.
+/// Writes `profile` to `out` as the Firefox Profiler's processed format (see the
+/// [module docs](self) for what it holds).
+///
+/// # Errors
+///
+/// [`ExportError::UnknownMetric`] when [`ExportOptions::metric`] names no value type of the
+/// profile; [`ExportError::Io`] when writing fails.
 pub fn write_firefox(
     profile: &Profile,
     options: &ExportOptions,
     out: impl Write,
 ) -> Result<(), ExportError> {
-    let _ = (profile, options, out);
+    let metric = crate::select::metric(profile, options)?;
+    let exported = crate::select::exported_contexts(profile);
+    let spans = SpansByContext::new(profile, &exported);
+    let samples = match spans.unit() {
+        // The spans are the timeline, and the metric's values their sums.
+        Some(_) => SamplesByContext::default(),
+        None => SamplesByContext::new(profile, metric, &exported),
+    };
+    // One scale for the whole profile: the Firefox Profiler has one sampling interval.
+    let scale = match spans.unit() {
+        Some(unit) => Scale::for_time(unit, spans.longest()),
+        None => Scale::for_metric(profile, metric, samples.largest()),
+    };
+    let mut fx = FxProfile::new(
+        profile.name().unwrap_or("profcodec"),
+        ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+        SamplingInterval::from_nanos(scale.interval_nanos.max(1)),
+    );
+    let categories = Categories::new(&mut fx);
+    let threads = add_threads(profile, &exported, &mut fx);
+    let mut stacks = Stacks::new(profile, categories);
+    for (context, thread) in threads {
+        fx.set_thread_samples_weight_type(thread, scale.weight_type.clone());
+        stacks.start_thread();
+        if spans.unit().is_some() {
+            write_timeline(
+                &mut fx,
+                &mut stacks,
+                thread,
+                spans.of(context),
+                spans.start,
+                &scale,
+            );
+            continue;
+        }
+        let mut at = 0u64;
+        for &(node, value) in samples.of(context) {
+            let weight = scale.weight(value);
+            if weight == 0 {
+                continue;
+            }
+            let stack = stacks.stack(&mut fx, thread, node);
+            let duration = scale.duration(weight);
+            fx.add_sample(
+                thread,
+                Timestamp::from_nanos_since_reference(at),
+                Some(stack),
+                CpuDelta::from_nanos(duration),
+                weight,
+            );
+            at = at.saturating_add(duration);
+        }
+    }
+    serde_json::to_writer(out, &fx).map_err(std::io::Error::from)?;
     Ok(())
+}
+
+/// Writes one thread's spans as samples at every begin and end (the innermost open span's
+/// stack, weighted by the time to the next begin or end) and one interval marker per span.
+fn write_timeline(
+    fx: &mut FxProfile,
+    stacks: &mut Stacks<'_>,
+    thread: ThreadHandle,
+    spans: &[Span],
+    start: u64,
+    scale: &Scale,
+) {
+    let to_nanos = |t: u64| scale.span_nanos(t.saturating_sub(start));
+    // Begins in time order, an enclosing span before the spans it holds; ends in time order.
+    let mut begins: Vec<usize> = (0..spans.len()).collect();
+    begins.sort_by_key(|&i| (spans[i].begin, std::cmp::Reverse(spans[i].end)));
+    let mut ends: Vec<usize> = (0..spans.len()).collect();
+    ends.sort_by_key(|&i| (spans[i].end, std::cmp::Reverse(spans[i].begin)));
+    let (mut b, mut e) = (0, 0);
+    let mut open: Vec<usize> = Vec::new();
+    while b < begins.len() || e < ends.len() {
+        let next_begin = begins.get(b).map(|&i| spans[i].begin);
+        let next_end = ends.get(e).map(|&i| spans[i].end);
+        let now = match (next_begin, next_end) {
+            (Some(begin), Some(end)) => begin.min(end),
+            (Some(t), None) | (None, Some(t)) => t,
+            (None, None) => break,
+        };
+        // Ends first: a span ending when its sibling begins does not hold it.
+        while let Some(&i) = ends.get(e).filter(|&&i| spans[i].end <= now) {
+            if let Some(at) = open.iter().rposition(|&o| o == i) {
+                open.remove(at);
+            }
+            e += 1;
+        }
+        while let Some(&i) = begins.get(b).filter(|&&i| spans[i].begin <= now) {
+            // A block of no duration (an event) holds no time: its end has passed already.
+            if spans[i].end > now {
+                open.push(i);
+            }
+            b += 1;
+        }
+        let following = [
+            begins.get(b).map(|&i| spans[i].begin),
+            ends.get(e).map(|&i| spans[i].end),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(following) = following else { break };
+        let stack = open
+            .last()
+            .map(|&i| stacks.stack(fx, thread, spans[i].node));
+        // Idle time (no block open) has no stack, and no weight in the call tree.
+        let duration = match stack {
+            Some(_) => to_nanos(following).saturating_sub(to_nanos(now)),
+            None => 0,
+        };
+        fx.add_sample(
+            thread,
+            Timestamp::from_nanos_since_reference(to_nanos(now)),
+            stack,
+            CpuDelta::from_nanos(duration),
+            scale.weight_of_nanos(duration),
+        );
+    }
+    for span in spans {
+        let name = stacks.name(fx, span.node);
+        fx.add_marker(
+            thread,
+            MarkerTiming::Interval(
+                Timestamp::from_nanos_since_reference(to_nanos(span.begin)),
+                Timestamp::from_nanos_since_reference(to_nanos(span.end)),
+            ),
+            BlockMarker { name },
+        );
+    }
+}
+
+/// An interval marker for one timed block.
+struct BlockMarker {
+    name: StringHandle,
+}
+
+impl StaticSchemaMarker for BlockMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Block";
+    const DESCRIPTION: Option<&'static str> = Some("A timed block of the profiled program");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.name}");
+    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.name}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.name}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[];
+
+    fn name(&self, _profile: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _profile: &mut FxProfile) -> CategoryHandle {
+        CategoryHandle::OTHER
+    }
+
+    fn string_field_value(&self, _field_index: u32) -> StringHandle {
+        // No fields: never asked.
+        self.name
+    }
+
+    fn number_field_value(&self, _field_index: u32) -> f64 {
+        0.0
+    }
+}
+
+/// How model values become the format's 32-bit sample weights: a weight of 1 stands for
+/// `per_weight` model units, and takes `interval_nanos` of synthetic time.
+#[derive(Debug, Clone)]
+struct Scale {
+    per_weight: f64,
+    interval_nanos: u64,
+    /// Nanoseconds per span time unit (1 without spans).
+    span_nanos: f64,
+    weight_type: WeightType,
+}
+
+impl Scale {
+    /// A power of `step` (times `base`) large enough that `largest / scale` fits a weight.
+    fn fitting(largest: f64, base: f64, step: f64) -> f64 {
+        let mut scale = base;
+        // At most a few hundred steps: f64 ends at 1e308.
+        while largest.is_finite() && largest / scale > f64::from(i32::MAX) && scale.is_finite() {
+            scale *= step;
+        }
+        scale
+    }
+
+    /// Time in `unit` (seconds per unit known), the largest sample `largest` units.
+    fn for_time(unit: Unit, largest: f64) -> Scale {
+        let unit_nanos = unit.seconds().map_or(1.0, |s| s * 1e9);
+        let per_weight_nanos = Scale::fitting(largest * unit_nanos, 1.0, 1000.0);
+        Scale {
+            per_weight: per_weight_nanos / unit_nanos,
+            interval_nanos: per_weight_nanos.min(u64::MAX as f64) as u64,
+            span_nanos: unit_nanos,
+            weight_type: WeightType::Samples,
+        }
+    }
+
+    fn for_metric(profile: &Profile, metric: Option<ValueTypeId>, largest: f64) -> Scale {
+        let unit = metric.map(|vt| profile.value_type(vt).unit);
+        match unit {
+            Some(unit) if unit.quantity() == Quantity::Time && unit.seconds().is_some() => {
+                Scale::for_time(unit, largest)
+            }
+            _ => Scale {
+                per_weight: Scale::fitting(largest, 1.0, 10.0),
+                // A nominal millisecond per unit of weight, to lay the samples out in time.
+                interval_nanos: 1_000_000,
+                span_nanos: 1.0,
+                weight_type: match unit {
+                    Some(Unit::Bytes) => WeightType::Bytes,
+                    _ => WeightType::Samples,
+                },
+            },
+        }
+    }
+
+    fn weight(&self, value: f64) -> i32 {
+        // Saturating; NaN is 0.
+        (value / self.per_weight).round() as i32
+    }
+
+    fn weight_of_nanos(&self, nanos: u64) -> i32 {
+        (nanos as f64 / self.interval_nanos.max(1) as f64).round() as i32
+    }
+
+    fn duration(&self, weight: i32) -> u64 {
+        u64::from(weight.unsigned_abs()).saturating_mul(self.interval_nanos)
+    }
+
+    fn span_nanos(&self, t: u64) -> u64 {
+        (t as f64 * self.span_nanos) as u64
+    }
+}
+
+/// The category of each frame kind, so the call tree and stack chart color them apart.
+#[derive(Debug, Clone, Copy)]
+struct Categories {
+    function: CategoryPairHandle,
+    inlined: CategoryPairHandle,
+    block: CategoryPairHandle,
+    lexical: CategoryPairHandle,
+    instruction: CategoryPairHandle,
+    other: CategoryPairHandle,
+}
+
+impl Categories {
+    fn new(fx: &mut FxProfile) -> Categories {
+        let mut add = |name: &str, color| fx.add_category(name, color).into();
+        Categories {
+            function: add("Function", CategoryColor::Blue),
+            inlined: add("Inlined", CategoryColor::LightBlue),
+            block: add("Block", CategoryColor::Orange),
+            lexical: add("Loop or line", CategoryColor::Green),
+            instruction: add("Instruction", CategoryColor::Purple),
+            other: CategoryHandle::OTHER.into(),
+        }
+    }
+
+    fn of(&self, kind: FrameKind) -> CategoryPairHandle {
+        match kind {
+            FrameKind::Function => self.function,
+            FrameKind::Inlined => self.inlined,
+            FrameKind::Block => self.block,
+            FrameKind::Loop | FrameKind::Line => self.lexical,
+            FrameKind::Instruction => self.instruction,
+            _ => self.other,
+        }
+    }
+}
+
+/// Interns each node's stack in the current thread, once.
+struct Stacks<'p> {
+    profile: &'p Profile,
+    categories: Categories,
+    /// The current thread's stack of each node, and the nodes set, to reset them.
+    memo: Vec<Option<StackHandle>>,
+    touched: Vec<NodeId>,
+    /// The interned name of each frame (names are shared by all threads).
+    names: Vec<Option<StringHandle>>,
+}
+
+impl<'p> Stacks<'p> {
+    fn new(profile: &'p Profile, categories: Categories) -> Stacks<'p> {
+        Stacks {
+            profile,
+            categories,
+            memo: vec![None; profile.nodes().len()],
+            touched: Vec::new(),
+            names: vec![None; profile.frames().len()],
+        }
+    }
+
+    /// Forgets the stacks of the previous thread: a stack belongs to one thread.
+    fn start_thread(&mut self) {
+        for node in self.touched.drain(..) {
+            self.memo[node.index()] = None;
+        }
+    }
+
+    /// A node's frame's name: a function as `profcodec top` names it, a loop, line or
+    /// instruction as `loop at file:line in function`.
+    fn name(&mut self, fx: &mut FxProfile, node: NodeId) -> StringHandle {
+        let profile = self.profile;
+        let frame = profile.node(node).frame;
+        *self.names[frame.index()].get_or_insert_with(|| {
+            if profile.frame(frame).kind.is_function_like() {
+                fx.intern_string(&crate::select::function_name(profile, frame))
+            } else {
+                fx.intern_string(&profile.frame_label(frame))
+            }
+        })
+    }
+
+    fn stack(&mut self, fx: &mut FxProfile, thread: ThreadHandle, node: NodeId) -> StackHandle {
+        // The path up to the nearest node with a stack, then its stacks back down.
+        let mut path = Vec::new();
+        let mut at = Some(node);
+        let mut parent_stack = None;
+        while let Some(n) = at {
+            if let Some(stack) = self.memo[n.index()] {
+                parent_stack = Some(stack);
+                break;
+            }
+            path.push(n);
+            at = self.profile.node(n).parent;
+        }
+        for n in path.into_iter().rev() {
+            let name = self.name(fx, n);
+            let kind = self.profile.frame(self.profile.node(n).frame).kind;
+            let frame = fx.intern_frame(
+                thread,
+                FrameInfo {
+                    frame: FxFrame::Label(name),
+                    category_pair: self.categories.of(kind),
+                    flags: FrameFlags::empty(),
+                },
+            );
+            let stack = fx.intern_stack(thread, parent_stack, frame);
+            self.memo[n.index()] = Some(stack);
+            self.touched.push(n);
+            parent_stack = Some(stack);
+            if n == node {
+                return stack;
+            }
+        }
+        // The node's own stack was made before.
+        parent_stack.unwrap_or_else(|| unreachable!("the walk starts at the node"))
+    }
+}
+
+/// One thread per exported context, in processes by process id, else rank.
+fn add_threads(
+    profile: &Profile,
+    exported: &[bool],
+    fx: &mut FxProfile,
+) -> Vec<(ContextId, ThreadHandle)> {
+    let mut processes: Vec<(Option<(IdKind, u64)>, ProcessHandle)> = Vec::new();
+    let mut threads = Vec::new();
+    for (id, context) in profile.contexts() {
+        if !exported[id.index()] {
+            continue;
+        }
+        let key = [IdKind::Process, IdKind::Rank]
+            .into_iter()
+            .find_map(|kind| context.id(kind).map(|v| (kind, v)));
+        let process = match processes.iter().find(|(k, _)| *k == key) {
+            Some(&(_, handle)) => handle,
+            None => {
+                let name = match key {
+                    Some((IdKind::Process, pid)) => format!("process {pid}"),
+                    Some((_, rank)) => format!("rank {rank}"),
+                    None => profile.name().unwrap_or("profile").to_owned(),
+                };
+                // Ids beyond 32 bits are cut: the format's ids are 32-bit, and only shown.
+                let pid = key.map_or(0, |(_, v)| v as u32);
+                let handle = fx.add_process(&name, pid, Timestamp::from_nanos_since_reference(0));
+                processes.push((key, handle));
+                handle
+            }
+        };
+        let tid = context.id(IdKind::Thread).unwrap_or(id.index() as u64) as u32;
+        // No thread is its process's main thread: the format names a main thread after its
+        // process, and each context's own name is kept.
+        let thread = fx.add_thread(
+            process,
+            tid,
+            Timestamp::from_nanos_since_reference(0),
+            false,
+        );
+        fx.set_thread_name(thread, &profile.context_label(id));
+        threads.push((id, thread));
+    }
+    threads
+}
+
+/// The self values of one metric per exported context, as (node, value) in depth-first order.
+#[derive(Default)]
+struct SamplesByContext {
+    starts: Vec<usize>,
+    samples: Vec<(NodeId, f64)>,
+}
+
+impl SamplesByContext {
+    fn new(profile: &Profile, metric: Option<ValueTypeId>, exported: &[bool]) -> SamplesByContext {
+        let order = crate::select::depth_first_order(profile);
+        let contexts = profile.contexts().len();
+        let mut by_context: Vec<Vec<(NodeId, f64)>> = vec![Vec::new(); contexts];
+        if let Some(metric) = metric {
+            let has_self = profile.value_type(metric).measured.has_self();
+            for v in profile.node_values() {
+                if v.value_type != metric || !exported[v.context.index()] {
+                    continue;
+                }
+                let list = &mut by_context[v.context.index()];
+                if has_self {
+                    list.push((v.node, v.self_value.unwrap_or(0.0)));
+                } else if let Some(inclusive) = v.inclusive {
+                    // Self is the inclusive value minus the children's inclusive values.
+                    list.push((v.node, inclusive));
+                    if let Some(parent) = profile.node(v.node).parent {
+                        list.push((parent, -inclusive));
+                    }
+                }
+            }
+        }
+        let mut starts = Vec::with_capacity(contexts + 1);
+        let mut samples = Vec::new();
+        for mut list in by_context {
+            let start = samples.len();
+            starts.push(start);
+            list.sort_by_key(|&(node, _)| order[node.index()]);
+            for (node, value) in list {
+                // An inclusive-only value type gives a node its own value and its children's.
+                match samples[start..].last_mut() {
+                    Some((last, sum)) if *last == node => *sum += value,
+                    _ => samples.push((node, value)),
+                }
+            }
+        }
+        starts.push(samples.len());
+        SamplesByContext { starts, samples }
+    }
+
+    fn of(&self, context: ContextId) -> &[(NodeId, f64)] {
+        match self.starts.get(context.index()..context.index() + 2) {
+            Some(&[from, to]) => &self.samples[from..to],
+            _ => &[],
+        }
+    }
+
+    fn largest(&self) -> f64 {
+        self.samples
+            .iter()
+            .map(|&(_, v)| v.abs())
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max)
+    }
+}
+
+/// The spans of each exported context.
+struct SpansByContext {
+    by_context: Vec<Vec<Span>>,
+    unit: Option<Unit>,
+    /// The earliest begin: time 0 of the output.
+    start: u64,
+}
+
+impl SpansByContext {
+    fn new(profile: &Profile, exported: &[bool]) -> SpansByContext {
+        let mut by_context = vec![Vec::new(); profile.contexts().len()];
+        for span in profile.spans() {
+            if exported[span.context.index()] && span.end >= span.begin {
+                by_context[span.context.index()].push(*span);
+            }
+        }
+        let start = profile.spans().iter().map(|s| s.begin).min().unwrap_or(0);
+        SpansByContext {
+            by_context,
+            unit: profile.span_unit(),
+            start,
+        }
+    }
+
+    fn of(&self, context: ContextId) -> &[Span] {
+        &self.by_context[context.index()]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_context.iter().all(Vec::is_empty)
+    }
+
+    fn unit(&self) -> Option<Unit> {
+        self.unit.filter(|_| !self.is_empty())
+    }
+
+    /// The longest span: no sample of the timeline with a stack is longer.
+    fn longest(&self) -> f64 {
+        self.by_context
+            .iter()
+            .flatten()
+            .map(|s| (s.end - s.begin) as f64)
+            .fold(0.0, f64::max)
+    }
 }

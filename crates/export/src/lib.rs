@@ -63,6 +63,8 @@ pub mod firefox;
 pub mod folded;
 #[cfg(feature = "pprof")]
 pub mod pprof;
+#[cfg(any(feature = "pprof", feature = "firefox"))]
+mod select;
 pub mod speedscope;
 mod text;
 mod values;

@@ -1,0 +1,94 @@
+//! What an exporter writes of a profile: its metric (value type) and its contexts.
+
+use std::borrow::Cow;
+
+use profcodec_profile::{FrameId, Profile, ValueTypeId};
+
+use crate::{ExportError, ExportOptions};
+
+/// The value type `options` names ([`ExportOptions::metric`]), else the profile's default one;
+/// `None` for a profile without value types.
+pub(crate) fn metric(
+    profile: &Profile,
+    options: &ExportOptions,
+) -> Result<Option<ValueTypeId>, ExportError> {
+    // An unnamed metric on a profile without values is no error here: the exporter writes
+    // an empty profile.
+    match options.metric {
+        None => Ok(profile.default_value_type()),
+        Some(_) => crate::values::value_type(profile, options).map(Some),
+    }
+}
+
+/// Which contexts are written, by context index: every context that is not a summary, unless
+/// only summaries have node values (HPCToolkit's summary profile alone), then the summaries.
+/// Writing the detailed contexts keeps the thread and rank of each value; the summaries hold
+/// their sums.
+pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
+    let mut has_values = vec![false; profile.contexts().len()];
+    for v in profile.node_values() {
+        has_values[v.context.index()] = true;
+    }
+    let with_values = |summary: bool| {
+        profile
+            .contexts()
+            .any(|(id, c)| c.summary == summary && has_values[id.index()])
+    };
+    let detailed = with_values(false) || !with_values(true);
+    profile
+        .contexts()
+        .map(|(_, c)| c.summary != detailed)
+        .collect()
+}
+
+/// The name `profcodec top` gives the function of a function-like frame: its function name,
+/// else its address, file or module in brackets, so that a viewer's rows and `top`'s match.
+pub(crate) fn function_name(profile: &Profile, frame: FrameId) -> Cow<'_, str> {
+    let f = profile.frame(frame);
+    match (f.function, f.address, f.file, f.module) {
+        (Some(name), ..) => Cow::Borrowed(profile.string(name)),
+        (None, Some(address), ..) => Cow::Owned(format!("[0x{address:x}]")),
+        (None, None, Some(file), _) => Cow::Owned(format!("[{}]", profile.string(file))),
+        (None, None, None, Some(module)) => Cow::Owned(format!("[{}]", profile.string(module))),
+        _ => Cow::Borrowed("[unknown]"),
+    }
+}
+
+/// Each node's rank in a depth-first walk of the call tree (children in id order).
+pub(crate) fn depth_first_order(profile: &Profile) -> Vec<u32> {
+    let n = profile.nodes().len();
+    let mut first_child = vec![0u32; n + 1];
+    for (_, node) in profile.nodes() {
+        if let Some(p) = node.parent {
+            first_child[p.index() + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        first_child[i + 1] += first_child[i];
+    }
+    let mut fill = first_child.clone();
+    let mut children = vec![0u32; n];
+    for (id, node) in profile.nodes() {
+        if let Some(p) = node.parent {
+            children[fill[p.index()] as usize] = id.index() as u32;
+            fill[p.index()] += 1;
+        }
+    }
+    let mut rank = vec![0u32; n];
+    let mut next = 0u32;
+    let mut stack: Vec<u32> = Vec::new();
+    for (root, _) in profile.nodes().filter(|(_, node)| node.parent.is_none()) {
+        stack.push(root.index() as u32);
+        while let Some(i) = stack.pop() {
+            let i = i as usize;
+            rank[i] = next;
+            next += 1;
+            stack.extend(
+                children[first_child[i] as usize..first_child[i + 1] as usize]
+                    .iter()
+                    .rev(),
+            );
+        }
+    }
+    rank
+}

@@ -53,8 +53,14 @@ pub(crate) struct PerfettoSink<W> {
     out: W,
     sequences: Map<TrackId, Sequence>,
     next_sequence: u32,
+    /// Encoded packets not yet written to `out`.
     buffer: Vec<u8>,
+    /// One event packet's fields, encoded before its length is known (reused).
+    fields: Vec<u8>,
 }
+
+/// The buffered bytes at which they go to the output: large writes, few system calls.
+const FLUSH_AT: usize = 1 << 20;
 
 impl<W: Write> PerfettoSink<W> {
     pub(crate) fn new(out: W) -> Self {
@@ -62,7 +68,8 @@ impl<W: Write> PerfettoSink<W> {
             out,
             sequences: Map::default(),
             next_sequence: 0,
-            buffer: Vec::with_capacity(1 << 16),
+            buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
+            fields: Vec::with_capacity(256),
         }
     }
 
@@ -73,65 +80,119 @@ impl<W: Write> PerfettoSink<W> {
 
     fn write(&mut self, packet: &proto::TracePacket) -> io::Result<()> {
         prost::encoding::message::encode(1, packet, &mut self.buffer);
-        if self.buffer.len() >= 1 << 16 {
+        self.flush_full()
+    }
+
+    /// Writes the buffer out once it holds [`FLUSH_AT`] bytes.
+    #[inline]
+    fn flush_full(&mut self) -> io::Result<()> {
+        if self.buffer.len() >= FLUSH_AT {
             self.out.write_all(&self.buffer)?;
             self.buffer.clear();
         }
         Ok(())
     }
 
-    fn sequence(&mut self, track: TrackId) -> io::Result<&mut Sequence> {
-        self.sequences.get_mut(&track).ok_or_else(|| {
+    /// Appends a track event packet of `track` at `ts`, with `interned` (what the event
+    /// interns first), and flushes when the buffer is full.
+    #[inline]
+    fn event(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        interned: Option<&proto::InternedData>,
+        event: &proto::TrackEvent,
+    ) -> io::Result<()> {
+        let seq = sequence(&mut self.sequences, track)?;
+        let (id, delta) = advance(seq, &mut self.buffer, track, ts)?;
+        put_event(&mut self.buffer, &mut self.fields, id, delta, interned, event);
+        self.flush_full()
+    }
+}
+
+/// `track`'s sequence.
+#[inline]
+fn sequence(sequences: &mut Map<TrackId, Sequence>, track: TrackId) -> io::Result<&mut Sequence> {
+    sequences.get_mut(&track).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("an event on track {track}, which is not open"),
+        )
+    })
+}
+
+/// Moves `track`'s sequence `seq` to `ts` and returns its id and the delta from its previous timed
+/// packet; before its first timed packet, appends the clock snapshot that starts the
+/// sequence's incremental clock at `ts`.
+#[inline]
+fn advance(
+    seq: &mut Sequence,
+    buffer: &mut Vec<u8>,
+    track: TrackId,
+    ts: u64,
+) -> io::Result<(u32, u64)> {
+    let delta = match seq.last {
+        Some(last) => ts.checked_sub(last).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("an event on track {track}, which is not open"),
+                format!("track {track}: time goes back from {last} to {ts}"),
             )
-        })
-    }
+        })?,
+        None => {
+            let snapshot = proto::TracePacket {
+                data: Some(trace_packet::Data::ClockSnapshot(proto::ClockSnapshot {
+                    clocks: vec![
+                        proto::clock_snapshot::Clock {
+                            clock_id: Some(BOOTTIME),
+                            timestamp: Some(ts),
+                            ..Default::default()
+                        },
+                        proto::clock_snapshot::Clock {
+                            clock_id: Some(INCREMENTAL_CLOCK),
+                            timestamp: Some(ts),
+                            is_incremental: Some(true),
+                            unit_multiplier_ns: None,
+                        },
+                    ],
+                })),
+                ..sequenced(seq.id)
+            };
+            prost::encoding::message::encode(1, &snapshot, buffer);
+            0
+        }
+    };
+    seq.last = Some(ts);
+    Ok((seq.id, delta))
+}
 
-    /// A packet of `track`'s sequence at `ts`, with its clock snapshot first when it is the
-    /// sequence's first timed packet.
-    fn timed(&mut self, track: TrackId, ts: u64) -> io::Result<proto::TracePacket> {
-        let seq = self.sequence(track)?;
-        let id = seq.id;
-        let delta = match seq.last {
-            Some(last) => ts.checked_sub(last).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("track {track}: time goes back from {last} to {ts}"),
-                )
-            })?,
-            None => {
-                seq.last = Some(ts);
-                let snapshot = proto::TracePacket {
-                    data: Some(trace_packet::Data::ClockSnapshot(proto::ClockSnapshot {
-                        clocks: vec![
-                            proto::clock_snapshot::Clock {
-                                clock_id: Some(BOOTTIME),
-                                timestamp: Some(ts),
-                                ..Default::default()
-                            },
-                            proto::clock_snapshot::Clock {
-                                clock_id: Some(INCREMENTAL_CLOCK),
-                                timestamp: Some(ts),
-                                is_incremental: Some(true),
-                                unit_multiplier_ns: None,
-                            },
-                        ],
-                    })),
-                    ..sequenced(id)
-                };
-                self.write(&snapshot)?;
-                0
-            }
-        };
-        self.sequence(track)?.last = Some(ts);
-        Ok(proto::TracePacket {
-            timestamp: Some(delta),
-            sequence_flags: Some(trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32),
-            ..sequenced(id)
-        })
+/// Appends the packet (field 1 of `Trace`) that prost encodes for
+/// `TracePacket { timestamp: delta, interned_data, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE,
+/// data: TrackEvent(event), trusted_packet_sequence_id: id }`, field by field in prost's order
+/// (the same bytes), without building that large message for every event.
+#[inline]
+fn put_event(
+    buffer: &mut Vec<u8>,
+    fields: &mut Vec<u8>,
+    id: u32,
+    delta: u64,
+    interned: Option<&proto::InternedData>,
+    event: &proto::TrackEvent,
+) {
+    use prost::encoding::{WireType, encode_key, encode_varint, message, uint32, uint64};
+    const NEEDS_INCREMENTAL_STATE: u32 =
+        trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32;
+    fields.clear();
+    // prost's order: by tag, a oneof at its lowest tag (`data`: 6).
+    message::encode(11, event, fields);
+    uint64::encode(8, &delta, fields);
+    uint32::encode(10, &id, fields);
+    if let Some(interned) = interned {
+        message::encode(12, interned, fields);
     }
+    uint32::encode(13, &NEEDS_INCREMENTAL_STATE, fields);
+    encode_key(1, WireType::LengthDelimited, buffer);
+    encode_varint(fields.len() as u64, buffer);
+    buffer.extend_from_slice(fields);
 }
 
 /// An empty packet of sequence `id`.
@@ -280,8 +341,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
         call_path: Option<CallPath<'_>>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let mut packet = self.timed(track, ts)?;
-        let seq = self.sequence(track)?;
+        let seq = sequence(&mut self.sequences, track)?;
         let mut interned = None;
         let name_iid = name_iid(seq, &mut interned, name);
         let source_location_field = location.map(|l| {
@@ -310,8 +370,9 @@ impl<W: Write> Sink for PerfettoSink<W> {
                 match seq.callstacks.get(&path.key) {
                     Some(&iid) => iid,
                     None => {
-                        let mut frame_ids = Vec::with_capacity(path.frames.len());
-                        for frame in path.frames {
+                        let frames = (path.frames)();
+                        let mut frame_ids = Vec::with_capacity(frames.len());
+                        for frame in frames {
                             let id = match seq.frames.get(&frame.key) {
                                 Some(&id) => id,
                                 None => {
@@ -347,25 +408,32 @@ impl<W: Write> Sink for PerfettoSink<W> {
             )),
         };
         let debug_annotations = annotations(seq, &mut interned, args);
-        packet.interned_data = interned;
-        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+        let event = proto::TrackEvent {
             r#type: Some(track_event::Type::SliceBegin as i32),
             name_field: Some(track_event::NameField::NameIid(name_iid)),
             source_location_field,
             callstack_field,
             debug_annotations,
             ..Default::default()
-        }));
-        self.write(&packet)
+        };
+        let (id, delta) = advance(seq, &mut self.buffer, track, ts)?;
+        put_event(
+            &mut self.buffer,
+            &mut self.fields,
+            id,
+            delta,
+            interned.as_ref(),
+            &event,
+        );
+        self.flush_full()
     }
 
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
-        let mut packet = self.timed(track, ts)?;
-        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+        let event = proto::TrackEvent {
             r#type: Some(track_event::Type::SliceEnd as i32),
             ..Default::default()
-        }));
-        self.write(&packet)
+        };
+        self.event(track, ts, None, &event)
     }
 
     fn instant(
@@ -375,29 +443,26 @@ impl<W: Write> Sink for PerfettoSink<W> {
         name: Name<'_>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let mut packet = self.timed(track, ts)?;
-        let seq = self.sequence(track)?;
+        let seq = sequence(&mut self.sequences, track)?;
         let mut interned = None;
         let name_iid = name_iid(seq, &mut interned, name);
         let debug_annotations = annotations(seq, &mut interned, args);
-        packet.interned_data = interned;
-        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+        let event = proto::TrackEvent {
             r#type: Some(track_event::Type::Instant as i32),
             name_field: Some(track_event::NameField::NameIid(name_iid)),
             debug_annotations,
             ..Default::default()
-        }));
-        self.write(&packet)
+        };
+        self.event(track, ts, interned.as_ref(), &event)
     }
 
     fn counter(&mut self, track: TrackId, ts: u64, value: f64) -> io::Result<()> {
-        let mut packet = self.timed(track, ts)?;
-        packet.data = Some(trace_packet::Data::TrackEvent(proto::TrackEvent {
+        let event = proto::TrackEvent {
             r#type: Some(track_event::Type::Counter as i32),
             counter_value_field: Some(track_event::CounterValueField::DoubleCounterValue(value)),
             ..Default::default()
-        }));
-        self.write(&packet)
+        };
+        self.event(track, ts, None, &event)
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -185,7 +185,8 @@ impl SampledTrack {
         // The innermost slice carries the call path (interned by its innermost frame).
         let leaf = self.path[deepest - 1];
         self.open.push(leaf);
-        let frames: Vec<Name<'_>> = self.path.iter().map(|&l| paths.name(l)).collect();
+        let levels = &self.path;
+        let frames = || levels.iter().map(|&l| paths.name(l)).collect();
         let path = CallPath {
             key: u64::from(leaf),
             frames: &frames,

@@ -37,11 +37,12 @@ pub(crate) struct Location<'a> {
     pub(crate) function: &'a str,
 }
 
-/// A call path: its key (interned per track) and its frames, outermost first.
-#[derive(Debug, Clone, Copy)]
+/// A call path: its key (interned per track) and its frames, outermost first, made only when a
+/// writer needs them (the first time it sees the key on a track), not for every event.
+#[derive(Clone, Copy)]
 pub(crate) struct CallPath<'a> {
     pub(crate) key: u64,
-    pub(crate) frames: &'a [Name<'a>],
+    pub(crate) frames: &'a dyn Fn() -> Vec<Name<'a>>,
 }
 
 /// What a track is.

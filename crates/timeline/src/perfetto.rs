@@ -31,11 +31,14 @@ struct Sequence {
     id: u32,
     /// The timestamp of the last packet (`None` before the clock snapshot).
     last: Option<u64>,
-    names: Map<u64, u64>,
+    /// prost's encoding of the `trusted_packet_sequence_id` field every packet of the sequence
+    /// carries.
+    id_field: Vec<u8>,
+    names: Map<u64, InternedName>,
     arg_names: Map<&'static str, u64>,
     locations: Map<u64, u64>,
     frames: Map<u64, u64>,
-    callstacks: Map<u64, u64>,
+    callstacks: Map<u64, InternedCallstack>,
     /// The last interning id given (iids start at 1 and are unique per sequence and type; one
     /// counter serves them all).
     next_iid: u64,
@@ -48,6 +51,24 @@ impl Sequence {
     }
 }
 
+/// An event name interned on a sequence.
+struct InternedName {
+    iid: u64,
+    /// The encoded `track_event` field of a slice begin with this name and nothing else, made
+    /// the first time one is written: most slices repeat a few names, so their events are
+    /// copied rather than encoded again.
+    plain_begin: Option<Box<[u8]>>,
+}
+
+/// A call path interned on a sequence.
+struct InternedCallstack {
+    iid: u64,
+    /// The key of the name of the first slice begin that carried this call path (without
+    /// location or args), and that event's encoded `track_event` field: a call path's slices
+    /// have one name (its innermost frame's), so their events are copied too.
+    begin: Option<(u64, Box<[u8]>)>,
+}
+
 /// Writes Perfetto's protobuf trace format.
 pub(crate) struct PerfettoSink<W> {
     out: W,
@@ -55,8 +76,12 @@ pub(crate) struct PerfettoSink<W> {
     next_sequence: u32,
     /// Encoded packets not yet written to `out`.
     buffer: Vec<u8>,
-    /// One event packet's fields, encoded before its length is known (reused).
-    fields: Vec<u8>,
+    /// One event's encoded `track_event` field (reused).
+    event: Vec<u8>,
+    /// The encoded `track_event` field of every slice end.
+    end_event: Vec<u8>,
+    /// The encoded `sequence_flags` field of every event packet (`SEQ_NEEDS_INCREMENTAL_STATE`).
+    flags_field: Vec<u8>,
 }
 
 /// The buffered bytes at which they go to the output: large writes, few system calls.
@@ -64,12 +89,29 @@ const FLUSH_AT: usize = 1 << 20;
 
 impl<W: Write> PerfettoSink<W> {
     pub(crate) fn new(out: W) -> Self {
+        let mut end_event = Vec::new();
+        prost::encoding::message::encode(
+            11,
+            &proto::TrackEvent {
+                r#type: Some(track_event::Type::SliceEnd as i32),
+                ..Default::default()
+            },
+            &mut end_event,
+        );
+        let mut flags_field = Vec::new();
+        prost::encoding::uint32::encode(
+            13,
+            &(trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32),
+            &mut flags_field,
+        );
         PerfettoSink {
             out,
             sequences: Map::default(),
             next_sequence: 0,
             buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
-            fields: Vec::with_capacity(256),
+            event: Vec::with_capacity(256),
+            end_event,
+            flags_field,
         }
     }
 
@@ -93,9 +135,8 @@ impl<W: Write> PerfettoSink<W> {
         Ok(())
     }
 
-    /// Appends a track event packet of `track` at `ts`, with `interned` (what the event
-    /// interns first), and flushes when the buffer is full.
-    #[inline]
+    /// Appends a packet of `track` at `ts` with the track event `event` and what it interns
+    /// first (`interned`).
     fn event(
         &mut self,
         track: TrackId,
@@ -103,9 +144,18 @@ impl<W: Write> PerfettoSink<W> {
         interned: Option<&proto::InternedData>,
         event: &proto::TrackEvent,
     ) -> io::Result<()> {
+        self.event.clear();
+        prost::encoding::message::encode(11, event, &mut self.event);
         let seq = sequence(&mut self.sequences, track)?;
-        let (id, delta) = advance(seq, &mut self.buffer, track, ts)?;
-        put_event(&mut self.buffer, &mut self.fields, id, delta, interned, event);
+        let delta = advance(seq, &mut self.buffer, track, ts)?;
+        put_event(
+            &mut self.buffer,
+            &self.event,
+            delta,
+            &seq.id_field,
+            interned,
+            &self.flags_field,
+        );
         self.flush_full()
     }
 }
@@ -121,17 +171,24 @@ fn sequence(sequences: &mut Map<TrackId, Sequence>, track: TrackId) -> io::Resul
     })
 }
 
-/// Moves `track`'s sequence `seq` to `ts` and returns its id and the delta from its previous timed
-/// packet; before its first timed packet, appends the clock snapshot that starts the
-/// sequence's incremental clock at `ts`.
+/// Moves `track`'s sequence `seq` to `ts` and returns the delta from its previous timed packet;
+/// before its first timed packet, appends the clock snapshot that starts the sequence's
+/// incremental clock at `ts`.
 #[inline]
-fn advance(
-    seq: &mut Sequence,
+fn advance(seq: &mut Sequence, buffer: &mut Vec<u8>, track: TrackId, ts: u64) -> io::Result<u64> {
+    advance_clock(&mut seq.last, seq.id, buffer, track, ts)
+}
+
+/// [`advance`] on the fields it needs (so that the sequence's other fields can stay borrowed).
+#[inline]
+fn advance_clock(
+    last: &mut Option<u64>,
+    id: u32,
     buffer: &mut Vec<u8>,
     track: TrackId,
     ts: u64,
-) -> io::Result<(u32, u64)> {
-    let delta = match seq.last {
+) -> io::Result<u64> {
+    let delta = match *last {
         Some(last) => ts.checked_sub(last).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -155,44 +212,46 @@ fn advance(
                         },
                     ],
                 })),
-                ..sequenced(seq.id)
+                ..sequenced(id)
             };
             prost::encoding::message::encode(1, &snapshot, buffer);
             0
         }
     };
-    seq.last = Some(ts);
-    Ok((seq.id, delta))
+    *last = Some(ts);
+    Ok(delta)
 }
 
 /// Appends the packet (field 1 of `Trace`) that prost encodes for
-/// `TracePacket { timestamp: delta, interned_data, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE,
-/// data: TrackEvent(event), trusted_packet_sequence_id: id }`, field by field in prost's order
-/// (the same bytes), without building that large message for every event.
+/// `TracePacket { data: TrackEvent(..), timestamp: delta, trusted_packet_sequence_id: ..,
+/// interned_data, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE }` from its fields, encoded by
+/// prost beforehand (`event`: the `track_event` field, `id_field`, `flags_field`), in prost's
+/// order (by tag, a oneof at its lowest tag: `data` is 6): the same bytes, without building
+/// that large message for every event.
 #[inline]
 fn put_event(
     buffer: &mut Vec<u8>,
-    fields: &mut Vec<u8>,
-    id: u32,
+    event: &[u8],
     delta: u64,
+    id_field: &[u8],
     interned: Option<&proto::InternedData>,
-    event: &proto::TrackEvent,
+    flags_field: &[u8],
 ) {
-    use prost::encoding::{WireType, encode_key, encode_varint, message, uint32, uint64};
-    const NEEDS_INCREMENTAL_STATE: u32 =
-        trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32;
-    fields.clear();
-    // prost's order: by tag, a oneof at its lowest tag (`data`: 6).
-    message::encode(11, event, fields);
-    uint64::encode(8, &delta, fields);
-    uint32::encode(10, &id, fields);
-    if let Some(interned) = interned {
-        message::encode(12, interned, fields);
-    }
-    uint32::encode(13, &NEEDS_INCREMENTAL_STATE, fields);
+    use prost::encoding::{WireType, encode_key, encode_varint, message, uint64};
+    let len = event.len()
+        + uint64::encoded_len(8, &delta)
+        + id_field.len()
+        + interned.map_or(0, |i| message::encoded_len(12, i))
+        + flags_field.len();
     encode_key(1, WireType::LengthDelimited, buffer);
-    encode_varint(fields.len() as u64, buffer);
-    buffer.extend_from_slice(fields);
+    encode_varint(len as u64, buffer);
+    buffer.extend_from_slice(event);
+    uint64::encode(8, &delta, buffer);
+    buffer.extend_from_slice(id_field);
+    if let Some(interned) = interned {
+        message::encode(12, interned, buffer);
+    }
+    buffer.extend_from_slice(flags_field);
 }
 
 /// An empty packet of sequence `id`.
@@ -207,11 +266,17 @@ fn sequenced(id: u32) -> proto::TracePacket {
 
 /// The interned name `name` on `seq`, adding it to `interned` the first time.
 fn name_iid(seq: &mut Sequence, interned: &mut Option<proto::InternedData>, name: Name<'_>) -> u64 {
-    if let Some(&iid) = seq.names.get(&name.key) {
-        return iid;
+    if let Some(entry) = seq.names.get(&name.key) {
+        return entry.iid;
     }
     let iid = seq.iid();
-    seq.names.insert(name.key, iid);
+    seq.names.insert(
+        name.key,
+        InternedName {
+            iid,
+            plain_begin: None,
+        },
+    );
     interned
         .get_or_insert_with(Default::default)
         .event_names
@@ -264,10 +329,13 @@ impl<W: Write> Sink for PerfettoSink<W> {
             .checked_add(1)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32 tracks"))?;
         let id = self.next_sequence;
+        let mut id_field = Vec::new();
+        prost::encoding::uint32::encode(10, &id, &mut id_field);
         self.sequences.insert(
             track.id,
             Sequence {
                 id,
+                id_field,
                 ..Sequence::default()
             },
         );
@@ -342,6 +410,34 @@ impl<W: Write> Sink for PerfettoSink<W> {
         args: &[Arg<'_>],
     ) -> io::Result<()> {
         let seq = sequence(&mut self.sequences, track)?;
+        // The common case: a name (and call path) seen before, nothing else: the event's
+        // encoding is a copy.
+        if location.is_none() && args.is_empty() {
+            let cached = match call_path {
+                None => seq
+                    .names
+                    .get(&name.key)
+                    .and_then(|n| n.plain_begin.as_deref()),
+                Some(path) => seq
+                    .callstacks
+                    .get(&path.key)
+                    .and_then(|c| c.begin.as_ref())
+                    .filter(|(key, _)| *key == name.key)
+                    .map(|(_, event)| &**event),
+            };
+            if let Some(event) = cached {
+                let delta = advance_clock(&mut seq.last, seq.id, &mut self.buffer, track, ts)?;
+                put_event(
+                    &mut self.buffer,
+                    event,
+                    delta,
+                    &seq.id_field,
+                    None,
+                    &self.flags_field,
+                );
+                return self.flush_full();
+            }
+        }
         let mut interned = None;
         let name_iid = name_iid(seq, &mut interned, name);
         let source_location_field = location.map(|l| {
@@ -368,7 +464,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
             None => None,
             Some(path) => Some(track_event::CallstackField::CallstackIid(
                 match seq.callstacks.get(&path.key) {
-                    Some(&iid) => iid,
+                    Some(entry) => entry.iid,
                     None => {
                         let frames = (path.frames)();
                         let mut frame_ids = Vec::with_capacity(frames.len());
@@ -394,7 +490,8 @@ impl<W: Write> Sink for PerfettoSink<W> {
                             frame_ids.push(id);
                         }
                         let iid = seq.iid();
-                        seq.callstacks.insert(path.key, iid);
+                        seq.callstacks
+                            .insert(path.key, InternedCallstack { iid, begin: None });
                         interned
                             .get_or_insert_with(Default::default)
                             .callstacks
@@ -408,32 +505,61 @@ impl<W: Write> Sink for PerfettoSink<W> {
             )),
         };
         let debug_annotations = annotations(seq, &mut interned, args);
-        let event = proto::TrackEvent {
-            r#type: Some(track_event::Type::SliceBegin as i32),
-            name_field: Some(track_event::NameField::NameIid(name_iid)),
-            source_location_field,
-            callstack_field,
-            debug_annotations,
-            ..Default::default()
-        };
-        let (id, delta) = advance(seq, &mut self.buffer, track, ts)?;
+        let plain = location.is_none() && args.is_empty();
+        self.event.clear();
+        prost::encoding::message::encode(
+            11,
+            &proto::TrackEvent {
+                r#type: Some(track_event::Type::SliceBegin as i32),
+                name_field: Some(track_event::NameField::NameIid(name_iid)),
+                source_location_field,
+                callstack_field,
+                debug_annotations,
+                ..Default::default()
+            },
+            &mut self.event,
+        );
+        if plain {
+            let event = Some(self.event.as_slice().into());
+            match call_path {
+                None => {
+                    if let Some(entry) = seq.names.get_mut(&name.key) {
+                        entry.plain_begin = event;
+                    }
+                }
+                Some(path) => {
+                    if let Some(entry) = seq.callstacks.get_mut(&path.key)
+                        && entry.begin.is_none()
+                    {
+                        entry.begin = event.map(|e| (name.key, e));
+                    }
+                }
+            }
+        }
+        let delta = advance(seq, &mut self.buffer, track, ts)?;
         put_event(
             &mut self.buffer,
-            &mut self.fields,
-            id,
+            &self.event,
             delta,
+            &seq.id_field,
             interned.as_ref(),
-            &event,
+            &self.flags_field,
         );
         self.flush_full()
     }
 
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
-        let event = proto::TrackEvent {
-            r#type: Some(track_event::Type::SliceEnd as i32),
-            ..Default::default()
-        };
-        self.event(track, ts, None, &event)
+        let seq = sequence(&mut self.sequences, track)?;
+        let delta = advance(seq, &mut self.buffer, track, ts)?;
+        put_event(
+            &mut self.buffer,
+            &self.end_event,
+            delta,
+            &seq.id_field,
+            None,
+            &self.flags_field,
+        );
+        self.flush_full()
     }
 
     fn instant(

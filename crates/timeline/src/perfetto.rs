@@ -31,9 +31,11 @@ struct Sequence {
     id: u32,
     /// The timestamp of the last packet (`None` before the clock snapshot).
     last: Option<u64>,
-    /// prost's encoding of the `trusted_packet_sequence_id` field every packet of the sequence
-    /// carries.
-    id_field: Vec<u8>,
+    /// The encoded last fields of every event packet of the sequence: its
+    /// `trusted_packet_sequence_id`, then `sequence_flags` (`SEQ_NEEDS_INCREMENTAL_STATE`)
+    /// from byte `flags_at` (interned data goes between them).
+    tail: Vec<u8>,
+    flags_at: usize,
     names: Map<u64, InternedName>,
     arg_names: Map<&'static str, u64>,
     locations: Map<u64, u64>,
@@ -80,8 +82,6 @@ pub(crate) struct PerfettoSink<W> {
     event: Vec<u8>,
     /// The encoded `track_event` field of every slice end.
     end_event: Vec<u8>,
-    /// The encoded `sequence_flags` field of every event packet (`SEQ_NEEDS_INCREMENTAL_STATE`).
-    flags_field: Vec<u8>,
 }
 
 /// The buffered bytes at which they go to the output: large writes, few system calls.
@@ -98,12 +98,6 @@ impl<W: Write> PerfettoSink<W> {
             },
             &mut end_event,
         );
-        let mut flags_field = Vec::new();
-        prost::encoding::uint32::encode(
-            13,
-            &(trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32),
-            &mut flags_field,
-        );
         PerfettoSink {
             out,
             sequences: Map::default(),
@@ -111,7 +105,6 @@ impl<W: Write> PerfettoSink<W> {
             buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
             event: Vec::with_capacity(256),
             end_event,
-            flags_field,
         }
     }
 
@@ -152,9 +145,8 @@ impl<W: Write> PerfettoSink<W> {
             &mut self.buffer,
             &self.event,
             delta,
-            &seq.id_field,
+            seq,
             interned,
-            &self.flags_field,
         );
         self.flush_full()
     }
@@ -225,33 +217,35 @@ fn advance_clock(
 /// Appends the packet (field 1 of `Trace`) that prost encodes for
 /// `TracePacket { data: TrackEvent(..), timestamp: delta, trusted_packet_sequence_id: ..,
 /// interned_data, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE }` from its fields, encoded by
-/// prost beforehand (`event`: the `track_event` field, `id_field`, `flags_field`), in prost's
-/// order (by tag, a oneof at its lowest tag: `data` is 6): the same bytes, without building
-/// that large message for every event.
+/// prost beforehand (`event`: the `track_event` field; the sequence's tail), in prost's order
+/// (by tag, a oneof at its lowest tag: `data` is 6): the same bytes, without building that
+/// large message for every event.
 #[inline]
 fn put_event(
     buffer: &mut Vec<u8>,
     event: &[u8],
     delta: u64,
-    id_field: &[u8],
+    seq: &Sequence,
     interned: Option<&proto::InternedData>,
-    flags_field: &[u8],
 ) {
     use prost::encoding::{WireType, encode_key, encode_varint, message, uint64};
     let len = event.len()
         + uint64::encoded_len(8, &delta)
-        + id_field.len()
         + interned.map_or(0, |i| message::encoded_len(12, i))
-        + flags_field.len();
+        + seq.tail.len();
     encode_key(1, WireType::LengthDelimited, buffer);
     encode_varint(len as u64, buffer);
     buffer.extend_from_slice(event);
     uint64::encode(8, &delta, buffer);
-    buffer.extend_from_slice(id_field);
-    if let Some(interned) = interned {
-        message::encode(12, interned, buffer);
+    match interned {
+        None => buffer.extend_from_slice(&seq.tail),
+        Some(interned) => {
+            let (id, flags) = seq.tail.split_at(seq.flags_at);
+            buffer.extend_from_slice(id);
+            message::encode(12, interned, buffer);
+            buffer.extend_from_slice(flags);
+        }
     }
-    buffer.extend_from_slice(flags_field);
 }
 
 /// An empty packet of sequence `id`.
@@ -329,13 +323,20 @@ impl<W: Write> Sink for PerfettoSink<W> {
             .checked_add(1)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32 tracks"))?;
         let id = self.next_sequence;
-        let mut id_field = Vec::new();
-        prost::encoding::uint32::encode(10, &id, &mut id_field);
+        let mut tail = Vec::new();
+        prost::encoding::uint32::encode(10, &id, &mut tail);
+        let flags_at = tail.len();
+        prost::encoding::uint32::encode(
+            13,
+            &(trace_packet::SequenceFlags::SeqNeedsIncrementalState as u32),
+            &mut tail,
+        );
         self.sequences.insert(
             track.id,
             Sequence {
                 id,
-                id_field,
+                tail,
+                flags_at,
                 ..Sequence::default()
             },
         );
@@ -431,9 +432,8 @@ impl<W: Write> Sink for PerfettoSink<W> {
                     &mut self.buffer,
                     event,
                     delta,
-                    &seq.id_field,
+                    seq,
                     None,
-                    &self.flags_field,
                 );
                 return self.flush_full();
             }
@@ -541,9 +541,8 @@ impl<W: Write> Sink for PerfettoSink<W> {
             &mut self.buffer,
             &self.event,
             delta,
-            &seq.id_field,
+            seq,
             interned.as_ref(),
-            &self.flags_field,
         );
         self.flush_full()
     }
@@ -555,9 +554,8 @@ impl<W: Write> Sink for PerfettoSink<W> {
             &mut self.buffer,
             &self.end_event,
             delta,
-            &seq.id_field,
+            seq,
             None,
-            &self.flags_field,
         );
         self.flush_full()
     }

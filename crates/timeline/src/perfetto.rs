@@ -74,7 +74,7 @@ struct InternedCallstack {
 /// Writes Perfetto's protobuf trace format.
 pub(crate) struct PerfettoSink<W> {
     out: W,
-    sequences: Map<TrackId, Sequence>,
+    sequences: Sequences,
     next_sequence: u32,
     /// Encoded packets not yet written to `out`.
     buffer: Vec<u8>,
@@ -100,7 +100,7 @@ impl<W: Write> PerfettoSink<W> {
         );
         PerfettoSink {
             out,
-            sequences: Map::default(),
+            sequences: Sequences::default(),
             next_sequence: 0,
             buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
             event: Vec::with_capacity(256),
@@ -139,7 +139,7 @@ impl<W: Write> PerfettoSink<W> {
     ) -> io::Result<()> {
         self.event.clear();
         prost::encoding::message::encode(11, event, &mut self.event);
-        let seq = sequence(&mut self.sequences, track)?;
+        let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
         put_event(
             &mut self.buffer,
@@ -152,15 +152,66 @@ impl<W: Write> PerfettoSink<W> {
     }
 }
 
-/// `track`'s sequence.
-#[inline]
-fn sequence(sequences: &mut Map<TrackId, Sequence>, track: TrackId) -> io::Result<&mut Sequence> {
-    sequences.get_mut(&track).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("an event on track {track}, which is not open"),
-        )
-    })
+/// The open tracks' sequences, found by track: the one found last is kept at hand, as events
+/// come in runs on one track.
+#[derive(Default)]
+struct Sequences {
+    slots: Vec<Sequence>,
+    /// Slots of closed tracks, for the next opened.
+    free: Vec<usize>,
+    slot_of: Map<TrackId, usize>,
+    last: Option<(TrackId, usize)>,
+}
+
+impl Sequences {
+    /// Opens `track`'s sequence (replacing the one it had).
+    fn insert(&mut self, track: TrackId, seq: Sequence) {
+        if let Some(&slot) = self.slot_of.get(&track) {
+            self.slots[slot] = seq;
+            return;
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = seq;
+                slot
+            }
+            None => {
+                self.slots.push(seq);
+                self.slots.len() - 1
+            }
+        };
+        self.slot_of.insert(track, slot);
+    }
+
+    /// Closes `track`'s sequence, dropping its interning tables.
+    fn remove(&mut self, track: TrackId) {
+        if let Some(slot) = self.slot_of.remove(&track) {
+            self.slots[slot] = Sequence::default();
+            self.free.push(slot);
+            if self.last.is_some_and(|(t, _)| t == track) {
+                self.last = None;
+            }
+        }
+    }
+
+    /// `track`'s sequence.
+    #[inline]
+    fn get(&mut self, track: TrackId) -> io::Result<&mut Sequence> {
+        let slot = match self.last {
+            Some((t, slot)) if t == track => slot,
+            _ => {
+                let slot = *self.slot_of.get(&track).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("an event on track {track}, which is not open"),
+                    )
+                })?;
+                self.last = Some((track, slot));
+                slot
+            }
+        };
+        Ok(&mut self.slots[slot])
+    }
 }
 
 /// Moves `track`'s sequence `seq` to `ts` and returns the delta from its previous timed packet;
@@ -397,7 +448,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
     }
 
     fn close(&mut self, track: TrackId) -> io::Result<()> {
-        self.sequences.remove(&track);
+        self.sequences.remove(track);
         Ok(())
     }
 
@@ -410,7 +461,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
         call_path: Option<CallPath<'_>>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let seq = sequence(&mut self.sequences, track)?;
+        let seq = self.sequences.get(track)?;
         // The common case: a name (and call path) seen before, nothing else: the event's
         // encoding is a copy.
         if location.is_none() && args.is_empty() {
@@ -548,7 +599,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
     }
 
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
-        let seq = sequence(&mut self.sequences, track)?;
+        let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
         put_event(
             &mut self.buffer,
@@ -567,7 +618,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
         name: Name<'_>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let seq = sequence(&mut self.sequences, track)?;
+        let seq = self.sequences.get(track)?;
         let mut interned = None;
         let name_iid = name_iid(seq, &mut interned, name);
         let debug_annotations = annotations(seq, &mut interned, args);

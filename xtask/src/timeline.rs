@@ -92,10 +92,7 @@ fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     eprintln!("xtask: load average before: {}", load().trim());
     let mut convert = Command::new("/usr/bin/time");
     convert
-        .args([
-            "-f",
-            "%e s wall, %U s user, %S s sys, %M KiB peak resident",
-        ])
+        .args(["-f", "%e s wall, %U s user, %S s sys, %M KiB peak resident"])
         .arg(&profcodec)
         .args(["convert", "--to", "perfetto", "--force", "-o"])
         .arg(&out)

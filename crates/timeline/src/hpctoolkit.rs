@@ -63,10 +63,7 @@ pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, dir: &Path) -> Result
     });
     let level_of = |ctx: u32| -> Option<u32> {
         match &dense {
-            Some(table) => table
-                .get(ctx as usize)
-                .copied()
-                .filter(|&l| l != u32::MAX),
+            Some(table) => table.get(ctx as usize).copied().filter(|&l| l != u32::MAX),
             None => levels
                 .binary_search_by_key(&ctx, |e| e.0)
                 .ok()

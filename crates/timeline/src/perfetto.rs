@@ -141,13 +141,7 @@ impl<W: Write> PerfettoSink<W> {
         prost::encoding::message::encode(11, event, &mut self.event);
         let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
-        put_event(
-            &mut self.buffer,
-            &self.event,
-            delta,
-            seq,
-            interned,
-        );
+        put_event(&mut self.buffer, &self.event, delta, seq, interned);
         self.flush_full()
     }
 }
@@ -479,13 +473,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
             };
             if let Some(event) = cached {
                 let delta = advance_clock(&mut seq.last, seq.id, &mut self.buffer, track, ts)?;
-                put_event(
-                    &mut self.buffer,
-                    event,
-                    delta,
-                    seq,
-                    None,
-                );
+                put_event(&mut self.buffer, event, delta, seq, None);
                 return self.flush_full();
             }
         }
@@ -588,26 +576,14 @@ impl<W: Write> Sink for PerfettoSink<W> {
             }
         }
         let delta = advance(seq, &mut self.buffer, track, ts)?;
-        put_event(
-            &mut self.buffer,
-            &self.event,
-            delta,
-            seq,
-            interned.as_ref(),
-        );
+        put_event(&mut self.buffer, &self.event, delta, seq, interned.as_ref());
         self.flush_full()
     }
 
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
         let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
-        put_event(
-            &mut self.buffer,
-            &self.end_event,
-            delta,
-            seq,
-            None,
-        );
+        put_event(&mut self.buffer, &self.end_event, delta, seq, None);
         self.flush_full()
     }
 

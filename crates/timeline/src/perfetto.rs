@@ -56,8 +56,8 @@ impl Sequence {
 /// An event name interned on a sequence.
 struct InternedName {
     iid: u64,
-    /// The encoded `track_event` field of a slice begin with this name and nothing else, made
-    /// the first time one is written: most slices repeat a few names, so their events are
+    /// The encoded `track_event` field of a slice begin with this name and nothing else (with
+    /// the timestamp's key), made the first time one is written: most slices repeat a few names, so their events are
     /// copied rather than encoded again.
     plain_begin: Option<Box<[u8]>>,
 }
@@ -66,8 +66,9 @@ struct InternedName {
 struct InternedCallstack {
     iid: u64,
     /// The key of the name of the first slice begin that carried this call path (without
-    /// location or args), and that event's encoded `track_event` field: a call path's slices
-    /// have one name (its innermost frame's), so their events are copied too.
+    /// location or args), and that event's encoded `track_event` field (with the timestamp's
+    /// key): a call path's slices have one name (its innermost frame's), so their events are
+    /// copied too.
     begin: Option<(u64, Box<[u8]>)>,
 }
 
@@ -78,9 +79,10 @@ pub(crate) struct PerfettoSink<W> {
     next_sequence: u32,
     /// Encoded packets not yet written to `out`.
     buffer: Vec<u8>,
-    /// One event's encoded `track_event` field (reused).
+    /// One event's encoded `track_event` field and the key of the `timestamp` field that
+    /// follows it (reused).
     event: Vec<u8>,
-    /// The encoded `track_event` field of every slice end.
+    /// The same for every slice end.
     end_event: Vec<u8>,
 }
 
@@ -98,6 +100,7 @@ impl<W: Write> PerfettoSink<W> {
             },
             &mut end_event,
         );
+        timestamp_key(&mut end_event);
         PerfettoSink {
             out,
             sequences: Sequences::default(),
@@ -139,6 +142,7 @@ impl<W: Write> PerfettoSink<W> {
     ) -> io::Result<()> {
         self.event.clear();
         prost::encoding::message::encode(11, event, &mut self.event);
+        timestamp_key(&mut self.event);
         let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
         put_event(&mut self.buffer, &self.event, delta, seq, interned);
@@ -259,12 +263,18 @@ fn advance_clock(
     Ok(delta)
 }
 
+/// Appends the key of `TracePacket.timestamp` to an encoded `track_event` field (the field that
+/// follows it in prost's order), so that cached events carry it.
+fn timestamp_key(event: &mut Vec<u8>) {
+    prost::encoding::encode_key(8, prost::encoding::WireType::Varint, event);
+}
+
 /// Appends the packet (field 1 of `Trace`) that prost encodes for
 /// `TracePacket { data: TrackEvent(..), timestamp: delta, trusted_packet_sequence_id: ..,
 /// interned_data, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE }` from its fields, encoded by
-/// prost beforehand (`event`: the `track_event` field; the sequence's tail), in prost's order
-/// (by tag, a oneof at its lowest tag: `data` is 6): the same bytes, without building that
-/// large message for every event.
+/// prost beforehand (`event`: the `track_event` field and the timestamp's key; the sequence's
+/// tail), in prost's order (by tag, a oneof at its lowest tag: `data` is 6): the same bytes,
+/// without building that large message for every event.
 #[inline]
 fn put_event(
     buffer: &mut Vec<u8>,
@@ -273,15 +283,15 @@ fn put_event(
     seq: &Sequence,
     interned: Option<&proto::InternedData>,
 ) {
-    use prost::encoding::{WireType, encode_key, encode_varint, message, uint64};
+    use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint, message};
     let len = event.len()
-        + uint64::encoded_len(8, &delta)
+        + encoded_len_varint(delta)
         + interned.map_or(0, |i| message::encoded_len(12, i))
         + seq.tail.len();
     encode_key(1, WireType::LengthDelimited, buffer);
     encode_varint(len as u64, buffer);
     buffer.extend_from_slice(event);
-    uint64::encode(8, &delta, buffer);
+    encode_varint(delta, buffer);
     match interned {
         None => buffer.extend_from_slice(&seq.tail),
         Some(interned) => {
@@ -558,6 +568,7 @@ impl<W: Write> Sink for PerfettoSink<W> {
             },
             &mut self.event,
         );
+        timestamp_key(&mut self.event);
         if plain {
             let event = Some(self.event.as_slice().into());
             match call_path {
@@ -584,6 +595,19 @@ impl<W: Write> Sink for PerfettoSink<W> {
         let seq = self.sequences.get(track)?;
         let delta = advance(seq, &mut self.buffer, track, ts)?;
         put_event(&mut self.buffer, &self.end_event, delta, seq, None);
+        self.flush_full()
+    }
+
+    fn end_several(&mut self, track: TrackId, ts: u64, count: usize) -> io::Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let seq = self.sequences.get(track)?;
+        let mut delta = advance(seq, &mut self.buffer, track, ts)?;
+        for _ in 0..count {
+            put_event(&mut self.buffer, &self.end_event, delta, seq, None);
+            delta = 0;
+        }
         self.flush_full()
     }
 

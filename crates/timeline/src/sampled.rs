@@ -180,9 +180,9 @@ impl SampledTrack {
             }
             l = paths.parent[l as usize];
         }
-        while self.open.len() > common {
-            self.open.pop();
-            sink.end(self.track, ts)?;
+        if self.open.len() > common {
+            sink.end_several(self.track, ts, self.open.len() - common)?;
+            self.open.truncate(common);
         }
         let Some((&leaf, above)) = self.path.split_first() else {
             return Ok(());
@@ -222,9 +222,8 @@ impl SampledTrack {
             self.current = NONE;
             self.switch(sink, paths, profile, self.window.0, held)?;
         }
-        while self.open.pop().is_some() {
-            sink.end(self.track, end)?;
-        }
+        sink.end_several(self.track, end, self.open.len())?;
+        self.open.clear();
         Ok(())
     }
 }

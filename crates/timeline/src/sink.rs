@@ -99,6 +99,14 @@ pub(crate) trait Sink {
     ) -> io::Result<()>;
     /// Ends the innermost open slice.
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()>;
+    /// Ends the `count` innermost open slices (a sampled call path leaving several frames at
+    /// once), as `count` calls of [`end`](Sink::end) would.
+    fn end_several(&mut self, track: TrackId, ts: u64, count: usize) -> io::Result<()> {
+        for _ in 0..count {
+            self.end(track, ts)?;
+        }
+        Ok(())
+    }
     /// An instant event.
     fn instant(
         &mut self,

@@ -7,6 +7,12 @@
 //! at that event, so every event's timestamp is the delta from the previous one (a few bytes
 //! instead of nine). Names, source locations and call paths are interned per sequence: the
 //! first event that uses one carries it in its packet's `InternedData`.
+//!
+//! Event packets are not built as `TracePacket` messages (a large struct, encoded with two
+//! length passes per nested message): their fields are encoded by prost's helpers in prost's
+//! order, and the fields that repeat (a slice begin's `track_event` for a name or call path,
+//! the sequence id and flags) are encoded once per sequence and copied, so that the output is
+//! the bytes prost would write for the message.
 
 use std::collections::HashMap;
 use std::io::{self, Write};

@@ -51,8 +51,8 @@ pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
 
 /// `cargo xtask bench-peers timeline [GB]`: writes a synthetic database whose trace.db holds at
 /// least GB gigabytes (default 2) under `target/`, converts it with the release `profcodec
-/// convert --to perfetto` under `/usr/bin/time` (peak memory, wall time), prints the figures and
-/// deletes the files.
+/// convert --to perfetto` under `/usr/bin/time` (peak memory, wall and CPU time, with the load
+/// average before and after), prints the figures and deletes the files.
 fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     if cmd != "bench-peers" {
         bail!("{cmd} is not implemented for timeline (the generator is gen-hpctoolkit)");
@@ -86,14 +86,19 @@ fn run_task(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     run(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "profcodec-cli"]))?;
     let input = std::fs::metadata(db.join("trace.db"))?.len();
     let profcodec = ws.target().join("release").join("profcodec");
+    // CPU time (user + sys) beside wall time: on a shared machine the wall time measures the
+    // load as much as the conversion.
+    let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    eprintln!("xtask: load average before: {}", load().trim());
     let mut convert = Command::new("/usr/bin/time");
     convert
-        .args(["-f", "%e s wall, %M KiB peak resident"])
+        .args(["-f", "%e s wall, %U s user, %S s sys, %M KiB peak resident"])
         .arg(&profcodec)
         .args(["convert", "--to", "perfetto", "--force", "-o"])
         .arg(&out)
         .arg(&db);
     run(&mut convert)?;
+    eprintln!("xtask: load average after: {}", load().trim());
     let output = std::fs::metadata(&out)?.len();
     eprintln!(
         "xtask: trace.db {input} bytes ({:.2} GB) -> Perfetto trace {output} bytes",

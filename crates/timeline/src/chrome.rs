@@ -12,14 +12,32 @@ use crate::sink::{Arg, ArgValue, CallPath, Location, Name, Sink, Track, TrackId,
 /// Where a track's events go: Chrome's (pid, tid), and a counter's name.
 #[derive(Debug, Clone)]
 struct Lane {
+    /// The pid, for child tracks.
     pid: i64,
-    tid: i64,
+    /// `,"pid":..,"tid":..` as every event of the lane spells it.
+    ids: Box<[u8]>,
     counter: Option<String>,
 }
+
+impl Lane {
+    fn new(pid: i64, tid: i64, counter: Option<String>) -> Lane {
+        Lane {
+            pid,
+            ids: format!(",\"pid\":{pid},\"tid\":{tid}").into_bytes().into(),
+            counter,
+        }
+    }
+}
+
+/// The buffered bytes at which they go to the output: large writes, few system calls.
+const FLUSH_AT: usize = 1 << 20;
 
 /// Writes Chrome's JSON trace-event format.
 pub(crate) struct ChromeSink<W> {
     out: W,
+    /// Events not yet written to `out` (formatting into a `Vec` costs less than into a
+    /// writer).
+    buffer: Vec<u8>,
     lanes: HashMap<TrackId, Lane, FixedState>,
     first: bool,
 }
@@ -28,6 +46,7 @@ impl<W: Write> ChromeSink<W> {
     pub(crate) fn new(out: W) -> Self {
         ChromeSink {
             out,
+            buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
             lanes: HashMap::default(),
             first: true,
         }
@@ -38,66 +57,86 @@ impl<W: Write> ChromeSink<W> {
         self.out
     }
 
-    fn lane(&self, track: TrackId) -> io::Result<&Lane> {
-        self.lanes.get(&track).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("an event on track {track}, which is not open"),
-            )
-        })
-    }
-
-    /// Starts an event: the separator, then `{"ph":"<ph>","pid":..,"tid":..,"ts":..`.
-    fn head(&mut self, ph: &str, pid: i64, tid: i64, ts: Option<u64>) -> io::Result<()> {
-        if self.first {
-            self.out.write_all(b"{\"traceEvents\":[\n")?;
-            self.first = false;
-        } else {
-            self.out.write_all(b",\n")?;
-        }
-        write!(self.out, "{{\"ph\":\"{ph}\",\"pid\":{pid},\"tid\":{tid}")?;
-        if let Some(ts) = ts {
-            write!(self.out, ",\"ts\":{}.{:03}", ts / 1000, ts % 1000)?;
+    /// Writes the buffer out once it holds [`FLUSH_AT`] bytes.
+    fn flush_full(&mut self) -> io::Result<()> {
+        if self.buffer.len() >= FLUSH_AT {
+            self.out.write_all(&self.buffer)?;
+            self.buffer.clear();
         }
         Ok(())
     }
+}
 
-    fn string(&mut self, s: &str) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, s).map_err(io::Error::other)
+/// `track`'s lane.
+fn lane(lanes: &HashMap<TrackId, Lane, FixedState>, track: TrackId) -> io::Result<&Lane> {
+    lanes.get(&track).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("an event on track {track}, which is not open"),
+        )
+    })
+}
+
+/// Starts an event: the separator, then `{"ph":"<ph>","pid":..,"tid":..,"ts":..` (`ids`: the
+/// lane's pid and tid).
+fn head(buffer: &mut Vec<u8>, first: &mut bool, ph: &str, ids: &[u8], ts: Option<u64>) {
+    if *first {
+        buffer.extend_from_slice(b"{\"traceEvents\":[\n");
+        *first = false;
+    } else {
+        buffer.extend_from_slice(b",\n");
     }
-
-    fn args(&mut self, args: &[Arg<'_>], location: Option<Location<'_>>) -> io::Result<()> {
-        if args.is_empty() && location.is_none() {
-            return Ok(());
-        }
-        self.out.write_all(b",\"args\":{")?;
-        let mut first = true;
-        if let Some(l) = location {
-            self.out.write_all(b"\"file\":")?;
-            self.string(l.file)?;
-            write!(self.out, ",\"line\":{}", l.line)?;
-            first = false;
-        }
-        for arg in args {
-            if !first {
-                self.out.write_all(b",")?;
-            }
-            first = false;
-            self.string(arg.name)?;
-            self.out.write_all(b":")?;
-            match arg.value {
-                ArgValue::Uint(v) => write!(self.out, "{v}")?,
-                ArgValue::Str(v) => self.string(v)?,
-            }
-        }
-        self.out.write_all(b"}")
+    buffer.extend_from_slice(b"{\"ph\":\"");
+    buffer.extend_from_slice(ph.as_bytes());
+    buffer.push(b'"');
+    buffer.extend_from_slice(ids);
+    if let Some(ts) = ts {
+        // Writing into a Vec cannot fail.
+        let _ = write!(buffer, ",\"ts\":{}.{:03}", ts / 1000, ts % 1000);
     }
+}
 
+/// `s` as a JSON string.
+fn string(buffer: &mut Vec<u8>, s: &str) -> io::Result<()> {
+    serde_json::to_writer(buffer, s).map_err(io::Error::other)
+}
+
+fn args(buffer: &mut Vec<u8>, args: &[Arg<'_>], location: Option<Location<'_>>) -> io::Result<()> {
+    if args.is_empty() && location.is_none() {
+        return Ok(());
+    }
+    buffer.extend_from_slice(b",\"args\":{");
+    let mut first = true;
+    if let Some(l) = location {
+        buffer.extend_from_slice(b"\"file\":");
+        string(buffer, l.file)?;
+        write!(buffer, ",\"line\":{}", l.line)?;
+        first = false;
+    }
+    for arg in args {
+        if !first {
+            buffer.extend_from_slice(b",");
+        }
+        first = false;
+        string(buffer, arg.name)?;
+        buffer.extend_from_slice(b":");
+        match arg.value {
+            ArgValue::Uint(v) => write!(buffer, "{v}")?,
+            ArgValue::Str(v) => string(buffer, v)?,
+        }
+    }
+    buffer.extend_from_slice(b"}");
+    Ok(())
+}
+
+impl<W: Write> ChromeSink<W> {
     fn metadata(&mut self, what: &str, pid: i64, tid: i64, name: &str) -> io::Result<()> {
-        self.head("M", pid, tid, None)?;
-        write!(self.out, ",\"name\":\"{what}\",\"args\":{{\"name\":")?;
-        self.string(name)?;
-        self.out.write_all(b"}}")
+        let ids = Lane::new(pid, tid, None).ids;
+        head(&mut self.buffer, &mut self.first, "M", &ids, None);
+        write!(self.buffer, ",\"name\":\"{what}\",\"args\":{{\"name\":")?;
+        string(&mut self.buffer, name)?;
+        self.buffer.extend_from_slice(b"}}");
+        Ok(())
     }
 }
 
@@ -107,45 +146,32 @@ impl<W: Write> Sink for ChromeSink<W> {
         let lane = match track.kind {
             TrackKind::Process { pid } | TrackKind::Group { pid } => {
                 self.metadata("process_name", pid, 0, track.name)?;
-                Lane {
-                    pid,
-                    tid: 0,
-                    counter: None,
-                }
+                Lane::new(pid, 0, None)
             }
             TrackKind::Thread { pid, tid } => {
                 self.metadata("thread_name", pid, tid, track.name)?;
-                self.head("M", pid, tid, None)?;
+                let lane = Lane::new(pid, tid, None);
+                head(&mut self.buffer, &mut self.first, "M", &lane.ids, None);
                 write!(
-                    self.out,
+                    self.buffer,
                     ",\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
                     track.order
                 )?;
-                Lane {
-                    pid,
-                    tid,
-                    counter: None,
-                }
+                lane
             }
             TrackKind::Slices => {
                 // A lane of its own: a thread id no real thread has.
                 let pid = parent.unwrap_or(0);
                 let tid = track.id as i64;
                 self.metadata("thread_name", pid, tid, track.name)?;
-                Lane {
-                    pid,
-                    tid,
-                    counter: None,
-                }
+                Lane::new(pid, tid, None)
             }
-            TrackKind::Counter { .. } => Lane {
-                pid: parent.unwrap_or(0),
-                tid: 0,
-                counter: Some(track.name.to_owned()),
-            },
+            TrackKind::Counter { .. } => {
+                Lane::new(parent.unwrap_or(0), 0, Some(track.name.to_owned()))
+            }
         };
         self.lanes.insert(track.id, lane);
-        Ok(())
+        self.flush_full()
     }
 
     fn close(&mut self, track: TrackId) -> io::Result<()> {
@@ -162,24 +188,20 @@ impl<W: Write> Sink for ChromeSink<W> {
         _call_path: Option<CallPath<'_>>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let (pid, tid) = {
-            let l = self.lane(track)?;
-            (l.pid, l.tid)
-        };
-        self.head("B", pid, tid, Some(ts))?;
-        self.out.write_all(b",\"name\":")?;
-        self.string(name.text)?;
-        self.args(args, location)?;
-        self.out.write_all(b"}")
+        let lane = lane(&self.lanes, track)?;
+        head(&mut self.buffer, &mut self.first, "B", &lane.ids, Some(ts));
+        self.buffer.extend_from_slice(b",\"name\":");
+        string(&mut self.buffer, name.text)?;
+        self::args(&mut self.buffer, args, location)?;
+        self.buffer.push(b'}');
+        self.flush_full()
     }
 
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
-        let (pid, tid) = {
-            let l = self.lane(track)?;
-            (l.pid, l.tid)
-        };
-        self.head("E", pid, tid, Some(ts))?;
-        self.out.write_all(b"}")
+        let lane = lane(&self.lanes, track)?;
+        head(&mut self.buffer, &mut self.first, "E", &lane.ids, Some(ts));
+        self.buffer.push(b'}');
+        self.flush_full()
     }
 
     fn instant(
@@ -189,38 +211,40 @@ impl<W: Write> Sink for ChromeSink<W> {
         name: Name<'_>,
         args: &[Arg<'_>],
     ) -> io::Result<()> {
-        let (pid, tid) = {
-            let l = self.lane(track)?;
-            (l.pid, l.tid)
-        };
-        self.head("i", pid, tid, Some(ts))?;
-        self.out.write_all(b",\"s\":\"t\",\"name\":")?;
-        self.string(name.text)?;
-        self.args(args, None)?;
-        self.out.write_all(b"}")
+        let lane = lane(&self.lanes, track)?;
+        head(&mut self.buffer, &mut self.first, "i", &lane.ids, Some(ts));
+        self.buffer.extend_from_slice(b",\"s\":\"t\",\"name\":");
+        string(&mut self.buffer, name.text)?;
+        self::args(&mut self.buffer, args, None)?;
+        self.buffer.push(b'}');
+        self.flush_full()
     }
 
     fn counter(&mut self, track: TrackId, ts: u64, value: f64) -> io::Result<()> {
-        let (pid, tid, name) = {
-            let l = self.lane(track)?;
-            (l.pid, l.tid, l.counter.clone().unwrap_or_default())
-        };
-        self.head("C", pid, tid, Some(ts))?;
-        self.out.write_all(b",\"name\":")?;
-        self.string(&name)?;
+        let lane = lane(&self.lanes, track)?;
+        head(&mut self.buffer, &mut self.first, "C", &lane.ids, Some(ts));
+        self.buffer.extend_from_slice(b",\"name\":");
+        string(
+            &mut self.buffer,
+            lane.counter.as_deref().unwrap_or_default(),
+        )?;
         if value.is_finite() {
-            write!(self.out, ",\"args\":{{\"value\":{value}}}}}")
+            write!(self.buffer, ",\"args\":{{\"value\":{value}}}}}")?;
         } else {
-            write!(self.out, ",\"args\":{{\"value\":null}}}}")
+            write!(self.buffer, ",\"args\":{{\"value\":null}}}}")?;
         }
+        self.flush_full()
     }
 
     fn finish(&mut self) -> io::Result<()> {
         if self.first {
-            self.out.write_all(b"{\"traceEvents\":[")?;
+            self.buffer.extend_from_slice(b"{\"traceEvents\":[");
             self.first = false;
         }
-        self.out.write_all(b"\n],\"displayTimeUnit\":\"ns\"}\n")?;
+        self.buffer
+            .extend_from_slice(b"\n],\"displayTimeUnit\":\"ns\"}\n");
+        self.out.write_all(&self.buffer)?;
+        self.buffer.clear();
         self.out.flush()
     }
 }

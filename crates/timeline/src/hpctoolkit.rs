@@ -50,11 +50,25 @@ pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, dir: &Path) -> Result
         .iter()
         .filter_map(|(ctx, node)| Some((ctx, paths.level(node)?)))
         .collect();
+    // hpcprof numbers contexts densely: then a table indexed by ctxId answers without the
+    // searches' cache misses (a context change happens every few samples). Sparse ids (a
+    // hand-made meta.db) keep the search, so that the table never outgrows meta.db.
+    let max_ctx = levels.last().map_or(0, |e| e.0 as usize);
+    let dense: Option<Vec<u32>> = (max_ctx <= 4 * levels.len() + 4096).then(|| {
+        let mut table = vec![u32::MAX; max_ctx + 1];
+        for &(ctx, level) in &levels {
+            table[ctx as usize] = level;
+        }
+        table
+    });
     let level_of = |ctx: u32| -> Option<u32> {
-        levels
-            .binary_search_by_key(&ctx, |e| e.0)
-            .ok()
-            .map(|i| levels[i].1)
+        match &dense {
+            Some(table) => table.get(ctx as usize).copied().filter(|&l| l != u32::MAX),
+            None => levels
+                .binary_search_by_key(&ctx, |e| e.0)
+                .ok()
+                .map(|i| levels[i].1),
+        }
     };
 
     let profile_head = match open(FileKind::Profile) {

@@ -239,6 +239,10 @@ impl<W: Write> Sink for AnySink<W> {
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()> {
         each!(self, s => s.end(track, ts))
     }
+    #[inline]
+    fn end_several(&mut self, track: TrackId, ts: u64, count: usize) -> io::Result<()> {
+        each!(self, s => s.end_several(track, ts, count))
+    }
     fn instant(
         &mut self,
         track: TrackId,

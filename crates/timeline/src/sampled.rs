@@ -20,6 +20,9 @@ pub(crate) struct CallPaths {
     level_of: Vec<u32>,
     /// Per model node (meaningful for function-like ones): the function-like parent.
     parent: Vec<u32>,
+    /// Per model node (meaningful for function-like ones): the number of function-like nodes
+    /// above it.
+    depth: Vec<u32>,
     /// Per model node: the frame's display name, made on first use.
     names: Vec<Option<Box<str>>>,
     /// Per model node: its frame (whose id is the name's interning key).
@@ -32,6 +35,7 @@ impl CallPaths {
         let n = profile.nodes().len();
         let mut level_of = vec![NONE; n];
         let mut parent = vec![NONE; n];
+        let mut depth = vec![0; n];
         let mut frame = Vec::with_capacity(n);
         for (id, node) in profile.nodes() {
             let i = id.index();
@@ -40,6 +44,11 @@ impl CallPaths {
             if profile.frame(node.frame).kind.is_function_like() {
                 level_of[i] = i as u32;
                 parent[i] = above;
+                depth[i] = if above == NONE {
+                    0
+                } else {
+                    depth[above as usize] + 1
+                };
             } else {
                 level_of[i] = above;
             }
@@ -47,6 +56,7 @@ impl CallPaths {
         CallPaths {
             level_of,
             parent,
+            depth,
             names: vec![None; n],
             frame,
         }
@@ -84,7 +94,7 @@ pub(crate) struct SampledTrack {
     track: TrackId,
     /// The open levels, outermost first (a prefix of the current sample's path).
     open: Vec<u32>,
-    /// The current sample's path, outermost first (scratch).
+    /// The levels a switch begins, innermost first (scratch).
     path: Vec<u32>,
     /// The level of the last sample seen (`NONE`: idle).
     current: u32,
@@ -153,45 +163,47 @@ impl SampledTrack {
         level: u32,
     ) -> io::Result<()> {
         self.current = level;
+        // Up from `level` to its deepest ancestor that is open (the open levels are a path
+        // from the root, so the ancestors above it are open too): what is below it in the
+        // open path ends, what was walked (within the depth limit) begins.
         self.path.clear();
+        let mut common = 0;
         let mut l = level;
         while l != NONE {
-            self.path.push(l);
+            let depth = paths.depth[l as usize] as usize;
+            if self.open.get(depth) == Some(&l) {
+                common = depth + 1;
+                break;
+            }
+            if depth < self.max_depth {
+                self.path.push(l);
+            }
             l = paths.parent[l as usize];
         }
-        self.path.reverse();
-        self.path.truncate(self.max_depth);
-        let common = self
-            .open
-            .iter()
-            .zip(&self.path)
-            .take_while(|(a, b)| a == b)
-            .count();
-        while self.open.len() > common {
-            self.open.pop();
-            sink.end(self.track, ts)?;
+        if self.open.len() > common {
+            sink.end_several(self.track, ts, self.open.len() - common)?;
+            self.open.truncate(common);
         }
-        let deepest = self.path.len();
-        if common == deepest {
+        let Some((&leaf, above)) = self.path.split_first() else {
             return Ok(());
-        }
-        paths.name_all(profile, &self.path[common..]);
+        };
+        paths.name_all(profile, &self.path);
         let paths = &*paths;
-        for k in common..deepest - 1 {
-            let l = self.path[k];
+        for &l in above.iter().rev() {
             self.open.push(l);
             sink.begin(self.track, ts, paths.name(l), None, None, &[])?;
         }
-        // The innermost slice carries the call path (interned by its innermost frame).
-        let leaf = self.path[deepest - 1];
+        // The innermost slice carries the call path (interned by its innermost frame): the
+        // open levels, once it is pushed.
         self.open.push(leaf);
-        let frames: Vec<Name<'_>> = self.path.iter().map(|&l| paths.name(l)).collect();
+        let open = &self.open;
+        let frames = || open.iter().map(|&l| paths.name(l)).collect();
         let path = CallPath {
             key: u64::from(leaf),
             frames: &frames,
         };
         sink.begin(self.track, ts, paths.name(leaf), None, Some(path), &[])?;
-        self.summary.slices += (deepest - common) as u64;
+        self.summary.slices += self.path.len() as u64;
         Ok(())
     }
 
@@ -210,9 +222,8 @@ impl SampledTrack {
             self.current = NONE;
             self.switch(sink, paths, profile, self.window.0, held)?;
         }
-        while self.open.pop().is_some() {
-            sink.end(self.track, end)?;
-        }
+        sink.end_several(self.track, end, self.open.len())?;
+        self.open.clear();
         Ok(())
     }
 }

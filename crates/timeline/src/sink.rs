@@ -37,11 +37,12 @@ pub(crate) struct Location<'a> {
     pub(crate) function: &'a str,
 }
 
-/// A call path: its key (interned per track) and its frames, outermost first.
-#[derive(Debug, Clone, Copy)]
+/// A call path: its key (interned per track) and its frames, outermost first, made only when a
+/// writer needs them (the first time it sees the key on a track), not for every event.
+#[derive(Clone, Copy)]
 pub(crate) struct CallPath<'a> {
     pub(crate) key: u64,
-    pub(crate) frames: &'a [Name<'a>],
+    pub(crate) frames: &'a dyn Fn() -> Vec<Name<'a>>,
 }
 
 /// What a track is.
@@ -98,6 +99,14 @@ pub(crate) trait Sink {
     ) -> io::Result<()>;
     /// Ends the innermost open slice.
     fn end(&mut self, track: TrackId, ts: u64) -> io::Result<()>;
+    /// Ends the `count` innermost open slices (a sampled call path leaving several frames at
+    /// once), as `count` calls of [`end`](Sink::end) would.
+    fn end_several(&mut self, track: TrackId, ts: u64, count: usize) -> io::Result<()> {
+        for _ in 0..count {
+            self.end(track, ts)?;
+        }
+        Ok(())
+    }
     /// An instant event.
     fn instant(
         &mut self,

@@ -749,9 +749,7 @@ mod tests {
         let mut b = ProfileBuilder::new();
         b.intern_value_type("time", Unit::Seconds, Measured::SelfOnly)
             .unwrap();
-        let options = ExportOptions {
-            metric: Some("cycles".to_owned()),
-        };
+        let options = ExportOptions::new().metric("cycles");
         let err = write_pprof(&b.build(), &options, Vec::new()).unwrap_err();
         assert!(err.to_string().contains("time"), "{err}");
     }

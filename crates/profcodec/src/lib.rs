@@ -19,10 +19,28 @@
 pub struct ReadmeDoctests;
 
 mod detect;
+mod error;
+#[cfg(feature = "hpctoolkit")]
+mod hpctoolkit_files;
+#[cfg(feature = "info")]
+mod info;
 mod open;
+#[cfg(feature = "profile")]
+mod profile;
 
 pub use detect::{Format, UnknownFormat};
+pub use error::ReadError;
+#[cfg(feature = "hpctoolkit")]
+pub use hpctoolkit_files::HpctoolkitFiles;
+#[cfg(feature = "info")]
+pub use info::{Info, info};
 pub use open::{OpenError, Opened, open};
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+#[cfg(all(feature = "profile", feature = "statprofiler"))]
+pub use profile::statprofiler_session;
+#[cfg(feature = "profile")]
+pub use profile::{HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, to_profile};
 
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;

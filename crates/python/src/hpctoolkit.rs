@@ -32,16 +32,8 @@ pub(crate) struct Database {
     path: PathBuf,
 }
 
-/// Maps the database's files (meta.db required) and cross-links them.
-fn open_db(path: &std::path::Path) -> Result<Db, Error> {
-    use profcodec_hpctoolkit::FileKind;
-    let file = |kind: FileKind| -> Result<Option<Opened>, Error> {
-        let p = path.join(kind.file_name());
-        if !p.is_file() {
-            return Ok(None);
-        }
-        Ok(Some(profcodec::open(&p)?))
-    };
+/// The meta.db of the database directory `path`, mapped through `profcodec::open`.
+fn meta_of(path: &std::path::Path) -> Result<Opened, Error> {
     if !path.is_dir() {
         // Through open: a missing path or a file says what it is.
         let opened = profcodec::open(path)?;
@@ -54,17 +46,35 @@ fn open_db(path: &std::path::Path) -> Result<Db, Error> {
             ),
         ));
     }
-    let Some(meta) = file(FileKind::Meta)? else {
-        return Err(Error::new(
+    member(path, profcodec_hpctoolkit::FileKind::Meta)?.ok_or_else(|| {
+        Error::new(
             Kind::UnknownFormat,
             format!("{}: not an HPCToolkit database: no meta.db", path.display()),
-        ));
-    };
+        )
+    })
+}
+
+/// The database's file of `kind`, mapped, if it has one.
+fn member(
+    path: &std::path::Path,
+    kind: profcodec_hpctoolkit::FileKind,
+) -> Result<Option<Opened>, Error> {
+    let file = path.join(kind.file_name());
+    Ok(if file.is_file() {
+        Some(profcodec::open(&file)?)
+    } else {
+        None
+    })
+}
+
+/// Maps the database's files (meta.db required) and cross-links them.
+fn open_db(path: &std::path::Path) -> Result<Db, Error> {
+    use profcodec_hpctoolkit::FileKind;
     Ok(profcodec_hpctoolkit::Database::from_parts(
-        meta,
-        file(FileKind::Profile)?,
-        file(FileKind::Cct)?,
-        file(FileKind::Trace)?,
+        meta_of(path)?,
+        member(path, FileKind::Profile)?,
+        member(path, FileKind::Cct)?,
+        member(path, FileKind::Trace)?,
     )?)
 }
 
@@ -249,44 +259,6 @@ impl Database {
         Ok(d)
     }
 
-    /// The columns of hatchet's summary-mode GraphFrame (see `profcodec.hatchet.read`, which
-    /// passes hatchet's options): a dict with `ctx_id` (uint32, hatchet's `hnid`), `parent`
-    /// (int64 row of the parent, -1 for the root), `depth` (int64), `type` and `name` (lists
-    /// of str; `name` None for a context hatchet cannot name), `columns` (the DataFrame's
-    /// columns in hatchet's order, "name" among them), `metrics` (column name to float64
-    /// array, NaN where the summary profile has no value) and `time_metric` (hatchet's default
-    /// metric, "time (inc)", or None).
-    #[pyo3(signature = (*, metric_names, metric_scopes, summary_metrics, label_function_nodes, max_depth, min_percentage_of_application_time, directory_mapping, exclude))]
-    #[allow(clippy::too_many_arguments)] // hatchet's keyword arguments
-    fn hatchet_columns<'py>(
-        &self,
-        py: Python<'py>,
-        metric_names: Vec<String>,
-        metric_scopes: Vec<String>,
-        summary_metrics: Vec<String>,
-        label_function_nodes: bool,
-        max_depth: Option<i64>,
-        min_percentage_of_application_time: Option<f64>,
-        directory_mapping: Vec<(String, String)>,
-        exclude: Vec<String>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let mut options = HatchetOptions {
-            metric_names,
-            metric_scopes,
-            summary_metrics,
-            label_function_nodes,
-            max_depth,
-            min_percentage: min_percentage_of_application_time,
-            directory_mapping,
-            ..HatchetOptions::default()
-        };
-        for e in &exclude {
-            options.exclude(e)?;
-        }
-        let tree = py.detach(|| hatchet_tree(&self.db, &self.path, &options))?;
-        tree.into_py_dict(py)
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "<profcodec.hpctoolkit.Database {:?}>",
@@ -295,13 +267,65 @@ impl Database {
     }
 }
 
+/// The columns of hatchet's summary-mode GraphFrame of the database at `path` (see
+/// `profcodec.hpctoolkit.read`, which passes hatchet's options). Only meta.db and profile.db
+/// are read, as hatchet reads them. Returns a dict with `ctx_id` (uint32, hatchet's `hnid`),
+/// `parent` (int64 row of the parent, -1 for the root), `depth` (int64), `kind` (uint8, an
+/// index into hatchet's node types), `name_id` (uint32, an index into `names`, 2^32 - 1 for a
+/// context hatchet cannot name), `names`, `name` (the rows' names, None where unnamed),
+/// `columns` (the DataFrame's columns in hatchet's order, "name" among them), `metrics`
+/// (column name to float64 array, NaN where the summary profile has no value) and
+/// `time_metric` (hatchet's default metric, "time (inc)", or None).
+#[pyfunction]
+#[pyo3(signature = (path, *, metric_names, metric_scopes, summary_metrics, label_function_nodes, max_depth, min_percentage_of_application_time, directory_mapping, exclude))]
+#[allow(clippy::too_many_arguments)] // hatchet's keyword arguments
+pub(crate) fn hatchet_columns<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    metric_names: Vec<String>,
+    metric_scopes: Vec<String>,
+    summary_metrics: Vec<String>,
+    label_function_nodes: bool,
+    max_depth: Option<i64>,
+    min_percentage_of_application_time: Option<f64>,
+    directory_mapping: Vec<(String, String)>,
+    exclude: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut options = HatchetOptions {
+        metric_names,
+        metric_scopes,
+        summary_metrics,
+        label_function_nodes,
+        max_depth,
+        min_percentage: min_percentage_of_application_time,
+        directory_mapping,
+        ..HatchetOptions::default()
+    };
+    for e in &exclude {
+        options.exclude(e)?;
+    }
+    let tree = py.detach(|| -> Result<_, Error> {
+        use profcodec_hpctoolkit::{FileKind, MetaDb, ProfileDb};
+        let meta = meta_of(&path)?;
+        let profile =
+            member(&path, FileKind::Profile)?.ok_or_else(|| no_file(&path, "profile.db"))?;
+        let meta = MetaDb::parse(meta.bytes())?;
+        // Before anything reads meta.db's arrays: aliased ones would make the walk quadratic.
+        meta.check_overlaps()?;
+        hatchet_tree(meta, ProfileDb::parse(profile.bytes())?, &path, &options)
+    })?;
+    tree.into_py_dict(py)
+}
+
 /// Builds hatchet's `Frame` and `Node` objects for the rows of [`Database::hatchet_columns`]
-/// in one loop and links them (`parents`, `children`), returning `(roots, nodes)` with the
-/// nodes in row order.
+/// (`kind` indexes hatchet's node types, `name_id` the unique `names`, `u32::MAX` for none) in
+/// one loop and links them (`parents`, `children`). Returns the roots (a list) and the nodes in
+/// row order (a NumPy object array, the DataFrame's index as it is).
 ///
-/// With `fast`, each object is made by `object.__new__` and given the `__dict__` hatchet's
-/// constructors would give it (the caller checks first that a `Frame` and a `Node` made by
-/// hatchet's constructors have exactly those attributes); otherwise through the constructors.
+/// With `fast`, each object is made by `object.__new__` and given the attributes hatchet's
+/// constructors would give it, one by one (the caller checks first that a `Frame` and a `Node`
+/// made by hatchet's constructors have exactly those attributes); otherwise through the
+/// constructors.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the columns of one table
 pub(crate) fn hatchet_nodes<'py>(
@@ -311,17 +335,23 @@ pub(crate) fn hatchet_nodes<'py>(
     ctx_id: PyReadonlyArray1<'py, u32>,
     parent: PyReadonlyArray1<'py, i64>,
     depth: PyReadonlyArray1<'py, i64>,
-    types: Vec<Bound<'py, PyAny>>,
+    kind: PyReadonlyArray1<'py, u8>,
+    name_id: PyReadonlyArray1<'py, u32>,
     names: Vec<Bound<'py, PyAny>>,
     fast: bool,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyArray1<Py<PyAny>>>)> {
     let (ctx_id, parent, depth) = (ctx_id.as_slice()?, parent.as_slice()?, depth.as_slice()?);
+    let (kind, name_id) = (kind.as_slice()?, name_id.as_slice()?);
     let n = ctx_id.len();
-    if [parent.len(), depth.len(), types.len(), names.len()] != [n; 4] {
+    if [parent.len(), depth.len(), kind.len(), name_id.len()] != [n; 4] {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "hatchet_nodes: the columns differ in length",
         ));
     }
+    let types: Vec<_> = TYPES
+        .iter()
+        .map(|t| pyo3::types::PyString::intern(py, t))
+        .collect();
     let new = py
         .import("builtins")?
         .getattr("object")?
@@ -346,9 +376,12 @@ pub(crate) fn hatchet_nodes<'py>(
     let roots = PyList::empty(py);
     for i in 0..n {
         let attrs = PyDict::new(py);
-        attrs.set_item(&k_type, &types[i])?;
-        if !names[i].is_none() {
-            attrs.set_item(&k_name, &names[i])?;
+        let node_type = types
+            .get(usize::from(kind[i]))
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("hatchet_nodes: bad kind"))?;
+        attrs.set_item(&k_type, node_type)?;
+        if let Some(name) = names.get(name_id[i] as usize) {
+            attrs.set_item(&k_name, name)?;
         }
         let parent_row = usize::try_from(parent[i]).ok().filter(|&p| p < i);
         let node = if fast {
@@ -392,7 +425,8 @@ pub(crate) fn hatchet_nodes<'py>(
         }
         nodes.push(node);
     }
-    Ok((roots, PyList::new(py, nodes)?))
+    let nodes: Vec<Py<PyAny>> = nodes.into_iter().map(Bound::unbind).collect();
+    Ok((roots, PyArray1::from_vec(py, nodes)))
 }
 
 /// `from_hpctoolkit_latest`'s options, summary mode.
@@ -469,21 +503,18 @@ impl HatchetTree {
             .map(|s| pyo3::types::PyString::new(py, s).into_any())
             .collect();
         let none = py.None().into_bound(py);
-        let types: Vec<Bound<'_, PyAny>> = TYPES
-            .iter()
-            .map(|s| pyo3::types::PyString::intern(py, s).into_any())
-            .collect();
         let row_names = PyList::new(
             py,
             self.name
                 .iter()
                 .map(|&i| names.get(i as usize).unwrap_or(&none)),
         )?;
-        let row_types = PyList::new(py, self.kind.iter().map(|&k| &types[usize::from(k)]))?;
         d.set_item("ctx_id", PyArray1::from_vec(py, self.ctx_id))?;
         d.set_item("parent", PyArray1::from_vec(py, self.parent))?;
         d.set_item("depth", PyArray1::from_vec(py, self.depth))?;
-        d.set_item("type", row_types)?;
+        d.set_item("kind", PyArray1::from_vec(py, self.kind))?;
+        d.set_item("name_id", PyArray1::from_vec(py, self.name))?;
+        d.set_item("names", PyList::new(py, names)?)?;
         d.set_item("name", row_names)?;
         d.set_item("columns", self.columns)?;
         let metrics = PyDict::new(py);
@@ -550,22 +581,17 @@ fn hatchet_metric_name(raw: &str) -> String {
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// Interned names, for the Python strings to be made once each.
+/// The names of the nodes, each made once: per function, per source position, per
+/// instruction (the Python strings are made from these, once each).
 #[derive(Default)]
 struct Names {
-    ids: FastMap<String, u32>,
     names: Vec<String>,
 }
 
 impl Names {
-    fn intern(&mut self, name: String) -> u32 {
-        if let Some(&id) = self.ids.get(&name) {
-            return id;
-        }
-        let id = self.names.len() as u32;
-        self.ids.insert(name.clone(), id);
+    fn add(&mut self, name: String) -> u32 {
         self.names.push(name);
-        id
+        self.names.len() as u32 - 1
     }
 }
 
@@ -583,8 +609,8 @@ struct SourceNode {
     system_source: bool,
 }
 
-/// The names of a walk, each context's computed once per function, source position and
-/// instruction; files and modules decoded once.
+/// The names of a walk, each computed once per function, source position and instruction;
+/// files and modules decoded once.
 struct Lookup<'o, 'a> {
     meta: profcodec_hpctoolkit::MetaDb<'a>,
     options: &'o HatchetOptions,
@@ -656,7 +682,7 @@ impl<'a> Lookup<'_, 'a> {
             name = format!("function: {name}");
         }
         let node = FunctionNode {
-            name: self.names.intern(name),
+            name: self.names.add(name),
             include_subtree,
         };
         self.functions.insert(index, node);
@@ -674,7 +700,7 @@ impl<'a> Lookup<'_, 'a> {
             .any(|p| path.starts_with(p));
         let name = format!("{} {path}:{line}", TYPES[usize::from(kind)]);
         let node = SourceNode {
-            name: self.names.intern(name),
+            name: self.names.add(name),
             system_source,
         };
         self.sources.insert((kind, file, line), node);
@@ -687,7 +713,7 @@ impl<'a> Lookup<'_, 'a> {
             return Ok(name);
         }
         let name = format!("{}:{offset}", self.module(module)?);
-        let name = self.names.intern(name);
+        let name = self.names.add(name);
         self.instructions.insert((module, offset), name);
         Ok(name)
     }
@@ -776,12 +802,11 @@ fn metric_columns(
 /// hatchet's summary-mode reading of `db`: the rows below the first main-thread entry point
 /// and the metric columns of the summary profile.
 fn hatchet_tree(
-    db: &Db,
+    meta: profcodec_hpctoolkit::MetaDb<'_>,
+    profiles: profcodec_hpctoolkit::ProfileDb<'_>,
     path: &std::path::Path,
     options: &HatchetOptions,
 ) -> Result<HatchetTree, Error> {
-    let meta = db.meta();
-    let profiles = db.profile().ok_or_else(|| no_file(path, "profile.db"))?;
     let summary = profiles.profile(0)?;
     let metrics = metric_columns(&meta, options)?;
     // The value hatchet's summary dict holds for a context and column: the last stored
@@ -805,7 +830,7 @@ fn hatchet_tree(
         modules: FastMap::default(),
     };
     let mut tree = HatchetTree::default();
-    let entry_name = lookup.names.intern("entry".to_owned());
+    let entry_name = lookup.names.add("entry".to_owned());
     let mut total_time = None;
     // Attach points by meta.db depth: (depth, row the children hang from, its hatchet depth).
     let mut attach: Vec<(u32, i64, i64)> = Vec::new();

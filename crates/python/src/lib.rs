@@ -24,6 +24,7 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<profile::Profile>()?;
     m.add_class::<profile::Top>()?;
     m.add_class::<hpctoolkit::Database>()?;
+    m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_columns, m)?)?;
     m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_nodes, m)?)?;
     Ok(())
 }

@@ -105,19 +105,20 @@ class Database:
         """``ctx_id``, ``metric_id``, ``value`` (and ``profile`` for every profile)."""
     def traces(self, profile: Optional[int] = None) -> Dict[str, npt.NDArray[Any]]:
         """``profile``, ``timestamp``, ``ctx_id``."""
-    def hatchet_columns(
-        self,
-        *,
-        metric_names: Sequence[str],
-        metric_scopes: Sequence[str],
-        summary_metrics: Sequence[str],
-        label_function_nodes: bool,
-        max_depth: Optional[int],
-        min_percentage_of_application_time: Optional[float],
-        directory_mapping: Sequence[Tuple[str, str]],
-        exclude: Sequence[str],
-    ) -> Dict[str, Any]:
-        """The columns of hatchet's summary-mode GraphFrame (see profcodec.hpctoolkit.read)."""
+
+def hatchet_columns(
+    path: _Path,
+    *,
+    metric_names: Sequence[str],
+    metric_scopes: Sequence[str],
+    summary_metrics: Sequence[str],
+    label_function_nodes: bool,
+    max_depth: Optional[int],
+    min_percentage_of_application_time: Optional[float],
+    directory_mapping: Sequence[Tuple[str, str]],
+    exclude: Sequence[str],
+) -> Dict[str, Any]:
+    """The columns of hatchet's summary-mode GraphFrame (see profcodec.hpctoolkit.read)."""
 
 def hatchet_nodes(
     frame_class: Any,
@@ -125,8 +126,9 @@ def hatchet_nodes(
     ctx_id: "np.ndarray[Any, np.dtype[np.uint32]]",
     parent: "np.ndarray[Any, np.dtype[np.int64]]",
     depth: "np.ndarray[Any, np.dtype[np.int64]]",
-    types: Sequence[str],
-    names: Sequence[Optional[str]],
+    kind: "np.ndarray[Any, np.dtype[np.uint8]]",
+    name_id: "np.ndarray[Any, np.dtype[np.uint32]]",
+    names: Sequence[str],
     fast: bool,
-) -> Tuple[List[Any], List[Any]]:
+) -> Tuple[List[Any], "np.ndarray[Any, np.dtype[np.object_]]"]:
     """hatchet's Frame and Node objects for the rows, linked: (roots, nodes in row order)."""

@@ -14,7 +14,7 @@ import os
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ._profcodec import Database, hatchet_nodes
+from ._profcodec import Database, hatchet_columns, hatchet_nodes
 
 __all__ = ["Database", "open", "read", "read_dataframe"]
 
@@ -37,7 +37,7 @@ def open(path: "os.PathLike[str] | str") -> Database:
 
 
 def _columns(
-    db: Database,
+    path: "os.PathLike[str] | str",
     metric_names: Optional[Sequence[str]],
     metric_scopes: Optional[Sequence[str]],
     summary_metrics: Optional[Sequence[str]],
@@ -48,7 +48,8 @@ def _columns(
     exclude: List[str],
 ) -> Dict[str, Any]:
     # hatchet's defaults, also for an empty list.
-    return db.hatchet_columns(
+    return hatchet_columns(
+        path,
         metric_names=list(metric_names or ["time"]),
         metric_scopes=list(metric_scopes or ["i", "e"]),
         summary_metrics=list(summary_metrics or ["sum", "min", "max"]),
@@ -60,16 +61,20 @@ def _columns(
     )
 
 
-def _dataframe(columns: Dict[str, Any], index: Any) -> Any:
+def _dataframe(columns: Dict[str, Any], nodes: Optional[Any]) -> Any:
     """The DataFrame hatchet's reader makes: the metric columns and ``name``, in hatchet's
-    column order, indexed by ``index`` (named ``node``)."""
+    column order, indexed by ``node``: the Node objects, or the ctxIds without them."""
     import pandas as pd
 
     data = {
         name: columns["name"] if name == "name" else columns["metrics"][name]
         for name in columns["columns"]
     }
-    return pd.DataFrame(data, index=pd.Index(index, name="node"))
+    if nodes is None:
+        index = pd.Index(columns["ctx_id"], name="node")
+    else:
+        index = pd.Index(nodes, dtype=object, name="node")
+    return pd.DataFrame(data, index=index)
 
 
 def _fast_construction_matches(frame_class: Any, node_class: Any) -> bool:
@@ -155,7 +160,7 @@ def read(
         "non_function_nodes": exclude_non_function_nodes,
     }
     columns = _columns(
-        Database(path),
+        path,
         metric_names,
         metric_scopes,
         summary_metrics,
@@ -177,41 +182,43 @@ def read(
                 raise
             hatchet = None
     if hatchet is None:
-        return _dataframe(columns, columns["ctx_id"])
-    roots, nodes = _nodes(columns, Frame, Node)
-    dataframe = _dataframe(columns, nodes)
-    names = list(dataframe.columns)
-    return hatchet.GraphFrame(
-        Graph(roots),
-        dataframe,
-        inc_metrics=[c for c in names if c.endswith("(inc)")],
-        exc_metrics=[c for c in names if not c.endswith("(inc)")],
-        default_metric=columns["time_metric"],
-        metadata=_metadata(path),
-    )
-
-
-def _nodes(columns: Dict[str, Any], frame_class: Any, node_class: Any) -> Tuple[list, list]:
-    """hatchet's Node objects for the rows, linked, in row order; and the roots."""
-    fast = _fast_construction_matches(frame_class, node_class)
+        return _dataframe(columns, None)
     # Millions of new container objects would each trigger the cycle collector, which would
-    # walk them all again and again; nothing made here is garbage.
+    # walk them all again and again while they are made; nothing made here is garbage. The
+    # collector sees them once, after.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return hatchet_nodes(
-            frame_class,
-            node_class,
-            columns["ctx_id"],
-            columns["parent"],
-            columns["depth"],
-            columns["type"],
-            columns["name"],
-            fast,
+        roots, nodes = _nodes(columns, Frame, Node)
+        dataframe = _dataframe(columns, nodes)
+        names = list(dataframe.columns)
+        return hatchet.GraphFrame(
+            Graph(roots),
+            dataframe,
+            inc_metrics=[c for c in names if c.endswith("(inc)")],
+            exc_metrics=[c for c in names if not c.endswith("(inc)")],
+            default_metric=columns["time_metric"],
+            metadata=_metadata(path),
         )
     finally:
         if enabled:
             gc.enable()
+
+
+def _nodes(columns: Dict[str, Any], frame_class: Any, node_class: Any) -> Tuple[list, Any]:
+    """hatchet's Node objects for the rows, linked: the roots, and the nodes in row order (a
+    NumPy object array)."""
+    return hatchet_nodes(
+        frame_class,
+        node_class,
+        columns["ctx_id"],
+        columns["parent"],
+        columns["depth"],
+        columns["kind"],
+        columns["name_id"],
+        columns["names"],
+        _fast_construction_matches(frame_class, node_class),
+    )
 
 
 def read_dataframe(path: "os.PathLike[str] | str", **options: Any) -> Any:

@@ -2,8 +2,15 @@
 //!
 //! This crate is thin: each format lives in its own crate, re-exported here under a module of its
 //! name and enabled by a cargo feature of the same name (all on by default). What lives here is
-//! what a tool handling "any profile" needs: [`Format::detect`] from a file's first bytes,
-//! and [`open`] (memory-mapped, with detection).
+//! what a tool handling "any profile" needs:
+//!
+//! - [`Format::detect`] from a file's first bytes, and [`open`] (memory-mapped, with detection;
+//!   a folder is an HPCToolkit database, an hpcrun measurement folder or a StatProfiler
+//!   session);
+//! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
+//!   profile model of `profcodec-profile`, which answers `top` and `diff`;
+//! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
+//! - [`ReadError`]: any format's error, with its message and byte offset.
 //!
 //! ```
 //! use profcodec::Format;

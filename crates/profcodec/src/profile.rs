@@ -6,7 +6,7 @@
 
 use profcodec_profile::Profile;
 
-use crate::{Format, Opened, ReadError};
+use crate::{Opened, ReadError};
 
 /// The most values of non-summary HPCToolkit profiles [`to_profile`] reads into the model: below
 /// it the model holds every profile (so per-thread and per-rank questions work), above it the
@@ -62,12 +62,14 @@ impl Opened {
 }
 
 /// A model error (a table over `u32::MAX` entries) as a read error without offset.
+#[cfg(any(feature = "hpcrun", feature = "nytprof", feature = "easyprofiler"))]
 fn model_error(e: impl std::fmt::Display) -> ReadError {
     ReadError::invalid(e, None)
 }
 
 #[cfg(feature = "hpctoolkit")]
 fn hpctoolkit(input: &Opened) -> Result<Profile, ReadError> {
+    use crate::Format;
     use profcodec_hpctoolkit::{Database, FileKind};
     // A database directory, or a lone meta.db (the tree without values).
     if !matches!(
@@ -113,6 +115,7 @@ fn hpctoolkit_profile_options(
 
 #[cfg(feature = "hpcrun")]
 fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
+    use crate::Format;
     use profcodec_hpcrun::{FolderError, MeasurementFolder, ProfileError};
     if input.path().is_dir() {
         let folder =

@@ -317,6 +317,9 @@ pub(crate) fn hatchet_columns<'py>(
     tree.into_py_dict(py)
 }
 
+/// A NumPy array of Python objects.
+type NodeArray = PyArray1<Py<PyAny>>;
+
 /// Builds hatchet's `Frame` and `Node` objects for the rows of [`Database::hatchet_columns`]
 /// (`kind` indexes hatchet's node types, `name_id` the unique `names`, `u32::MAX` for none) in
 /// one loop and links them (`parents`, `children`). Returns the roots (a list) and the nodes in
@@ -339,7 +342,7 @@ pub(crate) fn hatchet_nodes<'py>(
     name_id: PyReadonlyArray1<'py, u32>,
     names: Vec<Bound<'py, PyAny>>,
     fast: bool,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyArray1<Py<PyAny>>>)> {
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, NodeArray>)> {
     let (ctx_id, parent, depth) = (ctx_id.as_slice()?, parent.as_slice()?, depth.as_slice()?);
     let (kind, name_id) = (kind.as_slice()?, name_id.as_slice()?);
     let n = ctx_id.len();
@@ -755,7 +758,9 @@ fn metric_columns(
                 _ => continue,
             };
             let store = options.summary_metrics.iter().any(|s| s == summary);
-            if !store && !(options.min_percentage.is_some() && summary == "sum") {
+            // min_percentage_of_application_time reads the sum even when it is not shown.
+            let needed = store || (options.min_percentage.is_some() && summary == "sum");
+            if !needed {
                 continue;
             }
             let scope = match meta.scope(ss.scope)?.name.to_lowercase().trim() {

@@ -8,7 +8,7 @@
 //! profile's statistics of the chosen metrics as columns named `time (inc)`, `time`,
 //! `time:min`... Rust walks the files and returns column arrays; the Python layer
 //! (`profcodec/hpctoolkit.py`) builds the DataFrame and the GraphFrame from them, and Rust
-//! makes hatchet's `Node` and `Frame` objects in one loop ([`Database::hatchet_nodes`]).
+//! makes hatchet's `Node` and `Frame` objects in one loop ([`hatchet_nodes`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -598,6 +598,24 @@ impl Names {
     }
 }
 
+/// Appends `n` in decimal (what Python's f-string makes of an int), without the formatting
+/// machinery: names are made once per context of a database, and this is most of their cost.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}
+
 /// A function node as hatchet makes it: its name (labelled) and whether its subtree is kept.
 #[derive(Clone, Copy)]
 struct FunctionNode {
@@ -701,7 +719,13 @@ impl<'a> Lookup<'_, 'a> {
         let system_source = ["/usr/src/debug", "/usr/tce"]
             .iter()
             .any(|p| path.starts_with(p));
-        let name = format!("{} {path}:{line}", TYPES[usize::from(kind)]);
+        let kind_name = TYPES[usize::from(kind)];
+        let mut name = String::with_capacity(kind_name.len() + path.len() + 12);
+        name.push_str(kind_name);
+        name.push(' ');
+        name.push_str(path);
+        name.push(':');
+        push_decimal(&mut name, line.into());
         let node = SourceNode {
             name: self.names.add(name),
             system_source,
@@ -715,7 +739,11 @@ impl<'a> Lookup<'_, 'a> {
         if let Some(&name) = self.instructions.get(&(module, offset)) {
             return Ok(name);
         }
-        let name = format!("{}:{offset}", self.module(module)?);
+        let path = self.module(module)?;
+        let mut name = String::with_capacity(path.len() + 21);
+        name.push_str(path);
+        name.push(':');
+        push_decimal(&mut name, offset);
         let name = self.names.add(name);
         self.instructions.insert((module, offset), name);
         Ok(name)
@@ -835,6 +863,8 @@ fn hatchet_tree(
         modules: FastMap::default(),
     };
     let mut tree = HatchetTree::default();
+    // hpcprof gives nearly every context a value in the summary profile: a fair capacity.
+    tree.reserve(summary.ctx_indices.len());
     let entry_name = lookup.names.add("entry".to_owned());
     let mut total_time = None;
     // Attach points by meta.db depth: (depth, row the children hang from, its hatchet depth).
@@ -980,6 +1010,14 @@ const CUDA_PATHS: [&str; 8] = [
 ];
 
 impl HatchetTree {
+    fn reserve(&mut self, rows: usize) {
+        self.ctx_id.reserve(rows);
+        self.parent.reserve(rows);
+        self.depth.reserve(rows);
+        self.kind.reserve(rows);
+        self.name.reserve(rows);
+    }
+
     fn push_row(&mut self, ctx_id: u32, parent: i64, depth: i64, kind: u8, name: u32) -> i64 {
         self.ctx_id.push(ctx_id);
         self.parent.push(parent);

@@ -64,7 +64,14 @@ def _columns(
 def _dataframe(columns: Dict[str, Any], nodes: Optional[Any]) -> Any:
     """The DataFrame hatchet's reader makes: the metric columns and ``name``, in hatchet's
     column order, indexed by ``node``: the Node objects, or the ctxIds without them."""
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise ImportError(
+            "profcodec.hpctoolkit.read makes a pandas DataFrame: pip install pandas "
+            "(and llnl-hatchet for the GraphFrame), or use profcodec.hpctoolkit.open(path) "
+            "for NumPy arrays"
+        ) from e
 
     data = {
         name: columns["name"] if name == "name" else columns["metrics"][name]

@@ -3,6 +3,7 @@
 helpers, the graph node by node), with hatchet's default arguments and with its others."""
 
 import re
+import shutil
 
 import pandas.testing as pdt
 import pytest
@@ -154,6 +155,7 @@ def test_a_path_object_reads_as_hatchet_reads_it(corpus, hatchet):
     )
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # hatchet's squash uses DataFrame.swapaxes
 def test_hatchet_queries_work_on_the_result(corpus, hatchet):
     """What hatchet users do next: filter, squash, tree."""
     gf = profcodec.hpctoolkit.read(str(corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d"))
@@ -166,3 +168,63 @@ def test_hatchet_queries_work_on_the_result(corpus, hatchet):
 def test_parallel_profiles_mode_is_refused(corpus):
     with pytest.raises(NotImplementedError):
         profcodec.hpctoolkit.read(corpus / "hpctoolkit" / "hatchet-gamess", parallel_profiles_mode=True)
+
+
+# Databases made from loops-cputime-t.d by rewriting strings of meta.db in place, each with one of
+# the constructs hatchet's options act on (same length, so every pointer stays valid).
+VARIANTS = {
+    # An MPI routine whose name hatchet cuts (`MPI_Send.part.0` -> `MPI_Send`) and one it keeps.
+    "mpi": [(b"test_separated_loops_helper", b"PMPI_Allreduce_x.part.0_abc"), (b"func2", b"MPI_X")],
+    # Sources in an OpenMP runtime folder.
+    "openmp": [(b"/builds/", b"/openmp/")],
+    # Sources in a CUDA folder.
+    "cuda": [(b"/builds/", b"/cuda/x/")],
+    # Sources of a system library.
+    "system": [(b"/builds/hpctoolkit", b"/usr/src/debug/hpc")],
+    # Sources copied into the database (hpcprof's `src/` prefix, which hatchet drops).
+    "copied": [(b"/builds/", b"src/bld/")],
+}
+
+
+@pytest.fixture(scope="module")
+def variants(corpus, tmp_path_factory):
+    source = corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d"
+    made = {}
+    for name, replacements in VARIANTS.items():
+        target = tmp_path_factory.mktemp(name) / "db"
+        shutil.copytree(source, target)
+        meta = (target / "meta.db").read_bytes()
+        for old, new in replacements:
+            assert len(old) == len(new) and old in meta
+            meta = meta.replace(old, new)
+        (target / "meta.db").write_bytes(meta)
+        made[name] = target
+    return made
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("options", [{}] + OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_variants_equal_hatchet(hatchet, variants, variant, options):
+    if variant == "copied" and "directory_mapping" in options:
+        options = {"directory_mapping": {"/bld": "BUILD"}}
+    path = str(variants[variant])
+    theirs = hatchet.GraphFrame.from_hpctoolkit_latest(path, **options)
+    assert_same_graphframe(profcodec.hpctoolkit.read(path, **options), theirs)
+
+
+def test_the_variants_change_what_hatchet_shows(hatchet, variants):
+    """Each variant makes its option drop or rename something (else it tests nothing)."""
+    for variant, option in [
+        ("mpi", "exclude_mpi_function_details"),
+        ("openmp", "exclude_openmp_function_details"),
+        ("cuda", "exclude_cuda_function_details"),
+        ("system", "exclude_system_libraries_source_code"),
+    ]:
+        path = str(variants[variant])
+        plain = profcodec.hpctoolkit.read(path).dataframe
+        excluded = profcodec.hpctoolkit.read(path, **{option: True}).dataframe
+        assert len(excluded) < len(plain) or set(excluded["name"]) != set(plain["name"]), variant
+    names = set(profcodec.hpctoolkit.read(str(variants["mpi"])).dataframe["name"])
+    assert "function: PMPI_Allreduce_x" in names and "function: MPI_X" in names
+    copied = profcodec.hpctoolkit.read(str(variants["copied"])).dataframe["name"]
+    assert any(n.startswith("loop /bld/") for n in copied)

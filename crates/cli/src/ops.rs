@@ -1,7 +1,9 @@
 //! The operations behind the `profcodec` command line, one implementation per format.
 //!
 //! This glue lives in the CLI crate, not in the `profcodec` library: a library user compiles none
-//! of its JSON building and rewrite plumbing.
+//! of its dump, validation and rewrite plumbing. What other front ends need too lives in the
+//! library: [`profcodec::to_profile`] (feature `profile`) and [`profcodec::info`] (feature
+//! `info`, the one that builds JSON), which `profile` and `info` call.
 //!
 //! The CLI knows no format: it opens a path, asks [`codec`] for the [`Codec`] of the detected
 //! format and calls it. Each format's implementation lives in `ops/<format>.rs` and plugs in

@@ -38,7 +38,8 @@ impl Input {
         self.opened.format().feature()
     }
 
-    /// The format version as the file states it (for example "4.0", "04.00b", "5.0", "2.1.0").
+    /// The format version as the file states it (for example "4.0", "04.00b", "5.0", "2.1.0"),
+    /// read as `info()` reads the input.
     #[getter]
     fn version(&self, py: Python<'_>) -> PyResult<String> {
         let info = py.detach(|| profcodec::info(&self.opened));
@@ -73,8 +74,9 @@ impl Input {
         )
     }
 
-    fn __fspath__(&self) -> PathBuf {
-        self.opened.path().to_path_buf()
+    /// The path, so that an `Input` can be given wherever a path is taken (`os.fspath`).
+    fn __fspath__(&self) -> std::ffi::OsString {
+        self.opened.path().as_os_str().to_os_string()
     }
 }
 

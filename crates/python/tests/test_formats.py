@@ -3,6 +3,7 @@ functions; what an input cannot give is a profcodec.UnsupportedError."""
 
 import json
 import math
+import os
 
 import pytest
 
@@ -50,6 +51,7 @@ def test_the_corpus_has_every_format(corpus):
 def test_opens_with_info_profile_and_top(path):
     run = profcodec.open(path)
     assert run.path == path
+    assert os.fspath(run) == str(path)
     assert run.format
     assert run.codec in ("hpctoolkit", "hpcrun", "nytprof", "easyprofiler", "statprofiler")
     assert run.version

@@ -194,6 +194,14 @@ impl Database {
             .db
             .profile()
             .ok_or_else(|| no_file(&self.path, "profile.db"))?;
+        if let Some(p) = profile
+            && p >= profiles.profile_count()
+        {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "profile {p}: profile.db has {} profiles",
+                profiles.profile_count()
+            )));
+        }
         let columns = py.detach(|| -> Result<_, Error> {
             let mut prof = Vec::new();
             let mut ctx = Vec::new();

@@ -118,6 +118,8 @@ def test_database_arrays(corpus):
     assert set(values["profile"].tolist()) <= set(range(info["profiles"] + 1))
     one = db.values(1)
     assert "profile" not in one
+    with pytest.raises(IndexError):
+        db.values(info["profiles"] + 1)
     assert len(one["value"]) == (values["profile"] == 1).sum()
     traces = db.traces()
     assert len(traces["timestamp"]) == info["trace_samples"]

@@ -2,8 +2,9 @@
 //!
 //! - `cargo xtask test`: THE test command (README, `.ci/run`). Installs what the tests need when it
 //!   is missing, then runs rustfmt, clippy, the whole workspace's tests with the shared corpus, the
-//!   docs with warnings denied, a replay of every fuzz target's corpus on stable Rust, and the
-//!   packaging checks (no unused dependency, `cargo publish --dry-run --workspace`).
+//!   Python package's pytest suite (`src/python.rs`), the docs with warnings denied, a replay of
+//!   every fuzz target's corpus on stable Rust, and the packaging checks (no unused dependency,
+//!   `cargo publish --dry-run --workspace`).
 //! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
 //! - `cargo xtask bench-peers <format> [ARGS...] [--runs N] [--peer PATH]`: the `profcodec
 //!   validate` process timed against the real tool's reader on the same input, interleaved
@@ -25,6 +26,7 @@ mod hpctoolkit;
 mod nytprof;
 mod peers;
 mod pprof;
+mod python;
 mod statprofiler;
 mod timeline;
 
@@ -142,6 +144,7 @@ fn test(ws: &Workspace) -> Result<()> {
         .cargo(&["test", "--workspace", "--no-fail-fast"])
         .env("PROFCODEC_CORPUS", &corpus)
         .envs(env.iter().map(|(k, v)| (k, v))))?;
+    python::test(ws, &corpus)?;
     run(ws
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
@@ -229,6 +232,9 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test") => test(&ws),
         Some("fuzz-replay") => fuzz::replay(&ws),
+        Some("bench-peers") if args.get(1).is_some_and(|a| a == "python") => {
+            python::bench(&ws, &args[2..])
+        }
         Some("bench-peers") => {
             let name = args
                 .get(1)

@@ -1,7 +1,9 @@
 //! The operations behind the `profcodec` command line, one implementation per format.
 //!
 //! This glue lives in the CLI crate, not in the `profcodec` library: a library user compiles none
-//! of its JSON building and rewrite plumbing.
+//! of its dump, validation and rewrite plumbing. What other front ends need too lives in the
+//! library: [`profcodec::to_profile`] (feature `profile`) and [`profcodec::info`] (feature
+//! `info`, the one that builds JSON), which `profile` and `info` call.
 //!
 //! The CLI knows no format: it opens a path, asks [`codec`] for the [`Codec`] of the detected
 //! format and calls it. Each format's implementation lives in `ops/<format>.rs` and plugs in
@@ -21,16 +23,9 @@ mod hpctoolkit;
 mod nytprof;
 mod statprofiler;
 
-/// What `profcodec info` prints: the format, its version and a few counts.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Info {
-    /// The detected format.
-    pub(crate) format: Format,
-    /// The format version as the file states it (for example `04.00b`, `5.0`, `2.1.0`).
-    pub(crate) version: String,
-    /// Format-specific counts and properties, in display order.
-    pub(crate) details: serde_json::Map<String, serde_json::Value>,
-}
+/// What `profcodec info` prints: the format, its version and a few counts
+/// ([`profcodec::info`], shared with the library's users).
+pub(crate) use profcodec::Info;
 
 /// Options of `profcodec rewrite`.
 #[derive(Debug, Clone, Default)]
@@ -120,6 +115,21 @@ pub(crate) enum OpError {
     /// Reading or writing failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl From<profcodec::ReadError> for OpError {
+    /// Damage stays [`OpError::Invalid`] (a file of the input that cannot be opened too, as
+    /// the CLI always reported it); what the input cannot give is a usage error.
+    fn from(e: profcodec::ReadError) -> Self {
+        match e {
+            profcodec::ReadError::Unsupported(message) => OpError::Usage(message),
+            profcodec::ReadError::Io(e) => OpError::Io(e),
+            other => {
+                let offset = other.offset();
+                OpError::invalid(other, offset)
+            }
+        }
+    }
 }
 
 impl OpError {

@@ -6,8 +6,11 @@ use std::fmt;
 
 /// A file format (or, for HPCToolkit, one file of a database) that profcodec knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(any(feature = "serde", feature = "info"), derive(serde::Serialize))]
+#[cfg_attr(
+    any(feature = "serde", feature = "info"),
+    serde(rename_all = "kebab-case")
+)]
 #[non_exhaustive]
 pub enum Format {
     /// HPCToolkit `meta.db` (`HPCTOOLKIT` + `meta`).

@@ -2,8 +2,15 @@
 //!
 //! This crate is thin: each format lives in its own crate, re-exported here under a module of its
 //! name and enabled by a cargo feature of the same name (all on by default). What lives here is
-//! what a tool handling "any profile" needs: [`Format::detect`] from a file's first bytes,
-//! and [`open`] (memory-mapped, with detection).
+//! what a tool handling "any profile" needs:
+//!
+//! - [`Format::detect`] from a file's first bytes, and [`open`] (memory-mapped, with detection;
+//!   a folder is an HPCToolkit database, an hpcrun measurement folder or a StatProfiler
+//!   session);
+//! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
+//!   profile model of `profcodec-profile`, which answers `top` and `diff`;
+//! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
+//! - [`ReadError`]: any format's error, with its message and byte offset.
 //!
 //! ```
 //! use profcodec::Format;
@@ -19,10 +26,28 @@
 pub struct ReadmeDoctests;
 
 mod detect;
+mod error;
+#[cfg(feature = "hpctoolkit")]
+mod hpctoolkit_files;
+#[cfg(feature = "info")]
+mod info;
 mod open;
+#[cfg(feature = "profile")]
+mod profile;
 
 pub use detect::{Format, UnknownFormat};
+pub use error::ReadError;
+#[cfg(feature = "hpctoolkit")]
+pub use hpctoolkit_files::HpctoolkitFiles;
+#[cfg(feature = "info")]
+pub use info::{Info, info};
 pub use open::{OpenError, Opened, open};
+#[cfg(feature = "profile")]
+pub use profcodec_profile;
+#[cfg(all(feature = "profile", feature = "statprofiler"))]
+pub use profile::statprofiler_session;
+#[cfg(feature = "profile")]
+pub use profile::{HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, to_profile};
 
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;

@@ -71,6 +71,14 @@ impl Opened {
     }
 }
 
+/// The file's bytes ([`Opened::bytes`]), so that an opened file can back a format crate's
+/// owned view (an HPCToolkit `Database<Opened>` keeps its files mapped).
+impl AsRef<[u8]> for Opened {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 /// Opens `path`, memory-maps it and detects its format.
 ///
 /// A directory is accepted when it holds `meta.db` (an HPCToolkit database), `.hpcrun` files (an

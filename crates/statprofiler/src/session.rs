@@ -349,6 +349,19 @@ pub fn open_session(path: &Path) -> Result<Vec<Process>, SessionError> {
     processes(&find_files(path)?)
 }
 
+/// The session `path` names as an input: a folder of StatProfiler files ([`open_session`]),
+/// or a `-template` prefix that is no file itself ([`template_files`], then [`processes`]);
+/// `Ok(None)` for a regular file, which is read on its own.
+pub fn session_of(path: &Path) -> Result<Option<Vec<Process>>, SessionError> {
+    if path.is_dir() {
+        return open_session(path).map(Some);
+    }
+    if path.is_file() {
+        return Ok(None);
+    }
+    processes(&template_files(path)?).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

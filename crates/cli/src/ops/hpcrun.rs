@@ -6,12 +6,10 @@
 //! the borrowed [`TraceView`]. Dump records are streamed from those as they are read.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::path::Path;
 
 use profcodec_hpcrun::{self as hpcrun, MeasurementFolder, Text, TraceView, V4View, Version};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 use super::dump::Dump;
 use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
@@ -19,10 +17,6 @@ use profcodec::{Format, Opened};
 
 /// The hpcrun codec: both file kinds of an hpcrun measurement folder, and the folder.
 pub(super) struct Hpcrun;
-
-/// Id-tuple kinds hpcrun uses (id-tuple.h).
-const KIND_RANK: u16 = 2;
-const KIND_THREAD: u16 = 3;
 
 fn invalid(e: hpcrun::Error) -> OpError {
     OpError::invalid(e, e.offset())
@@ -60,248 +54,6 @@ fn folder_files(
         );
         let opened = profcodec::open(path).map_err(|e| OpError::invalid(e, None))?;
         Ok((name, opened))
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// info
-
-/// What `info` says about one profile.
-#[derive(Debug, Default)]
-struct ProfileSummary {
-    version: Option<Version>,
-    program: Option<String>,
-    rank: Option<u64>,
-    thread: Option<u64>,
-    id_tuple: Option<String>,
-    metrics: Vec<String>,
-    header_pairs: usize,
-    epochs: Option<usize>,
-    load_modules: usize,
-    cct_nodes: usize,
-    values: u64,
-    contexts_with_values: Option<usize>,
-}
-
-fn header_number(header: &[hpcrun::NvPair], name: &str) -> Option<u64> {
-    header
-        .iter()
-        .find(|p| p.name == *name)
-        .and_then(|p| p.value.to_string_lossy().trim().parse().ok())
-}
-
-fn summarize_profile(data: &[u8]) -> Result<ProfileSummary, hpcrun::Error> {
-    let program = |header: &[hpcrun::NvPair]| {
-        header
-            .iter()
-            .find(|p| p.name == "program-name")
-            .map(|p| p.value.to_string())
-    };
-    if hpcrun::detect_version(data)? == Version::V0400B {
-        let view = V4View::parse_prefix(data)?;
-        let tuple = view.id_tuple.iter().map(|r| hpcrun::IdTupleEntry {
-            kind: r.kind.get(),
-            physical: r.physical.get(),
-            logical: r.logical.get(),
-        });
-        let named = hpcrun::name_id_tuple(&view.dictionary, tuple);
-        let logical_of = |kind: u16| {
-            named
-                .iter()
-                .find(|(id, _)| id.kind_id() == kind)
-                .map(|(id, _)| id.logical)
-        };
-        // A summary line: the first entries, then how many more (a hostile tuple has 65,535).
-        const SHOWN: usize = 8;
-        let mut id_tuple = named
-            .iter()
-            .take(SHOWN)
-            .map(|(id, name)| match name {
-                Some(name) => format!("{name} {}", id.logical),
-                None => format!("{} {}", id.kind_id(), id.logical),
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        if named.len() > SHOWN {
-            id_tuple.push_str(&format!(", ... ({} entries)", named.len()));
-        }
-        return Ok(ProfileSummary {
-            version: Some(Version::V0400B),
-            program: program(&view.header),
-            rank: logical_of(KIND_RANK).or_else(|| header_number(&view.header, "mpi-rank")),
-            thread: logical_of(KIND_THREAD).or_else(|| header_number(&view.header, "thread-id")),
-            id_tuple: Some(id_tuple),
-            metrics: view.metrics.iter().map(|m| m.name.to_string()).collect(),
-            header_pairs: view.header.len(),
-            epochs: None,
-            load_modules: view.loadmap.len(),
-            cct_nodes: view.cct.len(),
-            values: view.values.len() as u64,
-            contexts_with_values: Some(view.contexts.len().saturating_sub(1)),
-        });
-    }
-    let (m, _) = hpcrun::read_measurement_prefix(data)?;
-    let sum = |f: fn(&hpcrun::Epoch) -> usize| m.epochs.iter().map(f).sum::<usize>();
-    let mut seen = HashSet::new();
-    let metrics = m
-        .epochs
-        .iter()
-        .flat_map(|e| &e.metrics)
-        .map(|d| d.name.to_string())
-        .filter(|n| seen.insert(n.clone()))
-        .collect();
-    Ok(ProfileSummary {
-        version: Some(m.version),
-        program: program(&m.header),
-        rank: header_number(&m.header, "mpi-rank"),
-        thread: header_number(&m.header, "thread-id"),
-        id_tuple: None,
-        metrics,
-        header_pairs: m.header.len(),
-        epochs: Some(m.epochs.len()),
-        load_modules: sum(|e| e.loadmap.len()),
-        cct_nodes: sum(|e| e.cct.len()),
-        values: m
-            .epochs
-            .iter()
-            .map(|e| e.values.iter().filter(|&&v| v != 0).count() as u64)
-            .sum(),
-        contexts_with_values: None,
-    })
-}
-
-/// What `info` says about one trace.
-#[derive(Debug, Default)]
-struct TraceSummary {
-    records: u64,
-    data_centric: bool,
-    flags: u64,
-    start_ns: Option<u64>,
-    end_ns: Option<u64>,
-}
-
-fn summarize_trace(view: &TraceView<'_>) -> TraceSummary {
-    // hpcrun writes times in order, but a trace with `trace-disorder` need not be: the span is
-    // the least and greatest time.
-    let (mut start, mut end) = (None::<u64>, None::<u64>);
-    for i in 0..view.len() {
-        if let Some(r) = view.get(i) {
-            start = Some(start.map_or(r.time, |s| s.min(r.time)));
-            end = Some(end.map_or(r.time, |e| e.max(r.time)));
-        }
-    }
-    TraceSummary {
-        records: view.len() as u64,
-        data_centric: matches!(view.records, hpcrun::TraceRecords::DataCentric(_)),
-        flags: view.flags,
-        start_ns: start,
-        end_ns: end,
-    }
-}
-
-fn insert_span(d: &mut Map<String, Value>, start: Option<u64>, end: Option<u64>) {
-    if let (Some(s), Some(e)) = (start, end) {
-        d.insert("duration_s".into(), json!(e.saturating_sub(s) as f64 / 1e9));
-        d.insert("start_ns".into(), json!(s));
-        d.insert("end_ns".into(), json!(e));
-    }
-}
-
-fn profile_details(s: &ProfileSummary) -> Map<String, Value> {
-    let mut d = Map::new();
-    if let Some(p) = &s.program {
-        d.insert("program".into(), json!(p));
-    }
-    if let Some(r) = s.rank {
-        d.insert("rank".into(), json!(r));
-    }
-    if let Some(t) = s.thread {
-        d.insert("thread".into(), json!(t));
-    }
-    d.insert("metrics".into(), json!(s.metrics));
-    if let Some(t) = &s.id_tuple {
-        d.insert("id_tuple".into(), json!(t));
-    }
-    d.insert("cct_nodes".into(), json!(s.cct_nodes));
-    d.insert("values".into(), json!(s.values));
-    if let Some(c) = s.contexts_with_values {
-        d.insert("contexts_with_values".into(), json!(c));
-    }
-    d.insert("load_modules".into(), json!(s.load_modules));
-    if let Some(e) = s.epochs {
-        d.insert("epochs".into(), json!(e));
-    }
-    d.insert("header_pairs".into(), json!(s.header_pairs));
-    d
-}
-
-fn trace_details(t: &TraceSummary) -> Map<String, Value> {
-    let mut d = Map::new();
-    insert_span(&mut d, t.start_ns, t.end_ns);
-    d.insert("records".into(), json!(t.records));
-    d.insert("data_centric".into(), json!(t.data_centric));
-    d.insert("flags".into(), json!(t.flags));
-    d
-}
-
-/// One summary of a whole folder: the program, the time span over every trace, the threads and
-/// ranks, the metrics (each name once, in order of first appearance), totals.
-fn folder_info(folder: &MeasurementFolder) -> Result<Info, OpError> {
-    let mut version = None;
-    let mut program = None;
-    let mut metrics = Vec::new();
-    let mut seen_metrics = HashSet::new();
-    let mut ranks = HashSet::new();
-    let (mut profiles, mut traces) = (0u64, 0u64);
-    let (mut nodes, mut values, mut records) = (0u64, 0u64, 0u64);
-    let (mut start, mut end) = (None::<u64>, None::<u64>);
-    for file in folder_files(folder) {
-        let (name, opened) = file?;
-        let data = opened.bytes();
-        if opened.format() == Format::Hpctrace {
-            let view = TraceView::parse(data).map_err(|e| invalid_in(&name, e))?;
-            let t = summarize_trace(&view);
-            traces += 1;
-            records += t.records;
-            start = t
-                .start_ns
-                .map(|s| start.map_or(s, |x: u64| x.min(s)))
-                .or(start);
-            end = t.end_ns.map(|s| end.map_or(s, |x: u64| x.max(s))).or(end);
-            continue;
-        }
-        let s = summarize_profile(data).map_err(|e| invalid_in(&name, e))?;
-        profiles += 1;
-        version = version.or(s.version);
-        program = program.or(s.program);
-        if let Some(r) = s.rank {
-            ranks.insert(r);
-        }
-        for m in s.metrics {
-            if seen_metrics.insert(m.clone()) {
-                metrics.push(m);
-            }
-        }
-        nodes += s.cct_nodes as u64;
-        values += s.values;
-    }
-    let mut d = Map::new();
-    if let Some(p) = program {
-        d.insert("program".into(), json!(p));
-    }
-    insert_span(&mut d, start, end);
-    d.insert("threads".into(), json!(folder.threads().len()));
-    d.insert("ranks".into(), json!(ranks.len()));
-    d.insert("metrics".into(), json!(metrics));
-    d.insert("profiles".into(), json!(profiles));
-    d.insert("traces".into(), json!(traces));
-    d.insert("cct_nodes".into(), json!(nodes));
-    d.insert("values".into(), json!(values));
-    d.insert("trace_records".into(), json!(records));
-    Ok(Info {
-        format: Format::Hpcrun,
-        version: version.map_or_else(|| "?".to_owned(), |v| v.as_str().to_owned()),
-        details: d,
     })
 }
 
@@ -826,25 +578,9 @@ fn dump_folder(folder: &MeasurementFolder, dump: &mut Dump<'_>) -> Result<(), Op
 }
 
 impl Codec for Hpcrun {
+    /// [`profcodec::info`]: one file, or a whole folder summarised once.
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
-        if let Some(folder) = folder(input) {
-            return folder_info(&folder?);
-        }
-        let data = input.bytes();
-        if input.format() == Format::Hpctrace {
-            let view = TraceView::parse(data).map_err(invalid)?;
-            return Ok(Info {
-                format: input.format(),
-                version: view.version.as_str().to_owned(),
-                details: trace_details(&summarize_trace(&view)),
-            });
-        }
-        let s = summarize_profile(data).map_err(invalid)?;
-        Ok(Info {
-            format: input.format(),
-            version: s.version.map_or("?", Version::as_str).to_owned(),
-            details: profile_details(&s),
-        })
+        Ok(profcodec::info(input)?)
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
@@ -883,30 +619,10 @@ impl Codec for Hpcrun {
         dump_profile(data, &mut Sink { dump, file: None })
     }
 
-    /// A `.hpcrun` file is one thread's profile; a measurement folder is one profile with a
-    /// context per thread (`profcodec_hpcrun::profile` says what the model holds). A trace alone
-    /// holds no values.
+    /// [`profcodec::to_profile`]: a `.hpcrun` file is one thread's profile; a measurement folder
+    /// is one profile with a context per thread. A trace alone holds no values.
     fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
-        if let Some(folder) = folder(input) {
-            return folder?.to_profile().map_err(|e| {
-                let offset = match &e {
-                    hpcrun::ProfileError::Folder(hpcrun::FolderError::Decode {
-                        source, ..
-                    }) => source.offset(),
-                    _ => None,
-                };
-                OpError::invalid(e, offset)
-            });
-        }
-        if input.format() == Format::Hpctrace {
-            return Err(OpError::Usage(
-                "a trace holds no metric values: name its .hpcrun file or the measurement folder"
-                    .to_owned(),
-            ));
-        }
-        // Bytes after the measurement are a finding of `validate`, not part of the profile.
-        let (m, _) = hpcrun::read_measurement_prefix(input.bytes()).map_err(invalid)?;
-        m.to_profile().map_err(|e| OpError::invalid(e, None))
+        Ok(profcodec::to_profile(input)?)
     }
 
     fn rewrite(
@@ -973,6 +689,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::ops::dump::{DumpLayout, DumpOptions};
+    use serde_json::{Value, json};
 
     fn testdata_path(name: &str) -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1156,7 +873,7 @@ mod tests {
         };
         let dir = Path::new(&corpus).join("hpctoolkit/meas/loops-cputime-t.m");
         let folder = MeasurementFolder::open(&dir).unwrap();
-        let info = folder_info(&folder).unwrap();
+        let info = Hpcrun.info(&profcodec::open(&dir).unwrap()).unwrap();
         assert_eq!(info.version, "04.00b");
         assert!(info.details["program"].is_string());
         assert_eq!(info.details["threads"], json!(4));

@@ -14,7 +14,7 @@ use std::path::Path;
 use profcodec_nytprof::raw::fid_flags;
 use profcodec_nytprof::{Error, LoadReport, ModelOptions, Profile, Record, Str, parse, pynytprof};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::dump::Dump;
 use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
@@ -27,19 +27,10 @@ fn invalid(e: Error) -> OpError {
     OpError::invalid(e, e.offset())
 }
 
-/// An error of a load that read into the zlib stream: the error's offset counts bytes of the
-/// inflated (logical) stream, so the file position reached is added.
+/// An error of a load that read into the zlib stream, with the file position reached
+/// ([`profcodec::ReadError::nytprof_load`]).
 fn invalid_in(e: Error, report: &LoadReport) -> OpError {
-    if !report.compressed || matches!(e, Error::Inflate { .. } | Error::InflationRatio { .. }) {
-        return invalid(e);
-    }
-    OpError::invalid(
-        format!(
-            "{e} (offsets after the `z` tag count inflated bytes; the compressed file was read to byte {:#x})",
-            report.input_offset
-        ),
-        e.offset(),
-    )
+    profcodec::ReadError::nytprof_load(e, report).into()
 }
 
 /// The zlib level a rewrite uses: the one the file states, else the profiler's default 6.
@@ -52,82 +43,9 @@ fn level_of(value: &[u8]) -> u32 {
 }
 
 impl Codec for Nytprof {
+    /// [`profcodec::info`]: the summary of the model, loaded in one pass.
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
-        let bytes = input.bytes();
-        let mut details = Map::new();
-        if pynytprof::detect(bytes) {
-            let py = pynytprof::parse(bytes).map_err(invalid)?;
-            details.insert("layout".into(), json!("pynytprof"));
-            details.insert("files".into(), json!(py.files.len()));
-            details.insert("lines".into(), json!(py.lines.len()));
-            details.insert("subs".into(), json!(py.subs.len()));
-            details.insert("calls".into(), json!(py.calls.len()));
-            details.insert("ended".into(), json!(py.ended));
-            return Ok(Info {
-                format: input.format(),
-                version: "5.0 (Pynytprof layout)".into(),
-                details,
-            });
-        }
-        // The file's own view first (one pass, evals as written), then the same model collapsed
-        // in place, as Devel::NYTProf::Data shows it: no second load, no copy.
-        let (mut profile, report, error) = Profile::from_bytes_report(bytes, ModelOptions::raw());
-        if let Some(e) = error {
-            return Err(invalid_in(e, &report));
-        }
-        let evals = profile.files.values().filter(|f| f.eval.is_some()).count();
-        let files = profile.files.len();
-        profile.collapse_evals(ModelOptions::default().max_eval_siblings);
-        let evals_after_collapse = profile.files.values().filter(|f| f.eval.is_some()).count();
-        let attribute = |key: &str| profile.attributes.get(key).map(|v| json!(v));
-        let mut put = |key: &str, value: Value| {
-            details.insert(key.into(), value);
-        };
-        if let Some(v) = attribute("application") {
-            put("application", v);
-        }
-        if let Some(d) = profile.totals.profiler_duration {
-            put("profiler_duration_seconds", json!(d));
-        }
-        put("statement_seconds", json!(profile.totals.stmts_duration));
-        put("statements", json!(profile.totals.stmts_measured));
-        put("subs", json!(profile.subs.len()));
-        put("sub_calls", json!(profile.totals.sub_calls));
-        // The three subs with the most exclusive time: the first thing a user looks for.
-        let mut top: Vec<_> = profile.subs.values().filter(|s| s.calls > 0).collect();
-        top.sort_by(|a, b| b.excl.total_cmp(&a.excl).then(a.name.cmp(&b.name)));
-        put(
-            "top_subs_by_exclusive_seconds",
-            Value::Array(
-                top.iter()
-                    .take(3)
-                    .map(|s| json!({"name": s.name, "exclusive_seconds": s.excl, "calls": s.calls}))
-                    .collect(),
-            ),
-        );
-        put("files", json!(files));
-        put("evals", json!(evals));
-        put("evals_after_collapse", json!(evals_after_collapse));
-        put(
-            "pids",
-            Value::Array(profile.pids.iter().map(|p| json!(p.pid)).collect()),
-        );
-        put("complete", json!(profile.complete()));
-        for key in ["perl_version", "xs_version", "ticks_per_sec"] {
-            if let Some(v) = attribute(key) {
-                put(key, v);
-            }
-        }
-        put("compressed", json!(report.compressed));
-        put("records", json!(report.records));
-        if let Some(t) = report.trailing {
-            put("trailing_bytes", json!(t.size));
-        }
-        Ok(Info {
-            format: input.format(),
-            version: format!("{}.{}", profile.major, profile.minor),
-            details,
-        })
+        Ok(profcodec::info(input)?)
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
@@ -190,23 +108,9 @@ impl Codec for Nytprof {
         Ok(())
     }
 
+    /// [`profcodec::to_profile`]: subs, lines, call edges and the call paths, in one pass.
     fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
-        let bytes = input.bytes();
-        let model_error = |e: profcodec_profile::ModelError| OpError::invalid(e, None);
-        if pynytprof::detect(bytes) {
-            let py = pynytprof::parse(bytes).map_err(invalid)?;
-            return pynytprof::to_profile(&py)
-                .to_profile(None)
-                .map_err(model_error);
-        }
-        // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
-        // paths nytprofcalls prints, from the same records.
-        let (profile, calls, report, error) =
-            Profile::from_bytes_with_call_paths(bytes, ModelOptions::default());
-        if let Some(e) = error {
-            return Err(invalid_in(e, &report));
-        }
-        profile.to_profile(Some(&calls)).map_err(model_error)
+        Ok(profcodec::to_profile(input)?)
     }
 
     fn folded_names(&self) -> Option<profcodec_export::FrameNamer> {

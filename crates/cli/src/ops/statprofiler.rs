@@ -15,17 +15,14 @@
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use profcodec_statprofiler::session::{
-    Process, SessionError, open_session, processes, template_files, template_of,
-};
+use profcodec_statprofiler::session::Process;
 use profcodec_statprofiler::{
-    Container, Error, Frame, Header, PerlStr, PerlString, ProcessId, ProfileConverter, Reader,
-    Record, Summary, Warning, Writer, check, text,
+    Container, Error, Frame, Header, PerlStr, PerlString, Reader, Record, Summary, Warning, Writer,
+    check, text,
 };
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 use super::dump::Dump;
 use super::{Codec, Finding, Info, OpError, RewriteOptions, RewriteReport, Validated};
@@ -48,22 +45,7 @@ fn container_name(c: Container) -> &'static str {
 /// The input as a session: a folder of `=statprofiler` files, or a template prefix (a path that
 /// is not a file but names `<prefix>.<id>.<ordinal>` files); `None` for a single file.
 fn session(input: &Opened) -> Result<Option<Vec<Process>>, OpError> {
-    let path = input.path();
-    if path.is_dir() {
-        return open_session(path).map(Some).map_err(session_error);
-    }
-    if path.is_file() {
-        return Ok(None);
-    }
-    let files = template_files(path).map_err(session_error)?;
-    processes(&files).map(Some).map_err(session_error)
-}
-
-fn session_error(e: SessionError) -> OpError {
-    match &e {
-        SessionError::Invalid { source, .. } => OpError::invalid(&e, source.offset()),
-        _ => OpError::invalid(&e, None),
-    }
+    Ok(profcodec::statprofiler_session(input)?)
 }
 
 /// Runs `each` on every file of the input (one file, or a session in process then ordinal
@@ -101,119 +83,6 @@ fn each_file(
         }
     }
     Ok(())
-}
-
-/// What `info` adds up over the files of an input.
-#[derive(Default)]
-struct Totals {
-    files: u64,
-    processes: Vec<ProcessId>,
-    summary: Summary,
-    program: Option<String>,
-    header: Header,
-    container: Option<Container>,
-    open_files: u64,
-}
-
-impl Totals {
-    fn add(&mut self, summary: Summary) {
-        let s = &mut self.summary;
-        s.traces += summary.traces;
-        s.samples += summary.samples;
-        s.frames += summary.frames;
-        s.total_weight += summary.total_weight;
-        s.eval_sources += summary.eval_sources;
-        s.metadata_records += summary.metadata_records;
-        s.file_ended = summary.file_ended;
-        s.stream_ended = summary.stream_ended;
-        s.warnings.extend(summary.warnings);
-    }
-}
-
-/// The main program of a file: the file of the outermost frame of its first sample that ends in
-/// a main frame.
-fn program_of(summary: &Summary) -> Option<String> {
-    summary.program.as_ref().map(PerlString::to_string)
-}
-
-fn info_details(totals: &Totals, session: bool) -> Map<String, Value> {
-    let mut d = Map::new();
-    let s = &totals.summary;
-    let h = &totals.header;
-    if let Some(program) = &totals.program {
-        d.insert("program".into(), json!(program));
-    }
-    if session {
-        d.insert("processes".into(), json!(totals.processes.len()));
-        d.insert("files".into(), json!(totals.files));
-    }
-    d.insert("samples".into(), json!(s.samples));
-    if let Some(tick) = h.tick_duration_us {
-        // Each sample's weight is the timer ticks since the previous one.
-        let seconds = s.total_weight as f64 * f64::from(tick) / 1e6;
-        d.insert("sampled_time_s".into(), json!(seconds));
-        d.insert("tick_duration_us".into(), json!(tick));
-    }
-    d.insert("total_weight_ticks".into(), json!(s.total_weight));
-    d.insert("frames".into(), json!(s.frames));
-    d.insert("traces".into(), json!(s.traces));
-    d.insert("eval_sources".into(), json!(s.eval_sources));
-    if let Some(v) = h.perl_version {
-        d.insert("perl_version".into(), json!(v.to_string()));
-    }
-    if let Some(depth) = h.stack_depth {
-        d.insert("stack_depth".into(), json!(depth));
-    }
-    if let Some(c) = totals.container {
-        d.insert("container".into(), json!(container_name(c)));
-    }
-    if !session && let Some(g) = h.genealogy {
-        d.insert("process_id".into(), json!(g.id.to_string()));
-        d.insert("ordinal".into(), json!(g.ordinal));
-        if !g.parent_id.is_zero() {
-            d.insert("parent_id".into(), json!(g.parent_id.to_string()));
-            d.insert("parent_ordinal".into(), json!(g.parent_ordinal));
-        }
-    }
-    if session {
-        d.insert("open_files".into(), json!(totals.open_files));
-    } else {
-        d.insert("file_ended".into(), json!(s.file_ended));
-        d.insert("stream_ended".into(), json!(s.stream_ended));
-    }
-    if !h.metadata.is_empty() {
-        d.insert("header_metadata".into(), json!(h.metadata.len()));
-    }
-    if !s.warnings.is_empty() {
-        d.insert(
-            "warnings".into(),
-            json!(
-                s.warnings
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-            ),
-        );
-    }
-    d
-}
-
-/// The session a single file belongs to, from the names of its siblings alone (no file opened):
-/// `(template, files, processes)`.
-fn siblings(path: &Path) -> Option<(PathBuf, usize, usize)> {
-    let template = template_of(path)?;
-    let files = template_files(&template).ok()?;
-    let mut ids: Vec<&str> = files
-        .iter()
-        .filter_map(|f| {
-            let name = f.file_name()?.to_str()?;
-            let name = name.strip_suffix('_').unwrap_or(name);
-            name.get(name.len().checked_sub(8 + 1 + 48)?..name.len() - 9)
-        })
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    Some((template, files.len(), ids.len()))
 }
 
 /// A file's warnings as findings; the caller fails on trailing data unless told otherwise.
@@ -649,47 +518,9 @@ fn rewrite_text(bytes: &[u8], out: &Path) -> Result<RewriteReport, OpError> {
 }
 
 impl Codec for StatProfiler {
+    /// [`profcodec::info`]: one counting pass per file; a session is summarised once.
     fn info(&self, input: &Opened) -> Result<Info, OpError> {
-        let mut totals = Totals::default();
-        let mut is_session = false;
-        each_file(input, |place, bytes| {
-            let (header, container, summary) = scan(bytes)?;
-            if let Some((process, path)) = place {
-                is_session = true;
-                if totals.processes.last() != Some(&process.id) {
-                    totals.processes.push(process.id);
-                }
-                if path.to_string_lossy().ends_with('_') {
-                    totals.open_files += 1;
-                }
-            }
-            if totals.files == 0 {
-                totals.header = header;
-                totals.container = Some(container);
-            } else if totals.container != Some(container) {
-                totals.container = None;
-            }
-            if totals.program.is_none() {
-                totals.program = program_of(&summary);
-            }
-            totals.files += 1;
-            totals.add(summary);
-            Ok(())
-        })?;
-        let mut details = info_details(&totals, is_session);
-        if !is_session && let Some((template, files, procs)) = siblings(input.path()) {
-            details.insert(
-                "session_template".into(),
-                json!(template.display().to_string()),
-            );
-            details.insert("session_files".into(), json!(files));
-            details.insert("session_processes".into(), json!(procs));
-        }
-        Ok(Info {
-            format: input.format(),
-            version: "1".into(),
-            details,
-        })
+        Ok(profcodec::info(input)?)
     }
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
@@ -724,17 +555,11 @@ impl Codec for StatProfiler {
         }
     }
 
-    /// Every file of the input (one file, or a session process by process, each process's files
-    /// in ordinal order) in one model: one context per process. Memory: the model (distinct
-    /// frames and call paths), the reader's window and one session file's bytes at a time.
+    /// [`profcodec::to_profile`]: every file of the input (one file, or a session process by
+    /// process) in one model, one context per process. Memory: the model, the reader's window
+    /// and one session file's bytes at a time.
     fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
-        let mut converter = ProfileConverter::new();
-        each_file(input, |_, bytes| {
-            converter
-                .add_file(bytes)
-                .map_err(|e| OpError::invalid(e, e.offset()))
-        })?;
-        Ok(converter.finish())
+        Ok(profcodec::to_profile(input)?)
     }
 
     /// A single file is rewritten into the file `out`; a session into the folder `out`, each
@@ -771,6 +596,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use std::collections::HashSet;
+    use std::path::PathBuf;
 
     use super::*;
     use crate::ops::dump::dump_value;

@@ -16,7 +16,7 @@ use profcodec_hpctoolkit::raw::{ProfValue, TraceElem, Value};
 use profcodec_hpctoolkit::read::{ContextNode, FileIndex, FunctionIndex, ModuleIndex};
 use serde::{Serialize, Serializer};
 
-use super::{Files, OpError, invalid, kind_names, version};
+use super::{Files, OpError, invalid, version};
 use crate::ops::dump::Dump;
 
 /// Trace samples per `samples` record: a line of millions of samples becomes many records of
@@ -212,7 +212,7 @@ pub(super) fn dump(files: &Files, format: Format, dump: &mut Dump<'_>) -> Result
     }
     if let Some(p) = &profile {
         p.check_overlaps().map_err(invalid)?;
-        let kinds = kind_names(meta.as_ref())?;
+        let kinds = Files::kind_names(meta.as_ref())?;
         for prof in p.profiles() {
             let prof = prof.map_err(invalid)?;
             let id_tuple = prof.id_tuple.map(|t| {

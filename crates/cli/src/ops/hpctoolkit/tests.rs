@@ -404,20 +404,6 @@ fn profile_holds_the_tree_the_metrics_and_every_thread() {
 }
 
 #[test]
-fn profile_reads_the_summary_only_above_the_value_budget() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    database(dir.path(), 3);
-    let db = profcodec_hpctoolkit::Database::open(dir.path()).expect("open");
-    let profiles = db.profile().expect("profile.db");
-    // Each thread stores 2 values.
-    for (max, contexts) in [(4, 3), (3, 1)] {
-        let options = super::profile_options(Some(&profiles), max).expect("options");
-        let model = db.to_profile(&options).expect("model");
-        assert_eq!(model.contexts().len(), contexts, "budget {max}");
-    }
-}
-
-#[test]
 fn profile_of_every_corpus_database() {
     let Some(corpus) = std::env::var_os("PROFCODEC_CORPUS") else {
         return;

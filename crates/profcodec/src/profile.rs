@@ -1,0 +1,246 @@
+//! Any opened input in the format-neutral profile model (feature `profile`).
+//!
+//! Each format crate converts its own files (`to_profile` there); what lives here is the choice
+//! of what to convert for an input as [`open`](crate::open) found it: a database directory or
+//! one of its files, a measurement folder or one file, a session or one file.
+
+use profcodec_profile::Profile;
+
+use crate::{Opened, ReadError};
+
+/// The most values of non-summary HPCToolkit profiles [`to_profile`] reads into the model: below
+/// it the model holds every profile (so per-thread and per-rank questions work), above it the
+/// summary profile only, which keeps a database of tens of thousands of profiles at the cost of
+/// its context tree. 2^20 stored values make about 25 MB of model.
+pub const HPCTOOLKIT_ALL_PROFILES_MAX_VALUES: u64 = 1 << 20;
+
+/// The input in the format-neutral profile model, which `top`, `diff` and the exporters read.
+/// A database, measurement folder or session is one profile.
+///
+/// - HPCToolkit: a database directory (meta.db and profile.db; cct.db and trace.db are not
+///   read) with every profile up to [`HPCTOOLKIT_ALL_PROFILES_MAX_VALUES`] values, else the
+///   summary only; a lone meta.db gives the tree without values.
+/// - hpcrun: a `.hpcrun` file is one thread's profile; a measurement folder is one profile with
+///   a context per thread. A `.hpctrace` alone holds no values.
+/// - NYTProf: the model as Devel::NYTProf::Data builds it (evals collapsed) with the call
+///   paths `nytprofcalls` prints, in one pass; the old Pynytprof layout too.
+/// - EasyProfiler: the blocks' call tree per thread (no spans).
+/// - StatProfiler: every file of a session, process by process, one context per process.
+///
+/// Memory: the model, and for a session one file's bytes at a time.
+///
+/// ```no_run
+/// let input = profcodec::open("hpctoolkit-database")?;
+/// let profile = profcodec::to_profile(&input)?;
+/// let top = profile.top(&profcodec::profcodec_profile::Query::new().limit(10))?;
+/// for row in &top.rows {
+///     println!("{:>12.6} {}", row.self_value, row.name);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
+    match input.format().feature() {
+        #[cfg(feature = "hpctoolkit")]
+        "hpctoolkit" => hpctoolkit(input),
+        #[cfg(feature = "hpcrun")]
+        "hpcrun" => hpcrun(input),
+        #[cfg(feature = "nytprof")]
+        "nytprof" => nytprof(input),
+        #[cfg(feature = "easyprofiler")]
+        "easyprofiler" => easyprofiler(input),
+        #[cfg(feature = "statprofiler")]
+        "statprofiler" => statprofiler(input),
+        feature => Err(crate::error::not_compiled(input, feature)),
+    }
+}
+
+impl Opened {
+    /// [`to_profile`] of this input.
+    pub fn to_profile(&self) -> Result<Profile, ReadError> {
+        to_profile(self)
+    }
+}
+
+/// A model error (a table over `u32::MAX` entries) as a read error without offset.
+#[cfg(any(feature = "hpcrun", feature = "nytprof", feature = "easyprofiler"))]
+fn model_error(e: impl std::fmt::Display) -> ReadError {
+    ReadError::invalid(e, None)
+}
+
+#[cfg(feature = "hpctoolkit")]
+fn hpctoolkit(input: &Opened) -> Result<Profile, ReadError> {
+    use crate::Format;
+    use profcodec_hpctoolkit::{Database, FileKind};
+    // A database directory, or a lone meta.db (the tree without values).
+    if !matches!(
+        input.format(),
+        Format::HpctoolkitDatabase | Format::HpctoolkitMeta
+    ) {
+        return Err(ReadError::Unsupported(
+            "the profile model needs meta.db: give the database directory".to_owned(),
+        ));
+    }
+    let files = crate::HpctoolkitFiles::load(input)?;
+    let meta = files.bytes(FileKind::Meta).unwrap_or_default();
+    let db = Database::from_parts(meta, files.bytes(FileKind::Profile), None, None)?;
+    let options =
+        hpctoolkit_profile_options(db.profile().as_ref(), HPCTOOLKIT_ALL_PROFILES_MAX_VALUES)?;
+    Ok(db.to_profile(&options)?)
+}
+
+/// The profiles [`to_profile`] reads: all of them when their values number at most
+/// `max_values`, else the summary only. Counting reads the profile infos only.
+#[cfg(feature = "hpctoolkit")]
+fn hpctoolkit_profile_options(
+    profiles: Option<&profcodec_hpctoolkit::ProfileDb<'_>>,
+    max_values: u64,
+) -> Result<profcodec_hpctoolkit::profile::ProfileOptions, ReadError> {
+    use profcodec_hpctoolkit::profile::{ProfileOptions, Profiles};
+    let mut values = 0u64;
+    if let Some(p) = profiles {
+        for prof in p.profiles() {
+            let prof = prof?;
+            if !prof.is_summary() {
+                values += prof.values.len() as u64;
+            }
+        }
+    }
+    let which = if values <= max_values {
+        Profiles::All
+    } else {
+        Profiles::SummaryOnly
+    };
+    Ok(ProfileOptions::new().profiles(which))
+}
+
+#[cfg(feature = "hpcrun")]
+fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
+    use crate::Format;
+    use profcodec_hpcrun::{FolderError, MeasurementFolder, ProfileError};
+    if input.path().is_dir() {
+        let folder =
+            MeasurementFolder::open(input.path()).map_err(|e| ReadError::invalid(e, None))?;
+        return folder.to_profile().map_err(|e| {
+            let offset = match &e {
+                ProfileError::Folder(FolderError::Decode { source, .. }) => source.offset(),
+                _ => None,
+            };
+            ReadError::invalid(e, offset)
+        });
+    }
+    if input.format() == Format::Hpctrace {
+        return Err(ReadError::Unsupported(
+            "a trace holds no metric values: name its .hpcrun file or the measurement folder"
+                .to_owned(),
+        ));
+    }
+    // Bytes after the measurement are a finding of validation, not part of the profile.
+    let (m, _) = profcodec_hpcrun::read_measurement_prefix(input.bytes())?;
+    m.to_profile().map_err(model_error)
+}
+
+#[cfg(feature = "nytprof")]
+fn nytprof(input: &Opened) -> Result<Profile, ReadError> {
+    use profcodec_nytprof::{ModelOptions, Profile as Nyt, pynytprof};
+    let bytes = input.bytes();
+    if pynytprof::detect(bytes) {
+        let py = pynytprof::parse(bytes)?;
+        return pynytprof::to_profile(&py)
+            .to_profile(None)
+            .map_err(model_error);
+    }
+    // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
+    // paths nytprofcalls prints, from the same records.
+    let (profile, calls, report, error) =
+        Nyt::from_bytes_with_call_paths(bytes, ModelOptions::default());
+    if let Some(e) = error {
+        return Err(ReadError::nytprof_load(e, &report));
+    }
+    profile.to_profile(Some(&calls)).map_err(model_error)
+}
+
+#[cfg(feature = "easyprofiler")]
+fn easyprofiler(input: &Opened) -> Result<Profile, ReadError> {
+    // Tolerant, as the reader's own tree: a capture the C++ reader would refuse for a counter
+    // or its depth still has its blocks. No spans: without them the profile grows with the
+    // distinct call paths, not the blocks.
+    let view = profcodec_easyprofiler::parse(input.bytes())?;
+    let tree = view.tree()?;
+    tree.to_profile().map_err(model_error)
+}
+
+#[cfg(feature = "statprofiler")]
+fn statprofiler(input: &Opened) -> Result<Profile, ReadError> {
+    use profcodec_statprofiler::ProfileConverter;
+    let mut converter = ProfileConverter::new();
+    let invalid = |e: profcodec_statprofiler::ProfileError| {
+        let offset = e.offset();
+        ReadError::invalid(e, offset)
+    };
+    match statprofiler_session(input)? {
+        None => converter.add_file(input.bytes()).map_err(invalid)?,
+        Some(processes) => {
+            for process in &processes {
+                for file in &process.files {
+                    let bytes = std::fs::read(&file.path)?;
+                    converter
+                        .add_file(&bytes)
+                        .map_err(|e| invalid(e).in_file(&file.path))?;
+                }
+            }
+        }
+    }
+    Ok(converter.finish())
+}
+
+/// The session of a Devel::StatProfiler input (a folder or a template prefix), `None` for one
+/// file ([`session_of`](profcodec_statprofiler::session::session_of)), with its errors as
+/// [`ReadError`]s.
+#[cfg(feature = "statprofiler")]
+pub fn statprofiler_session(
+    input: &Opened,
+) -> Result<Option<Vec<profcodec_statprofiler::session::Process>>, ReadError> {
+    use profcodec_statprofiler::session::{SessionError, session_of};
+    session_of(input.path()).map_err(|e| match &e {
+        SessionError::Invalid { source, .. } => {
+            let offset = source.offset();
+            ReadError::invalid(e, offset)
+        }
+        _ => ReadError::invalid(e, None),
+    })
+}
+
+#[cfg(all(test, feature = "hpctoolkit"))]
+mod tests {
+    use super::*;
+
+    /// Each synthetic thread profile stores more than one value: a budget below the total reads
+    /// the summary alone.
+    #[test]
+    fn hpctoolkit_reads_the_summary_only_above_the_value_budget() {
+        use profcodec_hpctoolkit::write::synthetic::{Synthetic, SyntheticConfig};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = SyntheticConfig {
+            profiles: 3,
+            contexts: 20,
+            trace_elems: 0,
+            ..SyntheticConfig::default()
+        };
+        Synthetic::new(config)
+            .write_dir(dir.path(), 1 << 20)
+            .expect("write");
+        let db = profcodec_hpctoolkit::Database::open(dir.path()).expect("open");
+        let profiles = db.profile().expect("profile.db");
+        let values: u64 = profiles
+            .profiles()
+            .map(|p| p.expect("profile"))
+            .filter(|p| !p.is_summary())
+            .map(|p| p.values.len() as u64)
+            .sum();
+        for (max, contexts) in [(values, 4), (values - 1, 1)] {
+            let options = hpctoolkit_profile_options(Some(&profiles), max).expect("options");
+            let model = db.to_profile(&options).expect("model");
+            assert_eq!(model.contexts().len(), contexts, "budget {max}");
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Rust errors as the exceptions of `profcodec._errors` (defined in Python, so that
+//! `FileError` can be both a `profcodec.Error` and an `OSError`).
+
+use profcodec::{OpenError, ReadError};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Which exception class of `profcodec._errors` an error becomes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// `InvalidDataError`: the input is damaged.
+    Invalid,
+    /// `UnknownFormatError`: the input is no profile profcodec knows.
+    UnknownFormat,
+    /// `UnsupportedError`: the input cannot give what was asked.
+    Unsupported,
+    /// `FileError`: a file could not be read.
+    File,
+    /// `QueryError`: a question the profile cannot answer.
+    Query,
+}
+
+impl Kind {
+    fn class_name(self) -> &'static str {
+        match self {
+            Kind::Invalid => "InvalidDataError",
+            Kind::UnknownFormat => "UnknownFormatError",
+            Kind::Unsupported => "UnsupportedError",
+            Kind::File => "FileError",
+            Kind::Query => "QueryError",
+        }
+    }
+}
+
+/// An error on its way to Python: the class, the message and what the exception carries.
+#[derive(Debug)]
+pub(crate) struct Error {
+    kind: Kind,
+    message: String,
+    offset: Option<u64>,
+    errno: Option<i32>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            offset: None,
+            errno: None,
+        }
+    }
+
+    pub(crate) fn invalid(message: impl std::fmt::Display, offset: Option<u64>) -> Self {
+        Error {
+            offset,
+            ..Error::new(Kind::Invalid, message.to_string())
+        }
+    }
+
+    fn io(message: String, e: &std::io::Error) -> Self {
+        Error {
+            errno: e.raw_os_error(),
+            ..Error::new(Kind::File, message)
+        }
+    }
+}
+
+impl From<OpenError> for Error {
+    fn from(e: OpenError) -> Self {
+        match &e {
+            OpenError::Io { source, .. } => Error::io(e.to_string(), source),
+            OpenError::Unknown { .. } | OpenError::NotADatabase(_) => {
+                Error::new(Kind::UnknownFormat, e.to_string())
+            }
+            OpenError::NotAFile(_) => Error::new(Kind::File, e.to_string()),
+            _ => Error::new(Kind::Invalid, e.to_string()),
+        }
+    }
+}
+
+impl From<ReadError> for Error {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Open(e) => e.into(),
+            ReadError::Io(ref source) => Error::io(e.to_string(), source),
+            ReadError::Unsupported(message) => Error::new(Kind::Unsupported, message),
+            e => {
+                let offset = e.offset();
+                Error::invalid(e, offset)
+            }
+        }
+    }
+}
+
+impl From<profcodec_hpctoolkit::Error> for Error {
+    fn from(e: profcodec_hpctoolkit::Error) -> Self {
+        let offset = e.offset();
+        Error::invalid(e, offset)
+    }
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        Python::attach(|py| match exception(py, &e) {
+            Ok(exc) => PyErr::from_value(exc),
+            // The package's own module is missing: still an exception, never a crash.
+            Err(import_error) => {
+                let err = PyRuntimeError::new_err(e.message);
+                err.set_cause(py, Some(import_error));
+                err
+            }
+        })
+    }
+}
+
+/// The exception object for `e`: `Class(message, offset=..., errno=...)`.
+fn exception<'py>(py: Python<'py>, e: &Error) -> PyResult<Bound<'py, PyAny>> {
+    let class = py
+        .import("profcodec._errors")?
+        .getattr(e.kind.class_name())?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("offset", e.offset)?;
+    if let Some(errno) = e.errno {
+        kwargs.set_item("errno", errno)?;
+    }
+    class.call((e.message.as_str(),), Some(&kwargs))
+}

@@ -1,0 +1,275 @@
+//! `profcodec.Profile` (the format-neutral profile model) and `profcodec.Top` (its answer to
+//! "which functions, lines or modules cost the most").
+
+use profcodec::profcodec_profile::{
+    self as model, Combine, ContextFilter, GroupBy, IdKind, Measured, Order, Query, Source,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{Error, Kind};
+
+/// A profile in the format-neutral model: interned frames, a call tree whose nodes carry self
+/// and inclusive values, value types with units, and the contexts (threads, ranks, processes,
+/// or a summary) values were measured in. Made by `Input.profile()`.
+#[pyclass(name = "Profile", module = "profcodec", frozen)]
+pub(crate) struct Profile {
+    inner: model::Profile,
+}
+
+impl Profile {
+    pub(crate) fn new(inner: model::Profile) -> Self {
+        Profile { inner }
+    }
+}
+
+fn measured_name(m: Measured) -> &'static str {
+    match m {
+        Measured::SelfOnly => "self",
+        Measured::InclusiveOnly => "inclusive",
+        Measured::SelfAndInclusive => "self_and_inclusive",
+    }
+}
+
+#[pymethods]
+impl Profile {
+    /// The value types (metrics): a list of dicts with `name`, `unit` and `measured`
+    /// ("self", "inclusive" or "self_and_inclusive").
+    #[getter]
+    fn value_types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for (_, vt) in self.inner.value_types() {
+            let d = PyDict::new(py);
+            d.set_item("name", self.inner.string(vt.name))?;
+            d.set_item("unit", self.inner.unit_name(vt.unit))?;
+            d.set_item("measured", measured_name(vt.measured))?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// The name of the value type `top()` reads by default (time where the profile has time).
+    #[getter]
+    fn default_value_type(&self) -> Option<&str> {
+        self.inner
+            .default_value_type()
+            .map(|id| self.inner.value_type_name(id))
+    }
+
+    /// The contexts values were measured in, spelled out: "summary", "rank 3 thread 0",
+    /// "process 4711"...
+    #[getter]
+    fn contexts(&self) -> Vec<String> {
+        self.inner
+            .contexts()
+            .map(|(id, _)| self.inner.context_label(id))
+            .collect()
+    }
+
+    /// The number of call-tree nodes.
+    #[getter]
+    fn node_count(&self) -> usize {
+        self.inner.nodes().len()
+    }
+
+    /// The number of distinct frames (functions, lines, loops, instructions).
+    #[getter]
+    fn frame_count(&self) -> usize {
+        self.inner.frames().len()
+    }
+
+    /// The functions (or source lines, or modules) that cost the most, largest first.
+    ///
+    /// Arguments:
+    ///     metric: the value type by name; None for the profile's main one.
+    ///     by: "self" or "inclusive": the value that orders the rows.
+    ///     group: "function", "line" or "module".
+    ///     limit: the most rows returned; None for all.
+    ///     thread, rank, process: only the contexts of this thread, MPI rank (all its threads)
+    ///         or process; at most one of them.
+    ///     mean: average over the contexts read instead of summing them.
+    ///
+    /// Raises profcodec.QueryError for an unknown metric (the message lists the known ones).
+    #[pyo3(signature = (metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
+    fn top(
+        &self,
+        py: Python<'_>,
+        metric: Option<String>,
+        by: &str,
+        group: &str,
+        limit: Option<usize>,
+        thread: Option<u64>,
+        rank: Option<u64>,
+        process: Option<u64>,
+        mean: bool,
+    ) -> PyResult<Top> {
+        let mut query = Query::new()
+            .by(match by {
+                "self" => Order::SelfValue,
+                "inclusive" => Order::Inclusive,
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "by must be \"self\" or \"inclusive\", not {by:?}"
+                    )));
+                }
+            })
+            .group(match group {
+                "function" => GroupBy::Function,
+                "line" => GroupBy::Line,
+                "module" => GroupBy::Module,
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "group must be \"function\", \"line\" or \"module\", not {group:?}"
+                    )));
+                }
+            });
+        if let Some(metric) = metric {
+            query = query.value_type(metric);
+        }
+        if let Some(limit) = limit {
+            query = query.limit(limit);
+        }
+        let only: Vec<(IdKind, u64)> = [
+            (IdKind::Thread, thread),
+            (IdKind::Rank, rank),
+            (IdKind::Process, process),
+        ]
+        .into_iter()
+        .filter_map(|(kind, id)| id.map(|id| (kind, id)))
+        .collect();
+        if only.len() > 1 {
+            return Err(PyValueError::new_err(
+                "give at most one of thread, rank and process",
+            ));
+        }
+        if !only.is_empty() {
+            query = query.contexts(ContextFilter::Matching(only));
+        }
+        if mean {
+            query = query.combine(Combine::Mean);
+        }
+        let table = py
+            .detach(|| self.inner.top(&query))
+            .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
+        Ok(Top { table })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<profcodec.Profile: {} contexts, {} nodes, {} frames, value types {:?}>",
+            self.inner.contexts().len(),
+            self.inner.nodes().len(),
+            self.inner.frames().len(),
+            self.inner
+                .value_types()
+                .map(|(id, _)| self.inner.value_type_name(id))
+                .collect::<Vec<_>>()
+        )
+    }
+}
+
+/// The answer of `Profile.top()`: rows largest first, and the totals over every group (not
+/// only the rows returned).
+#[pyclass(name = "Top", module = "profcodec", frozen)]
+pub(crate) struct Top {
+    table: model::Table,
+}
+
+#[pymethods]
+impl Top {
+    /// The value type's name.
+    #[getter]
+    fn value_type(&self) -> &str {
+        &self.table.value_type
+    }
+
+    /// Its unit ("seconds", "nanoseconds", "samples"...).
+    #[getter]
+    fn unit(&self) -> &str {
+        &self.table.unit
+    }
+
+    /// Where the values came from: "tree" (the call tree) or "flat" (per-frame tables, as
+    /// NYTProf's per-sub times).
+    #[getter]
+    fn source(&self) -> &'static str {
+        match self.table.source {
+            Source::Flat => "flat",
+            _ => "tree",
+        }
+    }
+
+    /// The number of contexts read.
+    #[getter]
+    fn contexts(&self) -> usize {
+        self.table.contexts
+    }
+
+    /// The sum of every group's self value: the program's total.
+    #[getter]
+    fn total_self(&self) -> f64 {
+        self.table.total.self_value
+    }
+
+    /// The sum of the roots' inclusive values (tree source only).
+    #[getter]
+    fn total_inclusive(&self) -> Option<f64> {
+        self.table.total.inclusive
+    }
+
+    /// The rows: dicts with `name`, `function`, `file`, `line`, `module`, `address` (None where
+    /// unknown), `self`, `inclusive` and `calls`.
+    #[getter]
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for row in &self.table.rows {
+            let d = PyDict::new(py);
+            d.set_item("name", &row.name)?;
+            d.set_item("function", &row.function)?;
+            d.set_item("file", &row.file)?;
+            d.set_item("line", row.line)?;
+            d.set_item("module", &row.module)?;
+            d.set_item("address", row.address)?;
+            d.set_item("self", row.self_value)?;
+            d.set_item("inclusive", row.inclusive)?;
+            d.set_item("calls", row.calls)?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// The rows as a pandas DataFrame (pandas must be installed), one column per row key.
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pandas = py.import("pandas")?;
+        let columns = [
+            "name",
+            "function",
+            "file",
+            "line",
+            "module",
+            "address",
+            "self",
+            "inclusive",
+            "calls",
+        ];
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("columns", columns)?;
+        pandas.call_method("DataFrame", (self.rows(py)?,), Some(&kwargs))
+    }
+
+    fn __len__(&self) -> usize {
+        self.table.rows.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<profcodec.Top: {} rows of {} ({}), total self {}>",
+            self.table.rows.len(),
+            self.table.value_type,
+            self.table.unit,
+            self.table.total.self_value
+        )
+    }
+}

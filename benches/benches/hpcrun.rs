@@ -1,10 +1,17 @@
 //! Criterion benches of profcodec-hpcrun on a synthetic 04.00b file of `HPCRUN_BENCH_MB` MiB
-//! (default 512) made by the crate's writer in the setup.
+//! (default 512) made by the crate's writer in the setup, and on a 64 MiB one: the owned model's
+//! inclusive sums, and the file in the format-neutral profile model with its top 20 functions
+//! (`hpcrun-profile`: `read_measurement` + `to_profile` + `Profile::top`, what `profcodec top`
+//! does), beside the full decode it builds on (`read_measurement`, every node and value into the
+//! owned model; issue 14 asks at most twice its time).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use profcodec_hpcrun::{MetricValue, V4View, ValueFormat, read_trace, write_trace};
+use profcodec_hpcrun::{
+    MetricValue, V4View, ValueFormat, read_measurement, read_trace, write_trace,
+};
+use profcodec_profile::Query;
 
 fn size() -> u64 {
     std::env::var("HPCRUN_BENCH_MB")
@@ -54,6 +61,32 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function(format!("inclusive_sums of {nodes} nodes"), |b| {
         b.iter(|| black_box(&small).inclusive_sums(0, 0).len())
+    });
+    g.finish();
+
+    // The same 64 MiB file from its bytes: the full decode, and the profile model with its
+    // top 20 on top of it, side by side so that both see the same load.
+    let small_file = profcodec_hpcrun::write_measurement(&small).expect("writes");
+    drop(small);
+    let mut g = c.benchmark_group("hpcrun-profile");
+    g.throughput(Throughput::Bytes(small_file.len() as u64));
+    g.sample_size(10);
+    g.bench_function("read_measurement", |b| {
+        b.iter(|| {
+            read_measurement(black_box(&small_file))
+                .expect("reads")
+                .epochs
+                .len()
+        })
+    });
+    g.bench_function("model_and_top20", |b| {
+        b.iter(|| {
+            let m = read_measurement(black_box(&small_file)).expect("reads");
+            let profile = m.to_profile().expect("converts");
+            drop(m);
+            let top = profile.top(&Query::new().limit(20)).expect("top");
+            (top.rows.len(), top.total.self_value)
+        })
     });
     g.finish();
 

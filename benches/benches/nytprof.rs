@@ -1,10 +1,15 @@
 //! Criterion benches of profcodec-nytprof on a synthetic profile of `NYTPROF_BENCH_MB` MiB
-//! (default 40) made by the crate's writer in the setup, uncompressed and compressed.
+//! (default 40) made by the crate's writer in the setup, uncompressed and compressed. Beside the
+//! full decode (`model`: `Profile::from_bytes`, every record into the aggregated model), the
+//! file in the format-neutral profile model with its top 20 subs (`profile model + top-20`:
+//! `to_profile::to_profile`, which also builds the call paths of the `<` records, then
+//! `Profile::top`, what `profcodec top` does; issue 14 asks at most twice the full decode).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_nytprof::{Profile, Reader, parse};
+use profcodec_profile::Query;
 
 fn size() -> u64 {
     std::env::var("NYTPROF_BENCH_MB")
@@ -44,6 +49,14 @@ fn benches(c: &mut Criterion) {
                     .expect("loads")
                     .subs
                     .len()
+            })
+        });
+        g.bench_function(format!("profile model + top-20 {mb} MB"), |b| {
+            b.iter(|| {
+                let profile =
+                    profcodec_nytprof::to_profile::to_profile(black_box(&data)).expect("converts");
+                let top = profile.top(&Query::new().limit(20)).expect("top");
+                (top.rows.len(), top.total.self_value)
             })
         });
         let model = Profile::from_bytes(&data).expect("loads");

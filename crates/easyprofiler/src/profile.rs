@@ -265,12 +265,18 @@ impl<'t, 'a> Converter<'t, 'a> {
         for node in std::mem::take(&mut self.touched) {
             let sums = std::mem::take(&mut self.sums[node.index()]);
             // Sums below 2^53 ns (104 days) are exact in f64.
-            self.builder
-                .add_self(context, node, self.time, sums.self_time as f64)?;
-            self.builder
-                .add_inclusive(context, node, self.time, sums.inclusive as f64)?;
-            self.builder
-                .add_self(context, node, self.calls, sums.calls as f64)?;
+            self.builder.add_node_values(
+                context,
+                node,
+                [
+                    (
+                        self.time,
+                        Some(sums.self_time as f64),
+                        Some(sums.inclusive as f64),
+                    ),
+                    (self.calls, Some(sums.calls as f64), None),
+                ],
+            )?;
         }
         Ok(())
     }

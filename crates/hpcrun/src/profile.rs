@@ -33,10 +33,11 @@
 //!
 //! # Cost
 //!
-//! Linear in the input: one pass over each epoch's CCT (in preorder, through [`CctIndex`]) and
-//! one over its values ([`NodeValues`]); load modules are indexed once per epoch; frames,
-//! nodes and strings are interned through the builder's hash tables. A folder is converted one
-//! file at a time, so memory is the model plus the largest file.
+//! Linear in the input: one pass over each epoch's CCT and its values ([`NodeValues`]), in file
+//! order when every parent comes before its children (hpcrun writes its CCT in preorder), else
+//! in preorder through [`CctIndex`]; load modules are indexed once per epoch; frames, nodes and
+//! strings are interned through the builder's hash tables, a node's values handed over at once.
+//! A folder is converted one file at a time, so memory is the model plus the largest file.
 
 use std::collections::HashMap;
 
@@ -336,9 +337,24 @@ impl ProfileConverter {
         let modules = Modules::new(&mut self.builder, e, m.version.is_legacy())?;
         let values = NodeValues::new(m, epoch);
         let index = CctIndex::new(&e.cct);
+        // Both counts are bounded by the file: the tables grow once instead of doubling.
+        self.builder.reserve_nodes(e.cct.len());
+        self.builder
+            .reserve_node_values(m.sparse.as_ref().map_or(e.values.len(), |s| s.values.len()));
         let mut model: Vec<Option<NodeId>> = vec![None; e.cct.len()];
         let mut placeholder_frames: HashMap<u64, FrameId> = HashMap::new();
-        for i in index.preorder() {
+        // hpcrun writes its CCT in preorder, parents first: walking the file order then reads
+        // every per-node table in sequence. Only a file whose parents do not all come first
+        // needs the walk from the roots (a preorder of a shuffled file visits them at random).
+        let parents_first = (0..e.cct.len()).all(|i| index.parent(i).is_none_or(|p| p < i));
+        let preorder;
+        let order: &mut dyn Iterator<Item = usize> = if parents_first {
+            &mut (0..e.cct.len())
+        } else {
+            preorder = index.preorder();
+            &mut preorder.iter().copied()
+        };
+        for i in order {
             let node = &e.cct[i];
             let parent = index.parent(i).and_then(|p| model[p]);
             let is_root = index.parent(i).is_none();
@@ -355,7 +371,7 @@ impl ProfileConverter {
                     {
                         continue;
                     }
-                    PLACEHOLDER_LM if !modules.by_id.contains_key(&PLACEHOLDER_LM) => {
+                    PLACEHOLDER_LM if modules.by_id(PLACEHOLDER_LM).is_none() => {
                         match placeholder_frames.get(&node.ip) {
                             Some(&f) => f,
                             None => {
@@ -379,7 +395,7 @@ impl ProfileConverter {
                     }
                     lm => {
                         let mut frame = Frame::new(FrameKind::Function).with_address(node.ip);
-                        if let Some(&module) = modules.by_id.get(&lm) {
+                        if let Some(module) = modules.by_id(lm) {
                             frame = frame.with_module(module);
                         }
                         self.builder.intern_frame(frame)?
@@ -388,12 +404,11 @@ impl ProfileConverter {
             };
             let id = self.builder.intern_node(parent, frame)?;
             model[i] = Some(id);
-            for (metric, value) in values.of(i) {
-                if let Some(&Some((vt, factor))) = types.get(usize::from(metric)) {
-                    self.builder
-                        .add_self(context, id, vt, value.as_f64() * factor)?;
-                }
-            }
+            let node_values = values.of(i).filter_map(|(metric, value)| {
+                let &(vt, factor) = types.get(usize::from(metric))?.as_ref()?;
+                Some((vt, Some(value.as_f64() * factor), None))
+            });
+            self.builder.add_node_values(context, id, node_values)?;
         }
         Ok(model)
     }
@@ -402,18 +417,23 @@ impl ProfileConverter {
 /// The load modules of one epoch as interned strings.
 struct Modules {
     legacy: bool,
-    by_id: HashMap<u16, StringId>,
+    /// Indexed by load module id (a `u16`: at most 65,536 entries), looked up once per node.
+    by_id: Vec<Option<StringId>>,
     /// Legacy versions: (mapped address, module), sorted by address.
     by_address: Vec<(u64, StringId)>,
 }
 
 impl Modules {
     fn new(b: &mut ProfileBuilder, e: &Epoch, legacy: bool) -> Result<Modules, ModelError> {
-        let mut by_id = HashMap::new();
+        let mut by_id = Vec::new();
         let mut by_address = Vec::new();
         for (id, lm) in e.load_module_index() {
             let name = b.intern_string(&lm.name.to_string_lossy())?;
-            by_id.insert(id, name);
+            let slot = usize::from(id);
+            if by_id.len() <= slot {
+                by_id.resize(slot + 1, None);
+            }
+            by_id[slot] = Some(name);
         }
         if legacy {
             for lm in &e.loadmap {
@@ -426,6 +446,11 @@ impl Modules {
             by_id,
             by_address,
         })
+    }
+
+    /// The module of load module id `id`.
+    fn by_id(&self, id: u16) -> Option<StringId> {
+        self.by_id.get(usize::from(id)).copied().flatten()
     }
 
     /// The frame of an absolute address (02.00l, 01.98b): the module mapped closest below it and

@@ -83,20 +83,21 @@
 //! profile.db's overlap check ([`ProfileDb::check_overlaps`](crate::ProfileDb::check_overlaps),
 //! O(n log n) in the profiles, so that no value block is read twice), one walk of the context
 //! tree, and one pass over the values of each profile read (two for metrics with the function
-//! scope), each value mapped to its context in O(1) (O(log n) when ctxIds are sparse). Memory: the model (a few dozen bytes per context and
+//! scope), each value mapped to its context in O(1) (O(log n) when ctxIds are sparse); a
+//! profile with values for at least a quarter of the contexts is placed in tree order first
+//! (one pass over the tree), so that the per-context and per-node tables fill in sequence. Memory: the model (a few dozen bytes per context and
 //! per (profile, context, metric) with a value), plus 8 bytes per (context, metric with a
 //! function scope) of scratch, reset per profile by the entries touched only. The summary
 //! profile alone ([`Profiles::SummaryOnly`], the default) keeps a database of tens of
 //! thousands of profiles at the cost of its context tree.
 
-use std::collections::HashMap;
-
 use profcodec_profile::{
-    Context, ContextId, Frame, FrameKind, IdKind, Measured, NodeId, Profile, ProfileBuilder,
-    StringId, Unit, ValueTypeId,
+    Context, ContextId, Frame, FrameId, FrameKind, IdKind, Measured, NodeId, Profile,
+    ProfileBuilder, StringId, Unit, ValueTypeId,
 };
 
 use crate::Error;
+use crate::raw::Value;
 use crate::raw::enums::{Combine, LexicalType, Relation, ScopeType};
 use crate::read::{ContextNode, Database, FileIndex, FunctionIndex, MetaDb, Metric, ModuleIndex};
 
@@ -198,6 +199,9 @@ impl<B: AsRef<[u8]>> Database<B> {
         let mut b = ProfileBuilder::new();
         b.set_name(meta.title()?)?;
         let metrics = Metrics::read(&meta, options, &mut b)?;
+        // Counts bounded by the files: the tables grow once instead of doubling.
+        b.reserve_nodes(self.context_index().len());
+        b.reserve_frames(self.context_index().len());
         let tree = Tree::read(&meta, &mut b)?;
 
         let mut values = Values::new(&tree, &metrics);
@@ -239,29 +243,22 @@ impl<B: AsRef<[u8]>> Database<B> {
                 } else {
                     &metrics.prop
                 };
-                let index = self.context_index();
-                let contexts = || {
-                    prof.contexts().filter_map(|(ctx_id, run)| {
-                        index
-                            .position(ctx_id)
-                            .map(|pos| (pos, run.iter().map(|v| (v.metric_id(), v.value()))))
-                    })
-                };
+                let contexts = values.order(&prof, self.context_index());
+                // At most one value per (context, converted metric), and per value stored.
+                b.reserve_node_values(
+                    prof.values
+                        .len()
+                        .min(prof.ctx_indices.len().saturating_mul(metrics.slots.len())),
+                );
                 let totals = prof.is_summary().then_some(&mut summary_totals);
-                values.add_profile(&mut b, context, roles, contexts, totals)?;
+                values.add_profile(&mut b, context, roles, &contexts, totals)?;
             }
         }
         if let Some(default) = metrics.default_value_type(&summary_totals) {
             b.set_default_value_type(default)?;
         }
 
-        let mut by_ctx: Vec<(u32, NodeId)> = tree
-            .ctx_id
-            .iter()
-            .zip(&tree.node)
-            .map(|(&c, &n)| (c, n))
-            .collect();
-        by_ctx.sort_unstable_by_key(|e| e.0);
+        let by_ctx = tree.by_ctx();
         Ok((b.build(), ContextNodes { by_ctx }))
     }
 }
@@ -519,12 +516,41 @@ struct Tree {
     propagation: Vec<u16>,
 }
 
-/// Interned strings of meta.db's modules, files and functions, by their index.
+/// Interned strings of meta.db's modules, files and functions, by their index (meta.db numbers
+/// them densely; a table grows to an index only once the record at that index was read, so
+/// its size is bounded by the file).
 #[derive(Default)]
 struct Names {
-    modules: HashMap<ModuleIndex, StringId>,
-    files: HashMap<FileIndex, StringId>,
-    functions: HashMap<(FunctionIndex, FrameKind), Frame>,
+    modules: Vec<Option<StringId>>,
+    files: Vec<Option<StringId>>,
+    /// By function index and kind ([`FrameKind::Function`], [`FrameKind::Inlined`]).
+    functions: Vec<[Option<FunctionFrames>; 2]>,
+}
+
+/// A function's frame and handle, and the frames of the loops, lines and instructions met in
+/// its contexts: a function's body repeats under each of its calls, and its frames are found
+/// here by comparing a few recent ones rather than through the model's frame table.
+struct FunctionFrames {
+    frame: Frame,
+    id: FrameId,
+    lexical: Vec<(Frame, FrameId)>,
+}
+
+/// The most loop, line and instruction frames remembered per function; others are found
+/// through the model's frame table.
+const LEXICAL_REMEMBERED: usize = 16;
+
+/// The function of a context (index and whether inlined), whose body holds the contexts below
+/// it up to the next call.
+type Owner = (u32, usize);
+
+/// The slot of `index` in a dense table, grown to hold it.
+fn slot<T: Default>(table: &mut Vec<T>, index: u32) -> &mut T {
+    let i = index as usize;
+    if table.len() <= i {
+        table.resize_with(i + 1, T::default);
+    }
+    &mut table[i]
 }
 
 impl Names {
@@ -534,11 +560,11 @@ impl Names {
         b: &mut ProfileBuilder,
         m: ModuleIndex,
     ) -> Result<StringId, Error> {
-        if let Some(&s) = self.modules.get(&m) {
+        if let Some(&Some(s)) = self.modules.get(m.0 as usize) {
             return Ok(s);
         }
         let s = b.intern_string(meta.module(m)?.path)?;
-        self.modules.insert(m, s);
+        *slot(&mut self.modules, m.0) = Some(s);
         Ok(s)
     }
 
@@ -548,25 +574,26 @@ impl Names {
         b: &mut ProfileBuilder,
         f: FileIndex,
     ) -> Result<StringId, Error> {
-        if let Some(&s) = self.files.get(&f) {
+        if let Some(&Some(s)) = self.files.get(f.0 as usize) {
             return Ok(s);
         }
         let s = b.intern_string(meta.file(f)?.path)?;
-        self.files.insert(f, s);
+        *slot(&mut self.files, f.0) = Some(s);
         Ok(s)
     }
 
-    /// A function's frame fields: name, file, line, module, offset.
+    /// A function's frame (name, file, line, module, offset) and its handle.
     fn function(
         &mut self,
         meta: &MetaDb<'_>,
         b: &mut ProfileBuilder,
         f: FunctionIndex,
         kind: FrameKind,
-    ) -> Result<Frame, Error> {
+    ) -> Result<(Frame, FrameId), Error> {
+        let k = usize::from(kind == FrameKind::Inlined);
         // A function has many contexts: its record and strings are decoded once.
-        if let Some(&frame) = self.functions.get(&(f, kind)) {
-            return Ok(frame);
+        if let Some(Some(known)) = self.functions.get(f.0 as usize).map(|e| &e[k]) {
+            return Ok((known.frame, known.id));
         }
         let function = meta.function(f)?;
         let mut frame = Frame::new(kind);
@@ -579,12 +606,64 @@ impl Names {
             frame.module = Some(self.module(meta, b, module)?);
             frame.address = (function.offset != 0).then_some(function.offset);
         }
-        self.functions.insert((f, kind), frame);
-        Ok(frame)
+        let id = b.intern_frame(frame)?;
+        slot(&mut self.functions, f.0)[k] = Some(FunctionFrames {
+            frame,
+            id,
+            lexical: Vec::new(),
+        });
+        Ok((frame, id))
+    }
+
+    /// The handle of `frame`, a loop, line or instruction in the body of `owner`.
+    fn lexical(
+        &mut self,
+        b: &mut ProfileBuilder,
+        owner: Option<Owner>,
+        frame: Frame,
+    ) -> Result<FrameId, Error> {
+        let known = owner.and_then(|(f, k)| self.functions.get_mut(f as usize)?[k].as_mut());
+        let Some(known) = known else {
+            return Ok(b.intern_frame(frame)?);
+        };
+        if let Some(&(_, id)) = known.lexical.iter().find(|(f, _)| *f == frame) {
+            return Ok(id);
+        }
+        let id = b.intern_frame(frame)?;
+        if known.lexical.len() < LEXICAL_REMEMBERED {
+            known.lexical.push((frame, id));
+        }
+        Ok(id)
     }
 }
 
 impl Tree {
+    /// (ctxId, node), sorted by ctxId: placed by id when hpcprof's dense numbering allows (as
+    /// the database's own ctxId index is), sorted otherwise.
+    fn by_ctx(&self) -> Vec<(u32, NodeId)> {
+        let n = self.ctx_id.len();
+        let max = self.ctx_id.iter().copied().max().unwrap_or(0) as usize;
+        if max < n.saturating_mul(4).saturating_add(64) {
+            let mut placed: Vec<Option<NodeId>> = vec![None; max + 1];
+            for (&c, &node) in self.ctx_id.iter().zip(&self.node) {
+                placed[c as usize] = Some(node);
+            }
+            return placed
+                .into_iter()
+                .enumerate()
+                .filter_map(|(c, node)| Some((c as u32, node?)))
+                .collect();
+        }
+        let mut by_ctx: Vec<(u32, NodeId)> = self
+            .ctx_id
+            .iter()
+            .zip(&self.node)
+            .map(|(&c, &n)| (c, n))
+            .collect();
+        by_ctx.sort_unstable_by_key(|e| e.0);
+        by_ctx
+    }
+
     fn read(meta: &MetaDb<'_>, b: &mut ProfileBuilder) -> Result<Tree, Error> {
         let mut tree = Tree {
             ctx_id: Vec::new(),
@@ -593,15 +672,19 @@ impl Tree {
             propagation: Vec::new(),
         };
         let mut names = Names::default();
-        // The path from the entry point to the current node: (position, enclosing function).
-        let mut path: Vec<(u32, Option<StringId>)> = Vec::new();
+        // The path from the entry point to the current node: (position, enclosing function's
+        // name, enclosing function).
+        let mut path: Vec<(u32, Option<StringId>, Option<Owner>)> = Vec::new();
         for tree_node in meta.walk() {
             let tree_node = tree_node?;
             path.truncate(tree_node.depth as usize);
-            let (parent_pos, owner) = match path.last() {
-                Some(&(pos, owner)) => (Some(pos), owner),
-                None => (None, None),
+            let (parent_pos, owner, owner_function) = match path.last() {
+                Some(&(pos, owner, function)) => (Some(pos), owner, function),
+                None => (None, None, None),
             };
+            // The function's frame and handle, for a call context of a known function.
+            let mut function = None;
+            let mut lexical = false;
             let (frame, propagation) = match tree_node.node {
                 ContextNode::EntryPoint(e) => {
                     let name = b.intern_string(e.pretty_name)?;
@@ -616,6 +699,7 @@ impl Tree {
                             LexicalType::LINE => FrameKind::Line,
                             _ => FrameKind::Instruction,
                         };
+                        lexical = true;
                         let mut frame = Frame::new(kind);
                         frame.function = owner;
                         frame
@@ -626,7 +710,12 @@ impl Tree {
                             FrameKind::Function
                         };
                         match c.function {
-                            Some(f) => names.function(meta, b, f, kind)?,
+                            Some(f) => {
+                                let known = names.function(meta, b, f, kind)?;
+                                function =
+                                    Some((known, (f.0, usize::from(kind == FrameKind::Inlined))));
+                                known.0
+                            }
                             // A call to an address no function was found for.
                             None if c.module.is_some() || c.file.is_some() => Frame::new(kind),
                             None => Frame::new(FrameKind::Unknown),
@@ -648,12 +737,17 @@ impl Tree {
                     (frame, c.propagation)
                 }
             };
-            let own = if frame.kind.is_function_like() {
-                frame.function
+            let (own, own_function) = if frame.kind.is_function_like() {
+                (frame.function, function.map(|(_, owner)| owner))
             } else {
-                owner
+                (owner, owner_function)
             };
-            let frame = b.intern_frame(frame)?;
+            let frame = match function {
+                // Most calls add nothing to their function's frame: its handle is known.
+                Some(((known, id), _)) if known == frame => id,
+                _ if lexical => names.lexical(b, owner_function, frame)?,
+                _ => b.intern_frame(frame)?,
+            };
             let parent_node = parent_pos.map(|p| tree.node[p as usize]);
             let node = b.intern_node(parent_node, frame)?;
             let pos = tree.node.len() as u32;
@@ -661,7 +755,7 @@ impl Tree {
             tree.node.push(node);
             tree.parent.push(parent_pos.unwrap_or(u32::MAX));
             tree.propagation.push(propagation);
-            path.push((pos, own));
+            path.push((pos, own, own_function));
         }
         Ok(tree)
     }
@@ -674,9 +768,13 @@ struct Values<'t> {
     /// Σ function(k) over the children k with the propagation bit, by (position, column).
     children_function: Vec<f64>,
     touched: Vec<usize>,
-    /// The point, function and execution values of the current context, by slot.
-    current: Vec<[Option<f64>; 3]>,
+    /// The point, function and execution values of the current context, by slot, and which of
+    /// the three it has (a bit per [`Scope`]).
+    current: Vec<[f64; 3]>,
+    present: Vec<u8>,
     current_slots: Vec<u32>,
+    /// The current context's (value type, self, inclusive), handed to the model at once.
+    node_values: Vec<(ValueTypeId, Option<f64>, Option<f64>)>,
 }
 
 /// A function-scope residual below this fraction of the function value is rounding.
@@ -692,75 +790,112 @@ impl<'t> Values<'t> {
                 tree.parent.len().saturating_mul(metrics.function_columns)
             ],
             touched: Vec::new(),
-            current: vec![[None; 3]; metrics.slots.len()],
+            current: vec![[0.0; 3]; metrics.slots.len()],
+            present: vec![0; metrics.slots.len()],
             current_slots: Vec::new(),
+            node_values: Vec::new(),
         }
     }
 
-    /// Adds one profile's values: `contexts()` yields each listed context's tree position and
-    /// its (metric id, value) pairs.
-    fn add_profile<F, C, V>(
+    /// The contexts of `prof` that meta.db lists, as (tree position, values), in the order
+    /// their values are added: tree order when the profile has values for at least a quarter of
+    /// the tree, so that the per-position tables and the model's per-node tables are read in
+    /// sequence (placing them costs a pass over the tree); profile.db's ctxId order otherwise.
+    fn order<'p>(
+        &self,
+        prof: &crate::read::Profile<'p>,
+        index: &crate::read::ContextIndex,
+    ) -> Vec<(usize, &'p [Value])> {
+        let listed = prof
+            .contexts()
+            .filter_map(|(ctx_id, run)| Some((index.position(ctx_id)?, run)));
+        let n = self.tree.parent.len();
+        if prof.ctx_indices.len().saturating_mul(4) < n {
+            return listed.collect();
+        }
+        let listed: Vec<(usize, &'p [Value])> = listed.collect();
+        let mut placed: Vec<Option<&'p [Value]>> = vec![None; n];
+        for &(pos, run) in &listed {
+            // A ctxId listed twice (a damaged profile.db) keeps profile.db's order.
+            if placed[pos].replace(run).is_some() {
+                return listed;
+            }
+        }
+        placed
+            .into_iter()
+            .enumerate()
+            .filter_map(|(pos, run)| Some((pos, run?)))
+            .collect()
+    }
+
+    /// Adds one profile's values: each listed context's tree position and its values.
+    fn add_profile(
         &mut self,
         b: &mut ProfileBuilder,
         context: ContextId,
         roles: &[Option<(u32, Scope)>],
-        contexts: F,
+        contexts: &[(usize, &[Value])],
         mut totals: Option<&mut Vec<f64>>,
-    ) -> Result<(), Error>
-    where
-        F: Fn() -> C,
-        C: Iterator<Item = (usize, V)>,
-        V: Iterator<Item = (u16, f64)>,
-    {
+    ) -> Result<(), Error> {
         let (tree, metrics) = (self.tree, self.metrics);
         let role = |id: u16| roles.get(usize::from(id)).copied().flatten();
         let columns = metrics.function_columns;
         // First pass: what each context's lexical children add to its function scope.
         if columns > 0 {
-            for (pos, run) in contexts() {
-                let parent = tree.parent[pos];
-                if parent == u32::MAX {
+            for &(pos, run) in contexts {
+                let (parent, propagation) = (tree.parent[pos], tree.propagation[pos]);
+                // Only a context with a propagation bit set (a lexical one) adds to its parent.
+                if parent == u32::MAX || propagation == 0 {
                     continue;
                 }
-                for (id, value) in run {
-                    let Some((slot, Scope::Function)) = role(id) else {
+                for v in run {
+                    let Some((slot, Scope::Function)) = role(v.metric_id()) else {
                         continue;
                     };
-                    let slot = metrics.slots[slot as usize];
+                    let slot = &metrics.slots[slot as usize];
                     if let (Some(bit), Some(column)) = (slot.function_bit, slot.function_column)
-                        && tree.propagation[pos] & bit != 0
+                        && propagation & bit != 0
                     {
                         let i = parent as usize * columns + column;
                         if self.children_function[i] == 0.0 {
                             self.touched.push(i);
                         }
-                        self.children_function[i] += value;
+                        self.children_function[i] += v.value();
                     }
                 }
             }
         }
-        for (pos, run) in contexts() {
-            for (id, value) in run {
-                let Some((slot, scope)) = role(id) else {
+        for &(pos, run) in contexts {
+            for v in run {
+                let Some((slot, scope)) = role(v.metric_id()) else {
                     continue;
                 };
-                let current = &mut self.current[slot as usize];
-                if current.iter().all(Option::is_none) {
+                let s = slot as usize;
+                if self.present[s] == 0 {
                     self.current_slots.push(slot);
                 }
-                current[scope as usize] = Some(value);
+                self.present[s] |= 1 << scope as u8;
+                self.current[s][scope as usize] = v.value();
             }
             let node = tree.node[pos];
-            for slot_index in self.current_slots.drain(..) {
-                let [point, function, execution] =
-                    std::mem::take(&mut self.current[slot_index as usize]);
-                let slot = metrics.slots[slot_index as usize];
+            for &slot_index in &self.current_slots {
+                let s = slot_index as usize;
+                let present = std::mem::take(&mut self.present[s]);
+                let has = |scope: Scope| present & (1 << scope as u8) != 0;
+                let value = |scope: Scope| {
+                    if has(scope) {
+                        self.current[s][scope as usize]
+                    } else {
+                        0.0
+                    }
+                };
+                let slot = metrics.slots[s];
                 let self_value = match slot.function_column {
                     Some(column) => {
                         let children = self.children_function[pos * columns + column];
-                        let function = function.unwrap_or(0.0);
+                        let function = value(Scope::Function);
                         if slot.point {
-                            let point = point.unwrap_or(0.0);
+                            let point = value(Scope::Point);
                             // Elided instructions only add cost; a function scope below
                             // point plus children does not describe this context (a writer
                             // left it out), and the point value stands.
@@ -774,18 +909,21 @@ impl<'t> Values<'t> {
                             function - children
                         }
                     }
-                    None => point.unwrap_or(0.0),
+                    None => value(Scope::Point),
                 };
-                if self_value != 0.0 {
-                    b.add_self(context, node, slot.value_type, self_value)?;
-                    if let Some(totals) = totals.as_deref_mut() {
-                        totals[slot_index as usize] += self_value;
-                    }
+                if self_value != 0.0
+                    && let Some(totals) = totals.as_deref_mut()
+                {
+                    totals[s] += self_value;
                 }
-                if let Some(inclusive) = execution {
-                    b.add_inclusive(context, node, slot.value_type, inclusive)?;
-                }
+                self.node_values.push((
+                    slot.value_type,
+                    (self_value != 0.0).then_some(self_value),
+                    has(Scope::Execution).then(|| value(Scope::Execution)),
+                ));
             }
+            self.current_slots.clear();
+            b.add_node_values(context, node, self.node_values.drain(..))?;
         }
         for i in self.touched.drain(..) {
             self.children_function[i] = 0.0;

@@ -31,7 +31,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// A multiply-rotate hasher (as rustc's FxHasher) for the small integer keys of the tree: a
 /// return costs a few lookups, and SipHash would dominate them.
 #[derive(Debug, Default, Clone, Copy)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -58,19 +58,39 @@ impl Hasher for IdHasher {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// No name: a pending level's node.
 const UNNAMED: u32 = u32::MAX;
 
+/// No node: the end of a list of callees.
+const NO_NODE: u32 = u32::MAX;
+
 /// One node: a named call path (or a pending, unnamed level).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Node {
     name: u32,
     excl: f64,
     incl: f64,
     returns: u64,
-    children: FastMap<u32, u32>,
+    /// Its list of callees ([`CallPaths::lists`]).
+    callees: u32,
+    /// The next callee of the list it is on, [`NO_NODE`] at its end.
+    next: u32,
+}
+
+/// A list of callees: the first and how many. A merge moves the shorter of two lists.
+#[derive(Debug, Clone, Copy)]
+struct Callees {
+    first: u32,
+    len: u32,
+}
+
+impl Callees {
+    const EMPTY: Callees = Callees {
+        first: NO_NODE,
+        len: 0,
+    };
 }
 
 /// What was summed for one call path.
@@ -99,6 +119,13 @@ pub struct CallPaths {
     /// Node 0 is the root.
     nodes: Vec<Node>,
     free: Vec<u32>,
+    /// Lists of callees, one per node; a list outlives its node when a merge gives it to the
+    /// node merged into.
+    lists: Vec<Callees>,
+    free_lists: Vec<u32>,
+    /// The callee of each name on each list: (list, name) -> node. One table for the whole tree
+    /// rather than one per node: most nodes have one callee or none.
+    callee_index: FastMap<(u32, u32), u32>,
     /// Pending levels holding a node: (stack index, node), ascending; the root is index 0 and is
     /// not listed.
     levels: Vec<(u64, u32)>,
@@ -124,9 +151,16 @@ impl CallPaths {
             last_bytes: Vec::new(),
             nodes: vec![Node {
                 name: UNNAMED,
-                ..Node::default()
+                excl: 0.0,
+                incl: 0.0,
+                returns: 0,
+                callees: 0,
+                next: NO_NODE,
             }],
             free: Vec::new(),
+            lists: vec![Callees::EMPTY],
+            free_lists: Vec::new(),
+            callee_index: FastMap::default(),
             levels: Vec::new(),
             len: 1,
             returns: 0,
@@ -161,9 +195,23 @@ impl CallPaths {
     }
 
     fn alloc(&mut self, name: u32) -> u32 {
+        let callees = match self.free_lists.pop() {
+            Some(list) => {
+                self.lists[list as usize] = Callees::EMPTY;
+                list
+            }
+            None => {
+                self.lists.push(Callees::EMPTY);
+                (self.lists.len() - 1) as u32
+            }
+        };
         let node = Node {
             name,
-            ..Node::default()
+            excl: 0.0,
+            incl: 0.0,
+            returns: 0,
+            callees,
+            next: NO_NODE,
         };
         match self.free.pop() {
             Some(i) => {
@@ -233,7 +281,7 @@ impl CallPaths {
             }
             None => {
                 // The usual return: a call with no callees, to a path seen before.
-                if let Some(&existing) = self.nodes[caller as usize].children.get(&name) {
+                if let Some(&existing) = self.callee(caller, name) {
                     self.merge_steps += 1;
                     let n = &mut self.nodes[existing as usize];
                     n.excl += excl_ticks;
@@ -251,29 +299,69 @@ impl CallPaths {
         self.adopt(caller, node);
     }
 
+    /// The callee of `node` named `name`.
+    fn callee(&self, node: u32, name: u32) -> Option<&u32> {
+        self.callee_index
+            .get(&(self.nodes[node as usize].callees, name))
+    }
+
+    /// Puts the detached `node` on `list`, which has no callee of its name.
+    fn link(&mut self, list: u32, node: u32) {
+        let l = &mut self.lists[list as usize];
+        self.nodes[node as usize].next = l.first;
+        l.first = node;
+        l.len += 1;
+        self.callee_index
+            .insert((list, self.nodes[node as usize].name), node);
+    }
+
+    /// Empties `list` (freed), returning its nodes, now detached.
+    fn unlink_all(&mut self, list: u32) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.lists[list as usize].len as usize);
+        let mut at = std::mem::replace(&mut self.lists[list as usize], Callees::EMPTY).first;
+        while at != NO_NODE {
+            out.push(at);
+            let n = &self.nodes[at as usize];
+            self.callee_index.remove(&(list, n.name));
+            at = n.next;
+        }
+        self.free_lists.push(list);
+        out
+    }
+
     /// Makes the named, detached `node` a callee of `parent`, merging it into a callee of the
     /// same name.
     fn adopt(&mut self, parent: u32, node: u32) {
+        // The usual case, a callee new to its caller, needs no work list.
+        if self
+            .callee(parent, self.nodes[node as usize].name)
+            .is_none()
+        {
+            self.merge_steps += 1;
+            self.link(self.nodes[parent as usize].callees, node);
+            return;
+        }
         let mut work = vec![(parent, node)];
         while let Some((parent, node)) = work.pop() {
             self.merge_steps += 1;
             let name = self.nodes[node as usize].name;
-            let Some(&existing) = self.nodes[parent as usize].children.get(&name) else {
-                self.nodes[parent as usize].children.insert(name, node);
+            let Some(&existing) = self.callee(parent, name) else {
+                self.link(self.nodes[parent as usize].callees, node);
                 continue;
             };
-            let src = std::mem::take(&mut self.nodes[node as usize]);
+            let src = self.nodes[node as usize];
             self.free.push(node);
             let dst = &mut self.nodes[existing as usize];
             dst.excl += src.excl;
             dst.incl += src.incl;
             dst.returns += src.returns;
-            let mut moving = src.children;
-            // The smaller set of callees moves into the larger one.
-            if moving.len() > dst.children.len() {
-                std::mem::swap(&mut moving, &mut dst.children);
+            // The shorter list of callees moves into the longer one, which `existing` keeps.
+            let mut moving = src.callees;
+            if self.lists[moving as usize].len > self.lists[dst.callees as usize].len {
+                std::mem::swap(&mut moving, &mut dst.callees);
             }
-            work.extend(moving.into_values().map(|child| (existing, child)));
+            let moved = self.unlink_all(moving);
+            work.extend(moved.into_iter().map(|child| (existing, child)));
         }
     }
 
@@ -282,9 +370,9 @@ impl CallPaths {
     pub fn finish(&mut self) {
         while let Some((_, node)) = self.levels.pop() {
             let below = self.levels.last().map_or(0, |&(_, n)| n);
-            let children = std::mem::take(&mut self.nodes[node as usize].children);
+            let children = self.unlink_all(self.nodes[node as usize].callees);
             self.free.push(node);
-            for child in children.into_values() {
+            for child in children {
                 self.adopt(below, child);
             }
         }
@@ -310,30 +398,57 @@ impl CallPaths {
 
     /// True when no sub returned.
     pub fn is_empty(&self) -> bool {
-        self.nodes[0].children.is_empty()
+        self.lists[self.nodes[0].callees as usize].len == 0
     }
 
     /// Calls `f` with every call path of the tree (outermost sub first) and its values, parents
     /// before their callees. Pending levels are left out: call [`CallPaths::finish`] first.
     pub fn for_each_path(&self, mut f: impl FnMut(&[&str], PathValues)) {
         let mut path: Vec<&str> = Vec::new();
-        // (node, depth of the node's name in `path`)
-        let mut stack: Vec<(u32, usize)> =
-            self.nodes[0].children.values().map(|&c| (c, 0)).collect();
+        self.for_each_node(|depth, name, values| {
+            path.truncate(depth);
+            path.push(self.name(name));
+            f(&path, values);
+        });
+    }
+
+    /// Calls `f` with every node of the tree, depth first (parents before their callees): its
+    /// depth (0 for an outermost sub), its name's index ([`CallPaths::name`]) and its values.
+    /// [`CallPaths::for_each_path`] without making the paths.
+    pub(crate) fn for_each_node(&self, mut f: impl FnMut(usize, u32, PathValues)) {
+        // (node, depth)
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        let push_callees = |stack: &mut Vec<(u32, usize)>, node: u32, depth: usize| {
+            let mut at = self.lists[self.nodes[node as usize].callees as usize].first;
+            while at != NO_NODE {
+                stack.push((at, depth));
+                at = self.nodes[at as usize].next;
+            }
+        };
+        push_callees(&mut stack, 0, 0);
         while let Some((node, depth)) = stack.pop() {
             let n = &self.nodes[node as usize];
-            path.truncate(depth);
-            path.push(&self.names[n.name as usize]);
             f(
-                &path,
+                depth,
+                n.name,
                 PathValues {
                     excl_ticks: n.excl,
                     incl_ticks: n.incl,
                     returns: n.returns,
                 },
             );
-            stack.extend(n.children.values().map(|&c| (c, depth + 1)));
+            push_callees(&mut stack, node, depth + 1);
         }
+    }
+
+    /// The name of index `id` (of [`CallPaths::for_each_node`]).
+    pub(crate) fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The number of distinct names.
+    pub(crate) fn name_count(&self) -> usize {
+        self.names.len()
     }
 }
 

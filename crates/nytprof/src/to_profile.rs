@@ -36,10 +36,11 @@
 use std::collections::HashMap;
 
 use profcodec_profile::{
-    CallEdge, Context, FrameId, FrameKind, IdKind, Measured, ModelError, ProfileBuilder, Unit,
+    CallEdge, Context, FrameId, FrameKind, IdKind, Measured, ModelError, NodeId, ProfileBuilder,
+    StringId, Unit,
 };
 
-use crate::calls::CallPaths;
+use crate::calls::{CallPaths, FastMap};
 use crate::error::Error;
 use crate::model::{ModelOptions, Profile};
 
@@ -79,7 +80,9 @@ fn package(name: &str) -> Option<&str> {
 struct Frames<'p> {
     profile: &'p Profile,
     subs: HashMap<&'p str, FrameId>,
-    lines: HashMap<(u32, u32), FrameId>,
+    /// The names of files by fid: a file has many lines.
+    files: FastMap<u32, StringId>,
+    lines: FastMap<(u32, u32), FrameId>,
     /// Anonymous subs merged away by the eval collapsing, to the sub that absorbed them.
     merged: HashMap<&'p str, &'p str>,
 }
@@ -95,7 +98,8 @@ impl<'p> Frames<'p> {
         Frames {
             profile,
             subs: HashMap::new(),
-            lines: HashMap::new(),
+            files: FastMap::default(),
+            lines: FastMap::default(),
             merged,
         }
     }
@@ -136,10 +140,17 @@ impl<'p> Frames<'p> {
         if let Some(&id) = self.lines.get(&(fid, line)) {
             return Ok(Some(id));
         }
-        let Some(fi) = self.profile.files.get(&fid) else {
-            return Ok(None);
+        let file = match self.files.get(&fid) {
+            Some(&file) => file,
+            None => {
+                let Some(fi) = self.profile.files.get(&fid) else {
+                    return Ok(None);
+                };
+                let file = b.intern_string(&fi.name)?;
+                self.files.insert(fid, file);
+                file
+            }
         };
-        let file = b.intern_string(&fi.name)?;
         let frame = profcodec_profile::Frame::new(FrameKind::Line)
             .with_file(file)
             .with_line(line);
@@ -185,6 +196,9 @@ impl Profile {
             })?;
         }
         let mut frames = Frames::new(self);
+        // A frame per sub and per line with statements (call sites are such lines).
+        let lines: usize = self.line_times.values().map(|lines| lines.len()).sum();
+        b.reserve_frames(self.subs.len().saturating_add(lines));
 
         for si in self.subs.values() {
             let frame = frames.sub(&mut b, &si.name)?;
@@ -229,23 +243,38 @@ impl Profile {
 
         if let Some(paths) = call_paths {
             let tps = f64::from(self.ticks_per_sec());
-            let mut stack: Vec<FrameId> = Vec::new();
+            // The model frame of each name of the paths, and the model node of each depth of
+            // the current path: each path costs one node lookup below its caller's node.
+            let mut name_frames: Vec<Option<FrameId>> = vec![None; paths.name_count()];
+            // A node per path and two value types per node (three with a tick rate): the
+            // tables grow once.
+            b.reserve_nodes(paths.len());
+            b.reserve_node_values(paths.len().saturating_mul(2));
+            let mut path: Vec<NodeId> = Vec::new();
             let mut result = Ok(());
-            paths.for_each_path(|path, values| {
+            paths.for_each_node(|depth, name, values| {
                 if result.is_err() {
                     return;
                 }
                 result = (|| {
-                    stack.truncate(path.len() - 1);
-                    let name = path[path.len() - 1];
-                    stack.push(frames.sub(&mut b, name)?);
-                    let node = b.intern_stack(None, stack.iter().copied())?;
+                    let frame = match name_frames[name as usize] {
+                        Some(frame) => frame,
+                        None => {
+                            let frame = frames.sub(&mut b, paths.name(name))?;
+                            name_frames[name as usize] = Some(frame);
+                            frame
+                        }
+                    };
+                    path.truncate(depth);
+                    let node = b.intern_node(path.last().copied(), frame)?;
+                    path.push(node);
                     // Without a tick rate (a damaged profile read partially) there is no time.
-                    if tps > 0.0 {
-                        b.add_self(ctx, node, time, values.excl_ticks / tps)?;
-                        b.add_inclusive(ctx, node, time, values.incl_ticks / tps)?;
-                    }
-                    b.add_self(ctx, node, calls, values.returns as f64)
+                    let time = (tps > 0.0).then(|| {
+                        let (excl, incl) = (values.excl_ticks / tps, values.incl_ticks / tps);
+                        (time, Some(excl), Some(incl))
+                    });
+                    let calls = (calls, Some(values.returns as f64), None);
+                    b.add_node_values(ctx, node, time.into_iter().chain([calls]))
                 })();
             });
             result?;

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, Hash};
 
 use foldhash::fast::RandomState;
 
@@ -57,6 +58,79 @@ const MAX_ENTRIES: u32 = u32::MAX - 1;
 /// The hash tables of the builder. Their keys come from the input (names, addresses), so they
 /// hash with a seed drawn at random for each table: a hostile input cannot aim at collisions.
 type Map<K, V> = HashMap<K, V, RandomState>;
+
+/// What the builder hashes to find an interned entry: its fields packed into a few words,
+/// rather than the derived `Hash` of every field and `Option` discriminant. Equal entries pack
+/// alike; unequal ones may too (the index compares the entries themselves).
+trait Packed: Eq {
+    type Words: Hash;
+    fn packed(&self) -> Self::Words;
+}
+
+/// A handle or `u32::MAX` for none (handles never reach `u32::MAX`).
+fn word(id: Option<u32>) -> u64 {
+    u64::from(id.unwrap_or(u32::MAX))
+}
+
+impl Packed for Frame {
+    type Words = (u64, u64, u64);
+    #[inline]
+    fn packed(&self) -> (u64, u64, u64) {
+        let line = self.line.map_or(0, |l| u64::from(l) + 1);
+        let address = self.address.map_or(0, |a| a.rotate_left(8) ^ 1);
+        (
+            word(self.function.map(|s| s.0)) | word(self.file.map(|s| s.0)) << 32,
+            word(self.module.map(|s| s.0)) ^ line << 32,
+            address ^ self.kind as u64,
+        )
+    }
+}
+
+impl Packed for Node {
+    type Words = u64;
+    #[inline]
+    fn packed(&self) -> u64 {
+        word(self.parent.map(|p| p.0)) << 32 | u64::from(self.frame.0)
+    }
+}
+
+/// The handles of a table's entries, found by value: the table holds the values, so a slot of
+/// the index costs a `u32` handle (and hashbrown's control byte) instead of a copy of the key.
+/// Hashed with a seed drawn at random, as [`Map`].
+#[derive(Debug, Default)]
+struct HandleIndex {
+    handles: hashbrown::HashTable<u32>,
+    hasher: RandomState,
+}
+
+impl HandleIndex {
+    /// The hash of `value`, and the handle of the entry of `entries` equal to it.
+    #[inline]
+    fn find<T: Packed>(&self, entries: &[T], value: &T) -> (u64, Option<u32>) {
+        let hash = self.hasher.hash_one(value.packed());
+        let found = self
+            .handles
+            .find(hash, |&h| entries[h as usize] == *value)
+            .copied();
+        (hash, found)
+    }
+
+    /// Records `handle` (an entry of `entries` whose value hashes to `hash`), not yet indexed.
+    #[inline]
+    fn insert<T: Packed>(&mut self, entries: &[T], hash: u64, handle: u32) {
+        let hasher = &self.hasher;
+        self.handles.insert_unique(hash, handle, |&h| {
+            hasher.hash_one(entries[h as usize].packed())
+        });
+    }
+
+    fn reserve<T: Packed>(&mut self, entries: &[T], additional: usize) {
+        let hasher = &self.hasher;
+        self.handles.reserve(additional, |&h| {
+            hasher.hash_one(entries[h as usize].packed())
+        });
+    }
+}
 
 /// No entry (a free dense slot, the end of a chain).
 const NONE: u32 = u32::MAX;
@@ -115,6 +189,7 @@ enum Slot {
 }
 
 impl NodeValueIndex {
+    #[inline]
     fn head(&self, context: ContextId, node: NodeId) -> Option<u32> {
         let dense = self.dense.get(context.index())?;
         if let Some(&head) = dense.heads.get(node.index())
@@ -135,9 +210,23 @@ impl NodeValueIndex {
         node: NodeId,
         value_type: ValueTypeId,
     ) -> Slot {
-        let Some(mut at) = self.head(context, node) else {
-            return Slot::NewPair;
-        };
+        match self.head(context, node) {
+            None => Slot::NewPair,
+            Some(head) => self.find_from(values, head, context, node, value_type),
+        }
+    }
+
+    /// [`NodeValueIndex::find`] when the (context, node) has values, the first at `head`.
+    #[inline]
+    fn find_from(
+        &self,
+        values: &[NodeValue],
+        head: u32,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+    ) -> Slot {
+        let mut at = head;
         for _ in 1..CHAIN_MAX {
             if values[at as usize].value_type == value_type {
                 return Slot::At(at);
@@ -157,6 +246,7 @@ impl NodeValueIndex {
     }
 
     /// Records the new value `index` (the last of the values) where `find` said it goes.
+    #[inline]
     fn insert(
         &mut self,
         slot: Slot,
@@ -180,10 +270,13 @@ impl NodeValueIndex {
                 let dense = &mut self.dense[context.index()];
                 dense.pairs += 1;
                 let n = node.index();
+                let bound = dense.pairs * DENSE_PER_ENTRY + DENSE_SLACK;
+                if n >= dense.heads.len() && n < bound {
+                    // Grown geometrically (within the bound): nodes mostly come in order.
+                    let len = (n + 1).max(dense.heads.len() * 2).min(bound);
+                    dense.heads.resize(len, NONE);
+                }
                 if n < dense.heads.len() {
-                    dense.heads[n] = index;
-                } else if n < dense.pairs * DENSE_PER_ENTRY + DENSE_SLACK {
-                    dense.heads.resize(n + 1, NONE);
                     dense.heads[n] = index;
                 } else {
                     dense.sparse += 1;
@@ -198,6 +291,7 @@ impl NodeValueIndex {
     }
 }
 
+#[inline]
 fn next_id(len: usize, table: &'static str) -> Result<u32, ModelError> {
     u32::try_from(len)
         .ok()
@@ -208,6 +302,7 @@ fn next_id(len: usize, table: &'static str) -> Result<u32, ModelError> {
         })
 }
 
+#[inline]
 fn check(index: u32, len: usize, table: &'static str) -> Result<(), ModelError> {
     if (index as usize) < len {
         Ok(())
@@ -229,9 +324,13 @@ fn check(index: u32, len: usize, table: &'static str) -> Result<(), ModelError> 
 /// cannot be made to collide. Node values, the largest table, are found without hashing where
 /// a context's values cover its nodes densely (a measured call tree added node by node): each
 /// value added costs a walk of at most 16 entries plus at most one hash lookup, and about 52
-/// bytes while building (the 48-byte [`NodeValue`] and a 4-byte link), 48 once built. Callers
-/// that know their counts can [`reserve_nodes`](Self::reserve_nodes) and
-/// [`reserve_node_values`](Self::reserve_node_values) to spare the tables' doubling.
+/// bytes while building (the 48-byte [`NodeValue`] and a 4-byte link), 48 once built. A
+/// converter of a measured tree hands each node's values over at once
+/// ([`add_node_values`](Self::add_node_values)). Callers that know their counts can
+/// [`reserve_frames`](Self::reserve_frames), [`reserve_nodes`](Self::reserve_nodes) and
+/// [`reserve_node_values`](Self::reserve_node_values) to spare the tables' doubling. Frames and
+/// nodes are indexed by their handles only (the tables hold them), hashed from a few packed
+/// words.
 ///
 /// Handles returned by one builder are checked on use: a foreign handle is an
 /// [`ModelError::InvalidId`], never a panic or a corrupt profile.
@@ -240,9 +339,9 @@ pub struct ProfileBuilder {
     name: Option<StringId>,
     strings: Map<Box<str>, StringId>,
     frames: Vec<Frame>,
-    frame_index: Map<Frame, FrameId>,
+    frame_index: HandleIndex,
     nodes: Vec<Node>,
-    node_index: Map<(Option<NodeId>, FrameId), NodeId>,
+    node_index: HandleIndex,
     /// The root-first path of the last stack interned from the roots, as (frame, node).
     last_stack: Vec<(FrameId, NodeId)>,
     value_types: Vec<ValueType>,
@@ -267,6 +366,7 @@ pub struct ProfileBuilder {
     calls_value_type: Option<ValueTypeId>,
 }
 
+#[inline]
 fn add_option(total: &mut Option<f64>, value: f64) {
     *total = Some(total.unwrap_or(0.0) + value);
 }
@@ -295,16 +395,17 @@ impl ProfileBuilder {
 
     /// Interns a frame (equal frames get the same handle).
     pub fn intern_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
-        if let Some(&id) = self.frame_index.get(&frame) {
-            return Ok(id);
+        let (hash, found) = self.frame_index.find(&self.frames, &frame);
+        if let Some(id) = found {
+            return Ok(FrameId(id));
         }
         for s in frame.string_ids() {
             check(s.0, self.strings.len(), "strings")?;
         }
-        let id = FrameId(next_id(self.frames.len(), "frames")?);
+        let id = next_id(self.frames.len(), "frames")?;
         self.frames.push(frame);
-        self.frame_index.insert(frame, id);
-        Ok(id)
+        self.frame_index.insert(&self.frames, hash, id);
+        Ok(FrameId(id))
     }
 
     /// Interns the node for `frame` called from `parent` (`None`: a root).
@@ -313,17 +414,19 @@ impl ProfileBuilder {
         parent: Option<NodeId>,
         frame: FrameId,
     ) -> Result<NodeId, ModelError> {
-        if let Some(&id) = self.node_index.get(&(parent, frame)) {
-            return Ok(id);
+        let node = Node { parent, frame };
+        let (hash, found) = self.node_index.find(&self.nodes, &node);
+        if let Some(id) = found {
+            return Ok(NodeId(id));
         }
         if let Some(p) = parent {
             check(p.0, self.nodes.len(), "nodes")?;
         }
         check(frame.0, self.frames.len(), "frames")?;
-        let id = NodeId(next_id(self.nodes.len(), "nodes")?);
-        self.nodes.push(Node { parent, frame });
-        self.node_index.insert((parent, frame), id);
-        Ok(id)
+        let id = next_id(self.nodes.len(), "nodes")?;
+        self.nodes.push(node);
+        self.node_index.insert(&self.nodes, hash, id);
+        Ok(NodeId(id))
     }
 
     /// Interns a call path below `parent`, outermost frame first, and returns its innermost node.
@@ -430,6 +533,7 @@ impl ProfileBuilder {
         Ok(id)
     }
 
+    #[inline(always)]
     fn node_value(
         &mut self,
         context: ContextId,
@@ -437,36 +541,112 @@ impl ProfileBuilder {
         value_type: ValueTypeId,
     ) -> Result<&mut NodeValue, ModelError> {
         let key = (context, node, value_type);
-        // A sampler often records the same stack many times in a row.
-        if let Some((last, index)) = self.last_node_value
-            && last == key
-        {
-            return Ok(&mut self.node_values[index as usize]);
-        }
-        let index = match self
-            .node_value_index
-            .find(&self.node_values, context, node, value_type)
-        {
-            Slot::At(index) => index,
-            slot => {
-                check(context.0, self.contexts.len(), "contexts")?;
-                check(node.0, self.nodes.len(), "nodes")?;
-                check(value_type.0, self.value_types.len(), "value types")?;
-                let index = next_id(self.node_values.len(), "node values")?;
-                self.node_values.push(NodeValue {
-                    context,
-                    node,
-                    value_type,
-                    self_value: None,
-                    inclusive: None,
-                });
-                self.node_value_index
-                    .insert(slot, index, context, node, value_type);
+        let index = match self.last_node_value {
+            // A sampler often records the same stack many times in a row, and a converter adds a
+            // node's self and inclusive values one after the other.
+            Some((last, index)) if last == key => index,
+            _ => {
+                let index = self.find_or_add_node_value(context, node, value_type)?;
+                self.last_node_value = Some((key, index));
                 index
             }
         };
-        self.last_node_value = Some((key, index));
         Ok(&mut self.node_values[index as usize])
+    }
+
+    #[inline(never)]
+    fn find_or_add_node_value(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+    ) -> Result<u32, ModelError> {
+        let slot = self
+            .node_value_index
+            .find(&self.node_values, context, node, value_type);
+        if let Slot::At(index) = slot {
+            return Ok(index);
+        }
+        check(context.0, self.contexts.len(), "contexts")?;
+        check(node.0, self.nodes.len(), "nodes")?;
+        check(value_type.0, self.value_types.len(), "value types")?;
+        let index = next_id(self.node_values.len(), "node values")?;
+        self.node_values.push(NodeValue {
+            context,
+            node,
+            value_type,
+            self_value: None,
+            inclusive: None,
+        });
+        self.node_value_index
+            .insert(slot, index, context, node, value_type);
+        Ok(index)
+    }
+
+    /// Adds the values of one node in one context: for each `(value type, self, inclusive)`,
+    /// `self` to the node's self value and `inclusive` to its measured inclusive value (`None`
+    /// adds nothing; with both `None` the value type gets no entry). As [`add_self`](Self::add_self) and
+    /// [`add_inclusive`](Self::add_inclusive) value by value, with one lookup of the node's
+    /// values for them all: what a converter adds at each node of a measured tree.
+    pub fn add_node_values(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        values: impl IntoIterator<Item = (ValueTypeId, Option<f64>, Option<f64>)>,
+    ) -> Result<(), ModelError> {
+        check(context.0, self.contexts.len(), "contexts")?;
+        check(node.0, self.nodes.len(), "nodes")?;
+        let mut head = self.node_value_index.head(context, node);
+        // While the (context, node) had no values before this call, the value types added by
+        // it so far (those below 64, as bits) and the last added: a value type not among them
+        // goes after that one without walking the chain.
+        let mut fresh = head.is_none();
+        let (mut added, mut tail, mut chained) = (0u64, None, 0);
+        for (value_type, self_value, inclusive) in values {
+            if self_value.is_none() && inclusive.is_none() {
+                continue;
+            }
+            let bit = 1u64.checked_shl(value_type.0).unwrap_or(0);
+            fresh &= bit != 0 && chained < CHAIN_MAX;
+            let slot = match head {
+                None => Slot::NewPair,
+                Some(_) if fresh && added & bit == 0 => tail.map_or(Slot::NewPair, Slot::After),
+                Some(head) => self.node_value_index.find_from(
+                    &self.node_values,
+                    head,
+                    context,
+                    node,
+                    value_type,
+                ),
+            };
+            let index = match slot {
+                Slot::At(index) => index,
+                slot => {
+                    check(value_type.0, self.value_types.len(), "value types")?;
+                    let index = next_id(self.node_values.len(), "node values")?;
+                    self.node_values.push(NodeValue {
+                        context,
+                        node,
+                        value_type,
+                        self_value: None,
+                        inclusive: None,
+                    });
+                    self.node_value_index
+                        .insert(slot, index, context, node, value_type);
+                    head.get_or_insert(index);
+                    (added, tail, chained) = (added | bit, Some(index), chained + 1);
+                    index
+                }
+            };
+            let entry = &mut self.node_values[index as usize];
+            if let Some(x) = self_value {
+                add_option(&mut entry.self_value, x);
+            }
+            if let Some(x) = inclusive {
+                add_option(&mut entry.inclusive, x);
+            }
+        }
+        Ok(())
     }
 
     /// Adds `value` to the self value of `node` in `context`.
@@ -499,12 +679,20 @@ impl ProfileBuilder {
         Ok(())
     }
 
+    /// Makes room for `additional` more distinct frames, for a caller that knows a bound (the
+    /// contexts of a measured tree): the table and its index grow once instead of doubling.
+    /// Pass a count bounded by the input's size, as for any allocation.
+    pub fn reserve_frames(&mut self, additional: usize) {
+        self.frames.reserve(additional);
+        self.frame_index.reserve(&self.frames, additional);
+    }
+
     /// Makes room for `additional` more call-tree nodes, for a caller that knows how many it
     /// will add (the nodes of a measured tree): the tables then grow once instead of doubling.
     /// Pass a count bounded by the input's size, as for any allocation.
     pub fn reserve_nodes(&mut self, additional: usize) {
         self.nodes.reserve(additional);
-        self.node_index.reserve(additional);
+        self.node_index.reserve(&self.nodes, additional);
     }
 
     /// Makes room for `additional` more distinct (context, node, value type) values, for a

@@ -23,6 +23,7 @@
 //! size of the profile.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
 
@@ -374,21 +375,51 @@ fn select_contexts(profile: &Profile, filter: &ContextFilter) -> Result<Vec<bool
     Ok(selected)
 }
 
-/// Interns group keys into dense indexes.
+/// Interns group keys into dense indexes. The index holds the keys' positions only (the keys
+/// are in `keys`), hashed from a few packed words with a random seed (the keys come from the
+/// input).
 #[derive(Default)]
 struct KeyTable {
-    /// Hashed with a random seed (the keys come from the input).
-    index: HashMap<GroupKey, u32, RandomState>,
+    index: hashbrown::HashTable<u32>,
+    hasher: RandomState,
     keys: Vec<GroupKey>,
 }
 
+impl GroupKey {
+    /// The key's fields in three words, for hashing: equal keys give equal words.
+    fn packed(&self) -> (u64, u64, u64) {
+        let id = |s: Option<StringId>| s.map_or(u64::MAX, |s| u64::from(s.index() as u32));
+        let line = self.line.map_or(0, |l| u64::from(l) + 1);
+        (
+            id(self.function) ^ id(self.file) << 32,
+            id(self.module) ^ line << 32,
+            self.address.map_or(0, |a| a.rotate_left(8) ^ 1),
+        )
+    }
+}
+
 impl KeyTable {
+    /// A table for at most `keys` distinct keys (those of the frames of a profile).
+    fn with_capacity(keys: usize) -> KeyTable {
+        KeyTable {
+            index: hashbrown::HashTable::with_capacity(keys),
+            ..KeyTable::default()
+        }
+    }
+
     fn get(&mut self, key: GroupKey) -> u32 {
-        *self.index.entry(key).or_insert_with(|| {
-            self.keys.push(key);
-            // Keys are at most one per frame or node, whose counts fit in u32.
-            (self.keys.len() - 1) as u32
-        })
+        let hash = self.hasher.hash_one(key.packed());
+        let keys = &self.keys;
+        if let Some(&g) = self.index.find(hash, |&g| keys[g as usize] == key) {
+            return g;
+        }
+        // Keys are at most one per frame or node, whose counts fit in u32.
+        let g = self.keys.len() as u32;
+        self.keys.push(key);
+        let (keys, hasher) = (&self.keys, &self.hasher);
+        self.index
+            .insert_unique(hash, g, |&g| hasher.hash_one(keys[g as usize].packed()));
+        g
     }
 }
 
@@ -609,8 +640,8 @@ fn group_tree(
         owner.push(own);
     }
     // A node's group depends on its own frame or its owner's only: each frame's key is hashed
-    // once, not once per node.
-    let mut keys = KeyTable::default();
+    // once, not once per node, so there are at most as many groups as frames.
+    let mut keys = KeyTable::with_capacity(profile.frames.len().min(n));
     let mut frame_group = vec![u32::MAX; profile.frames.len()];
     let node_group: Vec<u32> = profile
         .nodes
@@ -639,50 +670,30 @@ fn group_tree(
     drop(owner);
     let groups = keys.keys.len();
 
-    // Children lists in one flat array (compressed rows), for the depth-first walk below.
-    let mut first_child = vec![0u32; n + 1];
-    for &p in &parents {
-        if p != NO_PARENT {
-            first_child[p as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        first_child[i + 1] += first_child[i];
-    }
-    let mut fill = first_child.clone();
-    let mut children = vec![0u32; first_child[n] as usize];
-    for (i, &p) in parents.iter().enumerate() {
-        if p != NO_PARENT {
-            children[fill[p as usize] as usize] = i as u32;
-            fill[p as usize] += 1;
-        }
-    }
-    drop(fill);
-
     // A node's inclusive value counts for its group only when no ancestor is in the same
     // group: `open[g]` is the number of nodes of group g on the current path.
     let mut open = vec![0u32; groups];
     let mut group_inclusive = vec![0.0; groups];
     let mut root_inclusive = 0.0;
-    let mut stack: Vec<(u32, bool)> = Vec::new();
-    for root in (0..n).filter(|&i| parents[i] == NO_PARENT) {
-        root_inclusive += inclusive[root];
-        stack.push((root as u32, false));
-        while let Some((node, leaving)) = stack.pop() {
-            let i = node as usize;
-            let g = node_group[i] as usize;
-            if leaving {
-                open[g] -= 1;
-                continue;
-            }
-            if open[g] == 0 {
-                group_inclusive[g] += inclusive[i];
-            }
-            open[g] += 1;
-            stack.push((node, true));
-            let (from, to) = (first_child[i] as usize, first_child[i + 1] as usize);
-            stack.extend(children[from..to].iter().rev().map(|&c| (c, false)));
-        }
+    if !walk_in_id_order(
+        &parents,
+        &node_group,
+        &inclusive,
+        &mut open,
+        &mut group_inclusive,
+        &mut root_inclusive,
+    ) {
+        open.fill(0);
+        group_inclusive.fill(0.0);
+        root_inclusive = 0.0;
+        walk_children(
+            &parents,
+            &node_group,
+            &inclusive,
+            &mut open,
+            &mut group_inclusive,
+            &mut root_inclusive,
+        );
     }
 
     let mut group_self = vec![0.0; groups];
@@ -708,6 +719,93 @@ fn group_tree(
             self_value: total,
             inclusive: Some(root_inclusive),
         },
+    }
+}
+
+/// The depth-first walk of [`group_tree`] when the nodes are numbered depth first (each
+/// node's parent is on the path to the node before it, as in a tree read in preorder): the
+/// nodes in id order, the path as a stack, every table read in sequence. Returns false, having
+/// added only part of the values, when the numbering is not depth first.
+fn walk_in_id_order(
+    parents: &[u32],
+    node_group: &[u32],
+    inclusive: &[f64],
+    open: &mut [u32],
+    group_inclusive: &mut [f64],
+    root_inclusive: &mut f64,
+) -> bool {
+    let mut path: Vec<u32> = Vec::new();
+    for (i, &parent) in parents.iter().enumerate() {
+        while let Some(&top) = path.last() {
+            if top == parent {
+                break;
+            }
+            path.pop();
+            open[node_group[top as usize] as usize] -= 1;
+        }
+        if parent == NO_PARENT {
+            *root_inclusive += inclusive[i];
+        } else if path.is_empty() {
+            return false;
+        }
+        let g = node_group[i] as usize;
+        if open[g] == 0 {
+            group_inclusive[g] += inclusive[i];
+        }
+        open[g] += 1;
+        path.push(i as u32);
+    }
+    true
+}
+
+/// The depth-first walk of [`group_tree`] through each node's children, in any numbering.
+fn walk_children(
+    parents: &[u32],
+    node_group: &[u32],
+    inclusive: &[f64],
+    open: &mut [u32],
+    group_inclusive: &mut [f64],
+    root_inclusive: &mut f64,
+) {
+    let n = parents.len();
+    // Children lists in one flat array (compressed rows).
+    let mut first_child = vec![0u32; n + 1];
+    for &p in parents {
+        if p != NO_PARENT {
+            first_child[p as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        first_child[i + 1] += first_child[i];
+    }
+    let mut fill = first_child.clone();
+    let mut children = vec![0u32; first_child[n] as usize];
+    for (i, &p) in parents.iter().enumerate() {
+        if p != NO_PARENT {
+            children[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    drop(fill);
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for root in (0..n).filter(|&i| parents[i] == NO_PARENT) {
+        *root_inclusive += inclusive[root];
+        stack.push((root as u32, false));
+        while let Some((node, leaving)) = stack.pop() {
+            let i = node as usize;
+            let g = node_group[i] as usize;
+            if leaving {
+                open[g] -= 1;
+                continue;
+            }
+            if open[g] == 0 {
+                group_inclusive[g] += inclusive[i];
+            }
+            open[g] += 1;
+            stack.push((node, true));
+            let (from, to) = (first_child[i] as usize, first_child[i + 1] as usize);
+            stack.extend(children[from..to].iter().rev().map(|&c| (c, false)));
+        }
     }
 }
 

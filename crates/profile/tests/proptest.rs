@@ -305,3 +305,82 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+/// (context, node, [(value type, self, inclusive)]) for one `add_node_values` call.
+type NodeValuesCall = (u32, usize, Vec<(usize, Option<u32>, Option<u32>)>);
+
+proptest! {
+    /// `add_node_values` adds as `add_self` and `add_inclusive` would, value by value: a map's
+    /// sums in the order of first addition, with repeated value types within a call, more than
+    /// the chain's 16 value types on one node, and value types past the 64 the first-call fast
+    /// path follows.
+    #[test]
+    fn node_values_in_calls_sum_like_a_map(
+        nodes in 1..50usize,
+        calls in prop::collection::vec(
+            (
+                0..2u32,
+                0..50usize,
+                prop::collection::vec(
+                    (0..80usize, prop::option::of(0..1000u32), prop::option::of(0..1000u32)),
+                    0..24,
+                ),
+            ),
+            0..60,
+        ),
+    ) {
+        let mut b = ProfileBuilder::new();
+        let name = b.intern_string("f").unwrap();
+        let frame = b.intern_frame(Frame::function(name)).unwrap();
+        let contexts: Vec<_> = (0..2)
+            .map(|t| b.intern_context(Context::new([(IdKind::Thread, t)])).unwrap())
+            .collect();
+        let value_types: Vec<_> = (0..80)
+            .map(|v| {
+                b.intern_value_type(&format!("m{v}"), Unit::Count, Measured::SelfAndInclusive)
+                    .unwrap()
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for _ in 0..nodes {
+            ids.push(b.intern_node(ids.last().copied(), frame).unwrap());
+        }
+        let mut sums: BTreeMap<(u32, usize, usize), SelfAndInclusive> = BTreeMap::new();
+        let mut order = Vec::new();
+        for (c, n, values) in &calls as &[NodeValuesCall] {
+            let n = n % nodes;
+            let batch = values.iter().map(|&(v, s, i)| {
+                (value_types[v], s.map(f64::from), i.map(f64::from))
+            });
+            b.add_node_values(contexts[*c as usize], ids[n], batch).unwrap();
+            for &(v, s, i) in values {
+                if s.is_none() && i.is_none() {
+                    continue;
+                }
+                let entry = sums.entry((*c, n, v)).or_insert_with(|| {
+                    order.push((*c, n, v));
+                    (None, None)
+                });
+                if let Some(s) = s {
+                    *entry.0.get_or_insert(0.0) += f64::from(s);
+                }
+                if let Some(i) = i {
+                    *entry.1.get_or_insert(0.0) += f64::from(i);
+                }
+            }
+        }
+        let profile = b.build();
+        let got: Vec<_> = profile
+            .node_values()
+            .iter()
+            .map(|v| {
+                (
+                    (v.context.index() as u32, v.node.index(), v.value_type.index()),
+                    (v.self_value, v.inclusive),
+                )
+            })
+            .collect();
+        let want: Vec<_> = order.iter().map(|k| (*k, sums[k])).collect();
+        prop_assert_eq!(got, want);
+    }
+}

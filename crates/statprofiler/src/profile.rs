@@ -50,11 +50,14 @@
 //! # Costs
 //!
 //! Memory is bounded by the distinct frames and call paths (and, while a file is read, by the
-//! reader's window and the longest sample), never by the number of samples: each sample's
-//! frames are compared with the frames of the sample before (a sampler's successive stacks share
-//! their outer frames) and only the frames that differ are looked up by content; the stack is
-//! then interned in the model's call tree, and its weight added to a per-node counter that is
-//! handed to the model once per process. Time is linear in the logical stream.
+//! reader's window and the longest sample), never by the number of samples. Each sample's stack
+//! is walked down the model's call tree from the root: a frame is compared (field by field,
+//! nothing copied) with the frame at the same depth of the sample before while the two stacks
+//! agree (a sampler's successive stacks share their outer frames), then with the few callees
+//! already seen below its caller, and only a frame found by neither is keyed and looked up by
+//! content. The sample's weight is added to a per-node counter that is handed to the model once
+//! per process. Time is linear in the logical stream: each frame costs at most a bounded number
+//! of comparisons and one lookup.
 //!
 //! ```
 //! use profcodec_profile::{Order, Query};
@@ -308,14 +311,19 @@ pub struct ProfileConverter {
     named: bool,
     contexts: HashMap<Option<ProcessId>, ContextId>,
     /// Model frames by the bytes of the stored frame ([`frame_key`]), for the current process
-    /// (an eval's file name depends on the process).
+    /// (an eval's file name depends on the process), with the index of those bytes in `keys`.
     frames: KeyMap,
-    /// The last frame seen at each depth (outermost first), its key bytes and model frame: a
-    /// sampler's successive stacks share their outer frames, found here without hashing.
-    previous: Vec<(Vec<u8>, FrameId)>,
-    /// The current sample's model frames, outermost first.
-    stack: Vec<FrameId>,
+    /// The keys of `frames`, by index.
+    keys: Vec<Box<[u8]>>,
+    /// The call tree of the current process as the model's nodes, each node's callees found by
+    /// comparing frames with their keys ([`Trie`]).
+    trie: Trie,
+    /// The nodes of the previous sample's stack, outermost first: a sampler's successive stacks
+    /// share their outer frames, found here by one comparison each.
+    previous: Vec<NodeId>,
     key: Vec<u8>,
+    /// The last op name looked up in [`SLOW_OPS`] and whether it is one.
+    last_op: (Vec<u8>, bool),
     text: String,
     batch: Batch,
 }
@@ -356,51 +364,189 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-type KeyMap = HashMap<Box<[u8]>, FrameId, std::hash::BuildHasherDefault<KeyHasher>>;
+/// A frame key's model frame and the key's index in [`ProfileConverter::keys`].
+type KeyMap = HashMap<Box<[u8]>, (FrameId, u32), std::hash::BuildHasherDefault<KeyHasher>>;
 
-/// Appends a length-prefixed byte string to a frame key.
-fn put(key: &mut Vec<u8>, bytes: &[u8]) {
-    key.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    key.extend_from_slice(bytes);
+/// The callees of a node scanned one by one, each compared with the frame sought, before the
+/// frame is looked up by its key: a sampled node has few callees.
+const CALLEES_SCANNED: usize = 8;
+
+/// The call tree of one process over the model's nodes (indexed by node id): each node's callees
+/// as a list, each with the key of its frame. A node's entries are valid in the generation they
+/// were set in; a new process starts a new generation, so nothing is cleared node by node.
+#[derive(Debug, Default)]
+struct Trie {
+    generation: u32,
+    /// The roots' list.
+    roots: Option<NodeId>,
+    /// Per node: the generation its entries belong to.
+    valid: Vec<u32>,
+    /// Per node: its first callee.
+    first: Vec<Option<NodeId>>,
+    /// Per node: the next callee of its caller.
+    next: Vec<Option<NodeId>>,
+    /// Per node: the index of its frame's key.
+    key: Vec<u32>,
 }
 
-/// The bytes that identify a stored frame: its tag, strings and lines.
-fn frame_key(key: &mut Vec<u8>, frame: &Frame<PerlStr<'_>>) {
-    key.clear();
-    key.push(frame.tag());
-    match frame {
+impl Trie {
+    /// Forgets every list (a new process: keys change meaning).
+    fn reset(&mut self) {
+        self.roots = None;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // After 2^32 processes, entries of the first generation would look valid again.
+            self.valid.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    fn first_of(&self, parent: Option<NodeId>) -> Option<NodeId> {
+        match parent {
+            None => self.roots,
+            Some(p) => self.first[p.index()],
+        }
+    }
+
+    fn is_linked(&self, node: NodeId) -> bool {
+        self.valid.get(node.index()) == Some(&self.generation)
+    }
+
+    /// Adds `node` (found by the key of index `key`) to the callees of `parent`.
+    fn link(&mut self, parent: Option<NodeId>, node: NodeId, key: u32) {
+        let n = node.index();
+        if self.valid.len() <= n {
+            // Nodes come in order: grown by half again at least, not one by one.
+            let len = (n + 1).max(self.valid.len() + self.valid.len() / 2);
+            self.valid.resize(len, 0);
+            self.first.resize(len, None);
+            self.next.resize(len, None);
+            self.key.resize(len, 0);
+        }
+        self.valid[n] = self.generation;
+        self.first[n] = None;
+        self.key[n] = key;
+        let head = match parent {
+            None => &mut self.roots,
+            Some(p) => &mut self.first[p.index()],
+        };
+        self.next[n] = head.replace(node);
+    }
+}
+
+/// The length of a frame key's fixed part: a tag, two numbers and three string lengths.
+const KEY_HEAD: usize = 21;
+
+/// The fixed part of a frame key: `tag`, the numbers `a` and `b`, the lengths of `strings`
+/// (of which there are at most three).
+fn key_head(tag: u8, a: i32, b: i32, strings: [&[u8]; 3]) -> [u8; KEY_HEAD] {
+    let mut head = [0u8; KEY_HEAD];
+    head[0] = tag;
+    head[1..5].copy_from_slice(&a.to_le_bytes());
+    head[5..9].copy_from_slice(&b.to_le_bytes());
+    for (i, s) in strings.iter().enumerate() {
+        let at = 9 + 4 * i;
+        head[at..at + 4].copy_from_slice(&(s.len() as u32).to_le_bytes());
+    }
+    head
+}
+
+/// A frame's tag, numbers and strings, as its key holds them.
+fn key_parts<'f>(frame: &Frame<PerlStr<'f>>) -> (u8, i32, i32, [&'f [u8]; 3]) {
+    match *frame {
         Frame::Sub {
             package,
             name,
             file,
             line,
             first_line,
-        } => {
-            put(key, package.bytes);
-            put(key, name.bytes);
-            put(key, file.bytes);
-            key.extend_from_slice(&line.to_le_bytes());
-            key.extend_from_slice(&first_line.to_le_bytes());
-        }
-        Frame::Xsub { package, name } => {
-            put(key, package.bytes);
-            put(key, name.bytes);
-        }
+        } => (
+            frame.tag(),
+            line,
+            first_line,
+            [package.bytes, name.bytes, file.bytes],
+        ),
+        Frame::Xsub { package, name } => (frame.tag(), 0, 0, [package.bytes, name.bytes, &[]]),
         Frame::Eval { file, line } | Frame::Main { file, line } => {
-            put(key, file.bytes);
-            key.extend_from_slice(&line.to_le_bytes());
+            (frame.tag(), line, 0, [file.bytes, &[], &[]])
         }
     }
 }
 
+/// Writes a key: its fixed part, then the strings one after the other. The fixed part comes
+/// first so that comparing a key with a frame mostly stops at it.
+fn write_key(key: &mut Vec<u8>, (tag, a, b, strings): (u8, i32, i32, [&[u8]; 3])) {
+    key.clear();
+    key.extend_from_slice(&key_head(tag, a, b, strings));
+    for s in strings {
+        key.extend_from_slice(s);
+    }
+}
+
+/// Whether a key is the key of these parts, without writing that key: the fixed part is read
+/// field by field from the key (not compared with one written out, which the processor would
+/// have to forward from its stores).
+fn key_is(key: &[u8], (tag, a, b, strings): (u8, i32, i32, [&[u8]; 3])) -> bool {
+    let Some((head, mut rest)) = key.split_first_chunk::<KEY_HEAD>() else {
+        return false;
+    };
+    let word = |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    if head[0] != tag
+        || word(1) != a as u32
+        || word(5) != b as u32
+        || word(9) as usize != strings[0].len()
+        || word(13) as usize != strings[1].len()
+        || word(17) as usize != strings[2].len()
+    {
+        return false;
+    }
+    for s in strings {
+        // The lengths matched: the rest holds exactly the strings, unless the key is damaged.
+        let Some((stored, tail)) = rest.split_at_checked(s.len()) else {
+            return false;
+        };
+        if !same_bytes(stored, s) {
+            return false;
+        }
+        rest = tail;
+    }
+    rest.is_empty()
+}
+
+/// Whether two byte strings of equal length are equal, compared inline a word at a time: the
+/// strings of a frame are short, and a call to `memcmp` per string would cost more than the
+/// comparison.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let (mut a8, mut b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut a8).zip(&mut b8) {
+        let word = |c: &[u8]| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        if word(x) != word(y) {
+            return false;
+        }
+    }
+    let (x, y) = (a8.remainder(), b8.remainder());
+    x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p == q)
+}
+
+/// The bytes that identify a stored frame: its tag, strings and lines.
+fn frame_key(key: &mut Vec<u8>, frame: &Frame<PerlStr<'_>>) {
+    write_key(key, key_parts(frame));
+}
+
+/// Whether `key` (made by [`frame_key`]) is the key of `frame`, without making that key.
+fn key_matches(key: &[u8], frame: &Frame<PerlStr<'_>>) -> bool {
+    key_is(key, key_parts(frame))
+}
+
 /// The key of a slow op's `CORE::<op>` frame: a tag no stored frame has, the op, and the
 /// innermost frame's kind and file (the report gives the op frame that frame's file).
-fn slow_op_key(key: &mut Vec<u8>, op: &[u8], innermost: &Frame<PerlStr<'_>>) {
-    key.clear();
-    key.push(0);
-    put(key, op);
-    key.push(innermost.tag());
-    put(key, innermost.file().map_or(&[][..], |f| f.bytes));
+fn slow_op_parts<'f>(
+    op: &'f [u8],
+    innermost: &Frame<PerlStr<'f>>,
+) -> (u8, i32, i32, [&'f [u8]; 3]) {
+    let file = innermost.file().map_or(&[][..], |f| f.bytes);
+    (0, i32::from(innermost.tag()), 0, [op, file, &[]])
 }
 
 /// The subs of which one file often holds several under one name, which the report tells apart
@@ -440,9 +586,14 @@ impl ProfileConverter {
             named: false,
             contexts: HashMap::new(),
             frames: KeyMap::default(),
+            keys: Vec::new(),
+            trie: Trie {
+                generation: 1,
+                ..Trie::default()
+            },
             previous: Vec::new(),
-            stack: Vec::new(),
             key: Vec::new(),
+            last_op: (Vec::new(), false),
             text: String::new(),
             batch: Batch {
                 wants_program: true,
@@ -513,6 +664,8 @@ impl ProfileConverter {
             if self.batch.process != process {
                 // An eval's file name holds the process id: frames are looked up per process.
                 self.frames.clear();
+                self.keys.clear();
+                self.trie.reset();
                 self.previous.clear();
             }
             self.batch.process = process;
@@ -540,12 +693,12 @@ impl ProfileConverter {
         for i in 0..self.batch.touched.len() {
             let node = self.batch.touched[i];
             let weight = std::mem::take(&mut self.batch.weights[node.index()]);
+            let time = tick
+                .zip(self.time_type)
+                .map(|(tick, time)| (time, Some(weight as f64 * f64::from(tick)), None));
+            let samples = (self.samples_type, Some(weight as f64), None);
             self.builder
-                .add_self(context, node, self.samples_type, weight as f64)?;
-            if let (Some(tick), Some(time)) = (tick, self.time_type) {
-                self.builder
-                    .add_self(context, node, time, weight as f64 * f64::from(tick))?;
-            }
+                .add_node_values(context, node, std::iter::once(samples).chain(time))?;
         }
         self.batch.touched.clear();
         Ok(())
@@ -575,25 +728,43 @@ impl ProfileConverter {
         if trace.weight == 0 || trace.frame_count() == 0 {
             return Ok(());
         }
-        self.stack.clear();
+        let mut node = None;
+        // Whether the stack so far is the previous sample's.
+        let mut shared = true;
         let mut depth = 0;
+        let (mut outermost, mut innermost) = (None, None);
         for frame in trace.frames().rev() {
-            frame_key(&mut self.key, &frame);
-            let id = self.frame_at(depth, |this| this.model_frame(&frame, process))?;
-            self.stack.push(id);
+            node = Some(self.callee(
+                node,
+                depth,
+                &mut shared,
+                |key| key_matches(key, &frame),
+                |key| frame_key(key, &frame),
+                |this| this.model_frame(&frame, process),
+            )?);
             depth += 1;
+            outermost.get_or_insert(frame);
+            innermost = Some(frame);
         }
         let op = trace.op_name.bytes;
         if self.slow_op_frames
-            && is_slow_op(op)
-            && let Some(innermost) = trace.frames().next()
+            && let Some(innermost) = innermost
+            && self.is_slow_op(op)
         {
-            slow_op_key(&mut self.key, op, &innermost);
-            let id = self.frame_at(depth, |this| this.slow_op_frame(op, &innermost, process))?;
-            self.stack.push(id);
+            let parts = slow_op_parts(op, &innermost);
+            node = Some(self.callee(
+                node,
+                depth,
+                &mut shared,
+                |key| key_is(key, parts),
+                |key| write_key(key, parts),
+                |this| this.slow_op_frame(op, &innermost, process),
+            )?);
+            depth += 1;
         }
+        self.previous.truncate(depth);
         if self.batch.wants_program
-            && let Some(Frame::Main { file, .. }) = trace.frames().next_back()
+            && let Some(Frame::Main { file, .. }) = outermost
         {
             self.batch.wants_program = false;
             let program = file.to_string();
@@ -603,9 +774,9 @@ impl ProfileConverter {
             }
             self.batch.program = Some(program);
         }
-        let node = self
-            .builder
-            .intern_stack(None, self.stack.iter().copied())?;
+        let Some(node) = node else {
+            return Ok(());
+        };
         let weights = &mut self.batch.weights;
         if weights.len() <= node.index() {
             weights.resize(node.index() + 1, 0);
@@ -617,36 +788,85 @@ impl ProfileConverter {
         Ok(())
     }
 
-    /// The model frame whose key is in `self.key`, at `depth` of the current sample: the last
-    /// frame seen at that depth when the keys are equal, else looked up, else made.
-    fn frame_at(
-        &mut self,
-        depth: usize,
-        make: impl FnOnce(&mut Self) -> Result<ModelFrame, ModelError>,
-    ) -> Result<FrameId, ModelError> {
-        if let Some((key, id)) = self.previous.get(depth)
-            && *key == self.key
-        {
-            return Ok(*id);
+    /// [`is_slow_op`], remembering the last op asked about: samples mostly end in a few ops.
+    fn is_slow_op(&mut self, op: &[u8]) -> bool {
+        if self.last_op.0 != op {
+            self.last_op.0.clear();
+            self.last_op.0.extend_from_slice(op);
+            self.last_op.1 = is_slow_op(op);
         }
-        let id = match self.frames.get(self.key.as_slice()) {
-            Some(&id) => id,
+        self.last_op.1
+    }
+
+    /// The key of the frame of `node`, a node of the current process's call tree.
+    fn key_of(&self, node: NodeId) -> &[u8] {
+        &self.keys[self.trie.key[node.index()] as usize]
+    }
+
+    /// The node of a frame called from `parent`, at `depth` of the current sample: the previous
+    /// sample's node at that depth while the stacks agree, else one of `parent`'s callees whose
+    /// frame key `matches`, else found by the frame's key (written by `key`), the model frame
+    /// made by `make` when the process has not had it yet.
+    fn callee(
+        &mut self,
+        parent: Option<NodeId>,
+        depth: usize,
+        shared: &mut bool,
+        matches: impl Fn(&[u8]) -> bool,
+        key: impl FnOnce(&mut Vec<u8>),
+        make: impl FnOnce(&mut Self) -> Result<ModelFrame, ModelError>,
+    ) -> Result<NodeId, ModelError> {
+        if *shared
+            && let Some(&node) = self.previous.get(depth)
+            && matches(self.key_of(node))
+        {
+            return Ok(node);
+        }
+        *shared = false;
+        let mut found = None;
+        let mut callee = self.trie.first_of(parent);
+        for _ in 0..CALLEES_SCANNED {
+            let Some(node) = callee else {
+                break;
+            };
+            if matches(self.key_of(node)) {
+                found = Some(node);
+                break;
+            }
+            callee = self.trie.next[node.index()];
+        }
+        let node = match found {
+            Some(node) => node,
             None => {
-                let frame = make(self)?;
-                let id = self.builder.intern_frame(frame)?;
-                self.frames.insert(self.key.as_slice().into(), id);
-                id
+                key(&mut self.key);
+                let (frame, key_index) = match self.frames.get(self.key.as_slice()) {
+                    Some(&known) => known,
+                    None => {
+                        let frame = make(self)?;
+                        let frame = self.builder.intern_frame(frame)?;
+                        // Keys are at most one per frame record read.
+                        let key_index = self.keys.len() as u32;
+                        let key: Box<[u8]> = self.key.as_slice().into();
+                        self.keys.push(key.clone());
+                        self.frames.insert(key, (frame, key_index));
+                        (frame, key_index)
+                    }
+                };
+                let node = self.builder.intern_node(parent, frame)?;
+                // A node found by two keys (frames that differ in what the model does not
+                // keep) is listed under the first.
+                if !self.trie.is_linked(node) {
+                    self.trie.link(parent, node, key_index);
+                }
+                node
             }
         };
         if depth < self.previous.len() {
-            let slot = &mut self.previous[depth];
-            slot.0.clear();
-            slot.0.extend_from_slice(&self.key);
-            slot.1 = id;
+            self.previous[depth] = node;
         } else {
-            self.previous.push((self.key.clone(), id));
+            self.previous.push(node);
         }
-        Ok(id)
+        Ok(node)
     }
 
     /// Interns `text` written by `write`.

@@ -77,6 +77,7 @@ pub mod sql;
 
 pub use error::Error;
 pub use profile::ProfileTables;
+pub use inputs::Inputs;
 pub use table::{Batches, ScanOptions, TableDef};
 
 #[doc = include_str!("../README.md")]
@@ -249,6 +250,48 @@ impl Tables for Input {
     }
 }
 
+/// The table sources of one input: its format's set, and any others (its `profile` set) that
+/// share its `input` number in an export or a SQL session.
+#[derive(Debug, Clone)]
+pub struct InputTables {
+    path: PathBuf,
+    sets: Vec<std::sync::Arc<dyn Tables>>,
+}
+
+impl InputTables {
+    /// The input at `path` with its format's tables ([`Input::open`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<InputTables, Error> {
+        let input = Input::open(path)?;
+        Ok(InputTables {
+            path: input.path().to_path_buf(),
+            sets: vec![std::sync::Arc::new(input)],
+        })
+    }
+
+    /// These tables and those of `tables` (a [`ProfileTables`] of the same input); a set
+    /// already present is replaced.
+    pub fn with(mut self, tables: std::sync::Arc<dyn Tables>) -> InputTables {
+        self.sets.retain(|s| s.set() != tables.set());
+        self.sets.push(tables);
+        self
+    }
+
+    /// The path opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The input's format set (the first set it was opened with).
+    pub fn format_set(&self) -> Option<TableSet> {
+        self.sets.first().map(|s| s.set())
+    }
+
+    /// Every set of the input.
+    pub fn sets(&self) -> &[std::sync::Arc<dyn Tables>] {
+        &self.sets
+    }
+}
+
 pub mod inputs {
     //! The `inputs` table: which input each `input` value of the other tables stands for.
 
@@ -263,16 +306,15 @@ pub mod inputs {
         }
     }
 
-    /// The `inputs` table of `inputs` (their sets and paths, in order) as one record batch.
-    pub fn batch<'p>(
-        inputs: impl IntoIterator<Item = (super::TableSet, &'p std::path::Path)>,
-    ) -> Result<arrow_array::RecordBatch, crate::Error> {
+    /// The `inputs` table of `inputs`, in order, as one record batch.
+    pub fn batch(inputs: &[super::InputTables]) -> Result<arrow_array::RecordBatch, crate::Error> {
         use crate::table::Rows;
         let mut rows = InputRows::new();
-        for (k, (set, path)) in inputs.into_iter().enumerate() {
+        for (k, input) in inputs.iter().enumerate() {
             rows.input.append_value(k as u32);
-            rows.path.append_value(path.to_string_lossy());
-            rows.set.append_value(set.name());
+            rows.path.append_value(input.path().to_string_lossy());
+            rows.set
+                .append_value(input.format_set().map_or("", super::TableSet::name));
         }
         rows.finish()
     }

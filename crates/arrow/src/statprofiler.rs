@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use arrow_array::RecordBatch;
+
 use profcodec_statprofiler::session::{Process, open_session};
 use profcodec_statprofiler::{Frame, PerlStr, ProcessId, Reader, TraceReader};
 
@@ -160,8 +162,14 @@ impl Source {
         let limit = options.batch_rows.max(1);
         let mut sample_rows = SampleRows::new();
         let mut frame_rows = FrameRows::new();
+        // A sample's frames are appended together: a batch that passes the limit is cut, and
+        // its rest handed out next.
+        let mut rest: Option<RecordBatch> = None;
         Box::new(std::iter::from_fn(move || {
             use crate::table::Rows;
+            if let Some(batch) = rest.take() {
+                return Some(Ok(cut(batch, limit, &mut rest)));
+            }
             if failed {
                 return None;
             }
@@ -211,9 +219,18 @@ impl Source {
             } else {
                 &mut sample_rows
             };
-            (rows.len() > 0).then(|| rows.finish())
+            (rows.len() > 0).then(|| rows.finish().map(|b| cut(b, limit, &mut rest)))
         }))
     }
+}
+
+/// The first `limit` rows of `batch`, the others left in `rest`.
+fn cut(batch: RecordBatch, limit: usize, rest: &mut Option<RecordBatch>) -> RecordBatch {
+    if batch.num_rows() <= limit {
+        return batch;
+    }
+    *rest = Some(batch.slice(limit, batch.num_rows() - limit));
+    batch.slice(0, limit)
 }
 
 struct ProcessRow {

@@ -6,6 +6,8 @@
 //!   packaging checks (no unused dependency, `cargo publish --dry-run --workspace`).
 //! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
 //! - `cargo xtask bench-peers <format> ARGS...`: profcodec timed against the real tool.
+//! - `cargo xtask interop-spark [DATABASE]`: Spark reads `profcodec export --parquet`'s dataset
+//!   (`src/tables.rs`, which also installs DuckDB for the tests).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -20,6 +22,7 @@ mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
 mod statprofiler;
+mod tables;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.
 pub(crate) type TestEnv = Vec<(String, String)>;
@@ -114,6 +117,7 @@ fn test(ws: &Workspace) -> Result<()> {
     for format in FORMATS {
         env.extend((format.prepare)(ws).with_context(|| format!("preparing {}", format.name))?);
     }
+    env.extend(tables::prepare(ws).context("preparing the tables' consumers")?);
     let corpus = ws.corpus();
     if !corpus.is_dir() {
         bail!("the shared corpus is missing at {}", corpus.display());
@@ -219,6 +223,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test") => test(&ws),
         Some("fuzz-replay") => fuzz::replay(&ws),
+        Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("bench-peers") => {
             let name = args
                 .get(1)
@@ -239,7 +244,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask test | fuzz-replay | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
+                "usage: cargo xtask test | fuzz-replay | interop-spark [DATABASE] | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
                  formats: {}",
                 FORMATS
                     .iter()

@@ -100,7 +100,11 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
     // The time metric: the first whose unit is seconds, as hpcprof names it.
     let metric_query = "SELECT name FROM hpctoolkit.metrics WHERE unit = 'sec' OR name = 'time' \
                         ORDER BY metric LIMIT 1";
-    let metric = json_rows(Command::new(&profcodec).args(["sql", "--format", "json", metric_query]).arg(&db))?;
+    let metric = json_rows(
+        Command::new(&profcodec)
+            .args(["sql", "--format", "json", metric_query])
+            .arg(&db),
+    )?;
     let metric = metric
         .first()
         .and_then(|r| r.get("name"))
@@ -134,12 +138,17 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         eprintln!("  {row}");
     }
     if spark.len() != ours.len() {
-        bail!("Spark returned {} rows, profcodec sql {}", spark.len(), ours.len());
+        bail!(
+            "Spark returned {} rows, profcodec sql {}",
+            spark.len(),
+            ours.len()
+        );
     }
     for (s, o) in spark.iter().zip(&ours) {
         let value = |r: &serde_json::Value| r.get("self").and_then(serde_json::Value::as_f64);
         let (sv, ov) = (value(s), value(o));
-        let close = matches!((sv, ov), (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()));
+        let close =
+            matches!((sv, ov), (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()));
         if s.get("function") != o.get("function") || !close {
             bail!("Spark and profcodec sql differ: {s} vs {o}");
         }
@@ -151,7 +160,9 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
 /// Runs `cmd` and parses its standard output as a JSON array.
 fn json_rows(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
     eprintln!("xtask: running {cmd:?}");
-    let out = cmd.output().with_context(|| format!("could not start {cmd:?}"))?;
+    let out = cmd
+        .output()
+        .with_context(|| format!("could not start {cmd:?}"))?;
     if !out.status.success() {
         bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }

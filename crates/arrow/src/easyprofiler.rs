@@ -49,8 +49,8 @@ table! {
         parent: UInt32 nullable => "The enclosing block's `id` (null at the top level).",
         depth: UInt32 => "0 at the top level, the parent's depth + 1 below.",
         descriptor: UInt32 => "The descriptor (`descriptors.descriptor`).",
-        begin: UInt64 => "Begin, in ns (clamped to the capture's begin).",
-        end: UInt64 => "End, in ns.",
+        begin_ns: UInt64 => "Begin, in ns (clamped to the capture's begin).",
+        end_ns: UInt64 => "End, in ns.",
     }
 }
 
@@ -60,7 +60,7 @@ table! {
         thread: UInt64 => "The thread (`threads.thread`).",
         id: UInt32 => "The value's block (`blocks.id`).",
         descriptor: UInt32 => "The value's descriptor (`descriptors.descriptor`).",
-        time: UInt64 => "When it was recorded, in ns.",
+        time_ns: UInt64 => "When it was recorded, in ns.",
         value_id: UInt64 => "The value's id (by default the variable's address).",
         data_type: Utf8 => "`bool`, `char`, `int8` ... `uint64`, `float`, `double` or `string` (`unknown_<n>` otherwise).",
         is_array: Boolean => "Whether it is an array (or a string).",
@@ -73,8 +73,8 @@ table! {
     /// EasyProfiler `context_switches`: one row per context switch kept.
     ContextSwitches, ContextSwitchRows, "context_switches" {
         thread: UInt64 => "The thread switched out (`threads.thread`).",
-        begin: UInt64 => "Begin, in ns.",
-        end: UInt64 => "End, in ns.",
+        begin_ns: UInt64 => "Begin, in ns.",
+        end_ns: UInt64 => "End, in ns.",
         target_thread: UInt64 => "The thread switched to.",
         name: Utf8 => "The target's name.",
     }
@@ -83,7 +83,7 @@ table! {
 table! {
     /// EasyProfiler `bookmarks`: the bookmarks the GUI saves (2.1 captures).
     Bookmarks, BookmarkRows, "bookmarks" {
-        position: UInt64 => "Where, in ns.",
+        position_ns: UInt64 => "Where, in ns.",
         color: UInt32 => "The ARGB colour.",
         text: Utf8 => "The bookmark's text.",
     }
@@ -165,9 +165,10 @@ impl Source {
                         let base = d.descriptor;
                         rows.descriptor.append_value(id);
                         rows.name.append_value(text(d.name()));
-                        rows.file.append_value(text(Name(profcodec_easyprofiler::c_str(
-                            base.file.as_bytes(),
-                        ))));
+                        rows.file
+                            .append_value(text(Name(profcodec_easyprofiler::c_str(
+                                base.file.as_bytes(),
+                            ))));
                         rows.line.append_value(base.line);
                         rows.color.append_value(base.color);
                         rows.block_type.append_value(match base.block_type {
@@ -200,8 +201,8 @@ impl Source {
                         rows.parent.append_option(n.parent);
                         rows.depth.append_value(n.depth);
                         rows.descriptor.append_value(n.node.descriptor);
-                        rows.begin.append_value(n.node.begin);
-                        rows.end.append_value(n.node.end);
+                        rows.begin_ns.append_value(n.node.begin);
+                        rows.end_ns.append_value(n.node.end);
                     },
                 )
             }
@@ -251,8 +252,8 @@ impl Source {
                     options,
                     |rows, (thread, cs): (u64, profcodec_easyprofiler::ContextSwitchNode<'a>)| {
                         rows.thread.append_value(thread);
-                        rows.begin.append_value(cs.begin);
-                        rows.end.append_value(cs.end);
+                        rows.begin_ns.append_value(cs.begin);
+                        rows.end_ns.append_value(cs.end);
                         rows.target_thread.append_value(cs.target_tid);
                         rows.name.append_value(text(cs.name));
                     },
@@ -265,11 +266,12 @@ impl Source {
                     bookmarks.into_iter().map(Ok),
                     options,
                     |rows, b: profcodec_easyprofiler::BookmarkRef<'a>| {
-                        rows.position.append_value(b.position);
+                        rows.position_ns.append_value(b.position);
                         rows.color.append_value(b.color);
-                        rows.text.append_value(text(Name(profcodec_easyprofiler::c_str(
-                            b.text.as_bytes(),
-                        ))));
+                        rows.text
+                            .append_value(text(Name(profcodec_easyprofiler::c_str(
+                                b.text.as_bytes(),
+                            ))));
                     },
                 )
             }
@@ -294,7 +296,7 @@ fn append_value(rows: &mut ValueRows, v: ValueRow) {
     rows.thread.append_value(v.thread);
     rows.id.append_value(v.id);
     rows.descriptor.append_value(v.descriptor);
-    rows.time.append_value(v.time);
+    rows.time_ns.append_value(v.time);
     let value = v.value.unwrap_or_default();
     rows.value_id.append_value(value.value_id);
     rows.data_type.append_value(match value.kind() {

@@ -129,8 +129,8 @@ impl File {
 impl Source {
     pub(crate) fn open(path: &Path, opened: Mapped) -> Result<Source, Error> {
         if path.is_dir() {
-            let folder = MeasurementFolder::open(path)
-                .map_err(|e| Error::invalid(path, FORMAT, None, e))?;
+            let folder =
+                MeasurementFolder::open(path).map_err(|e| Error::invalid(path, FORMAT, None, e))?;
             let threads = folder
                 .threads()
                 .iter()
@@ -150,11 +150,7 @@ impl Source {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let file = Some(File::Mapped(path.to_path_buf(), opened));
-        let (profile, trace) = if is_trace {
-            (None, file)
-        } else {
-            (file, None)
-        };
+        let (profile, trace) = if is_trace { (None, file) } else { (file, None) };
         Ok(Source {
             threads: vec![Thread {
                 name,
@@ -230,17 +226,19 @@ impl Source {
     }
 
     fn metrics<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
-        let items = self.measurements().flat_map(|(k, m)| -> Box<dyn Iterator<Item = _>> {
-            match m {
-                Ok(m) => Box::new(m.epochs.into_iter().enumerate().flat_map(move |(e, ep)| {
-                    ep.metrics
-                        .into_iter()
-                        .enumerate()
-                        .map(move |(i, d)| Ok((k, e as u32, i as u16, d)))
-                })),
-                Err(e) => Box::new(std::iter::once(Err(e))),
-            }
-        });
+        let items = self
+            .measurements()
+            .flat_map(|(k, m)| -> Box<dyn Iterator<Item = _>> {
+                match m {
+                    Ok(m) => Box::new(m.epochs.into_iter().enumerate().flat_map(move |(e, ep)| {
+                        ep.metrics
+                            .into_iter()
+                            .enumerate()
+                            .map(move |(i, d)| Ok((k, e as u32, i as u16, d)))
+                    })),
+                    Err(e) => Box::new(std::iter::once(Err(e))),
+                }
+            });
         batches(
             MetricRows::new(),
             items,
@@ -250,7 +248,8 @@ impl Source {
                 rows.epoch.append_value(e);
                 rows.metric_id.append_value(i);
                 rows.name.append_value(d.name.to_string_lossy());
-                rows.description.append_value(d.description.to_string_lossy());
+                rows.description
+                    .append_value(d.description.to_string_lossy());
                 rows.value_format.append_value(d.value_format().as_str());
                 rows.period.append_value(d.period);
             },
@@ -258,22 +257,24 @@ impl Source {
     }
 
     fn nodes<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
-        let items = self.measurements().flat_map(|(k, m)| -> Box<dyn Iterator<Item = _>> {
-            match m {
-                Ok(m) => Box::new(m.epochs.into_iter().enumerate().flat_map(move |(e, ep)| {
-                    let modules: HashMap<u16, Rc<str>> = ep
-                        .loadmap
-                        .iter()
-                        .map(|lm| (lm.id, Rc::from(lm.name.to_string_lossy().as_ref())))
-                        .collect();
-                    ep.cct.into_iter().map(move |n| {
-                        let module = modules.get(&n.lm_id).cloned();
-                        Ok((k, e as u32, n, module))
-                    })
-                })),
-                Err(e) => Box::new(std::iter::once(Err(e))),
-            }
-        });
+        let items = self
+            .measurements()
+            .flat_map(|(k, m)| -> Box<dyn Iterator<Item = _>> {
+                match m {
+                    Ok(m) => Box::new(m.epochs.into_iter().enumerate().flat_map(move |(e, ep)| {
+                        let modules: HashMap<u16, Rc<str>> = ep
+                            .loadmap
+                            .iter()
+                            .map(|lm| (lm.id, Rc::from(lm.name.to_string_lossy().as_ref())))
+                            .collect();
+                        ep.cct.into_iter().map(move |n| {
+                            let module = modules.get(&n.lm_id).cloned();
+                            Ok((k, e as u32, n, module))
+                        })
+                    })),
+                    Err(e) => Box::new(std::iter::once(Err(e))),
+                }
+            });
         batches(
             NodeRows::new(),
             items,

@@ -37,7 +37,7 @@ table! {
         file: Utf8 nullable => "The context's source file.",
         line: UInt32 nullable => "The context's source line.",
         module: Utf8 nullable => "The load module's path.",
-        offset: UInt64 nullable => "The offset in the load module.",
+        module_offset: UInt64 nullable => "The offset in the load module.",
     }
 }
 
@@ -215,7 +215,7 @@ impl Source {
                         rows.file.append_null();
                         rows.line.append_null();
                         rows.module.append_null();
-                        rows.offset.append_null();
+                        rows.module_offset.append_null();
                     }
                     ContextNode::Context(c) => {
                         rows.kind.append_value("context");
@@ -230,14 +230,13 @@ impl Source {
                                 .and_then(|f| meta.function(f).ok())
                                 .and_then(|f| f.name),
                         );
-                        rows.file.append_option(
-                            c.file.and_then(|f| meta.file(f).ok()).map(|f| f.path),
-                        );
+                        rows.file
+                            .append_option(c.file.and_then(|f| meta.file(f).ok()).map(|f| f.path));
                         rows.line.append_option(c.line);
                         rows.module.append_option(
                             c.module.and_then(|m| meta.module(m).ok()).map(|m| m.path),
                         );
-                        rows.offset.append_option(c.module_offset);
+                        rows.module_offset.append_option(c.module_offset);
                     }
                 }
             },
@@ -442,7 +441,7 @@ fn append_global(rows: &mut ContextRows) {
     rows.file.append_null();
     rows.line.append_null();
     rows.module.append_null();
-    rows.offset.append_null();
+    rows.module_offset.append_null();
 }
 
 fn invalid(path: &Path, e: profcodec_hpctoolkit::Error) -> Error {

@@ -61,8 +61,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod error;
 pub mod easyprofiler;
+mod error;
 pub mod hpcrun;
 pub mod hpctoolkit;
 pub mod nytprof;
@@ -76,8 +76,8 @@ pub mod parquet;
 pub mod sql;
 
 pub use error::Error;
-pub use profile::ProfileTables;
 pub use inputs::Inputs;
+pub use profile::ProfileTables;
 pub use table::{Batches, ScanOptions, TableDef};
 
 #[doc = include_str!("../README.md")]

@@ -126,16 +126,23 @@ impl Source {
             Lines::NAME => {
                 let items = model.line_times.iter().flat_map(|(&fid, lines)| {
                     let file = model.files.get(&fid).map_or("", |f| f.name.as_str());
-                    lines.iter().map(move |(&line, t)| Ok((fid, file, line, *t)))
+                    lines
+                        .iter()
+                        .map(move |(&line, t)| Ok((fid, file, line, *t)))
                 });
-                batches(LineRows::new(), items, options, |rows, (fid, file, line, t)| {
-                    let t: profcodec_nytprof::model::LineTime = t;
-                    rows.fid.append_value(fid);
-                    rows.file.append_value(file);
-                    rows.line.append_value(line);
-                    rows.time.append_value(t.time);
-                    rows.count.append_value(t.count);
-                })
+                batches(
+                    LineRows::new(),
+                    items,
+                    options,
+                    |rows, (fid, file, line, t)| {
+                        let t: profcodec_nytprof::model::LineTime = t;
+                        rows.fid.append_value(fid);
+                        rows.file.append_value(file);
+                        rows.line.append_value(line);
+                        rows.time.append_value(t.time);
+                        rows.count.append_value(t.count);
+                    },
+                )
             }
             Subs::NAME => batches(
                 SubRows::new(),

@@ -160,7 +160,8 @@ pub fn export(
                 let mut file = PartFile::create(&part(n), schema.clone(), &properties)?;
                 for batch in tables.batches(table.name, &options.scan)? {
                     let batch = batch?;
-                    if file.rows > 0 && file.rows + batch.num_rows() as u64 > options.file_rows as u64
+                    if file.rows > 0
+                        && file.rows + batch.num_rows() as u64 > options.file_rows as u64
                     {
                         written.push(file.close()?);
                         n += 1;

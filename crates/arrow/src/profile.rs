@@ -130,8 +130,8 @@ table! {
     Spans, SpanRows, "spans" {
         context: UInt32 => "The context (`contexts.context`).",
         node: UInt32 => "The node (`nodes.node`).",
-        begin: UInt64 => "Begin, in the profile's span unit (ns for EasyProfiler).",
-        end: UInt64 => "End.",
+        begin_time: UInt64 => "Begin, in the profile's span unit (ns for EasyProfiler).",
+        end_time: UInt64 => "End, in the same unit.",
     }
 }
 
@@ -372,8 +372,8 @@ impl Tables for ProfileTables {
                 |rows, s: &profcodec_profile::Span| {
                     rows.context.append_value(s.context.index() as u32);
                     rows.node.append_value(s.node.index() as u32);
-                    rows.begin.append_value(s.begin);
-                    rows.end.append_value(s.end);
+                    rows.begin_time.append_value(s.begin);
+                    rows.end_time.append_value(s.end);
                 },
             ),
         })

@@ -66,7 +66,12 @@ impl Session {
                     tables
                         .entry((set.set(), def.name))
                         .or_default()
-                        .push(Arc::new(Scan::new(Arc::clone(set), def, k as u32, *options)));
+                        .push(Arc::new(Scan::new(
+                            Arc::clone(set),
+                            def,
+                            k as u32,
+                            *options,
+                        )));
                 }
             }
         }
@@ -201,8 +206,12 @@ impl PartitionStream for Scan {
         let mut builder = RecordBatchReceiverStream::builder(Arc::clone(&self.schema), AHEAD);
         let tx = builder.tx();
         let tables = Arc::clone(&self.tables);
-        let (name, schema, input, options) =
-            (self.name, Arc::clone(&self.schema), self.input, self.options);
+        let (name, schema, input, options) = (
+            self.name,
+            Arc::clone(&self.schema),
+            self.input,
+            self.options,
+        );
         builder.spawn_blocking(move || {
             let external = |e: Error| DataFusionError::External(Box::new(e));
             for batch in tables.batches(name, &options).map_err(external)? {

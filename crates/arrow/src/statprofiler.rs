@@ -113,9 +113,7 @@ impl Source {
                 let genealogy = header.genealogy;
                 vec![ProcessRow {
                     id: genealogy.map(|g| g.id),
-                    parent: genealogy
-                        .map(|g| g.parent_id)
-                        .filter(|p| !p.is_zero()),
+                    parent: genealogy.map(|g| g.parent_id).filter(|p| !p.is_zero()),
                     files: 1,
                     tick: header.tick_duration_us,
                 }]

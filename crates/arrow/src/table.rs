@@ -128,15 +128,33 @@ pub(crate) fn schema_ref(fields: Vec<arrow_schema::Field>) -> SchemaRef {
 
 /// The Arrow builder of a column type.
 macro_rules! column_builder {
-    (UInt8) => { arrow_array::builder::UInt8Builder };
-    (UInt16) => { arrow_array::builder::UInt16Builder };
-    (UInt32) => { arrow_array::builder::UInt32Builder };
-    (UInt64) => { arrow_array::builder::UInt64Builder };
-    (Int32) => { arrow_array::builder::Int32Builder };
-    (Int64) => { arrow_array::builder::Int64Builder };
-    (Float64) => { arrow_array::builder::Float64Builder };
-    (Boolean) => { arrow_array::builder::BooleanBuilder };
-    (Utf8) => { arrow_array::builder::StringBuilder };
+    (UInt8) => {
+        arrow_array::builder::UInt8Builder
+    };
+    (UInt16) => {
+        arrow_array::builder::UInt16Builder
+    };
+    (UInt32) => {
+        arrow_array::builder::UInt32Builder
+    };
+    (UInt64) => {
+        arrow_array::builder::UInt64Builder
+    };
+    (Int32) => {
+        arrow_array::builder::Int32Builder
+    };
+    (Int64) => {
+        arrow_array::builder::Int64Builder
+    };
+    (Float64) => {
+        arrow_array::builder::Float64Builder
+    };
+    (Boolean) => {
+        arrow_array::builder::BooleanBuilder
+    };
+    (Utf8) => {
+        arrow_array::builder::StringBuilder
+    };
 }
 
 /// The Arrow data type of a column type.
@@ -158,15 +176,33 @@ macro_rules! nullable {
 
 /// How a column type reads in the docs.
 macro_rules! type_doc {
-    (UInt8) => { "UInt8" };
-    (UInt16) => { "UInt16" };
-    (UInt32) => { "UInt32" };
-    (UInt64) => { "UInt64" };
-    (Int32) => { "Int32" };
-    (Int64) => { "Int64" };
-    (Float64) => { "Float64" };
-    (Boolean) => { "Boolean" };
-    (Utf8) => { "Utf8" };
+    (UInt8) => {
+        "UInt8"
+    };
+    (UInt16) => {
+        "UInt16"
+    };
+    (UInt32) => {
+        "UInt32"
+    };
+    (UInt64) => {
+        "UInt64"
+    };
+    (Int32) => {
+        "Int32"
+    };
+    (Int64) => {
+        "Int64"
+    };
+    (Float64) => {
+        "Float64"
+    };
+    (Boolean) => {
+        "Boolean"
+    };
+    (Utf8) => {
+        "Utf8"
+    };
 }
 
 /// How nullability reads in the docs.

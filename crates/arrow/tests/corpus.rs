@@ -34,7 +34,10 @@ impl Table {
             .map(|b| b.unwrap())
             .collect();
         for b in &batches {
-            assert!(b.num_rows() > 0 && b.num_rows() <= 100, "{name}: bounded batches");
+            assert!(
+                b.num_rows() > 0 && b.num_rows() <= 100,
+                "{name}: bounded batches"
+            );
             assert_eq!(b.schema(), def.schema(), "{name}: the documented schema");
         }
         Table {
@@ -300,7 +303,11 @@ fn hpcrun_tables_agree_with_the_reader() {
         assert_sums(&what, &got, &value_sums);
         let trace = Table::read(&input, "trace");
         assert_eq!(trace.rows, records, "{what}: trace");
-        assert_sums(&what, &sums(trace.ints("profile"), &trace.f64s("time")), &time_sums);
+        assert_sums(
+            &what,
+            &sums(trace.ints("profile"), &trace.f64s("time")),
+            &time_sums,
+        );
     }
 }
 
@@ -326,7 +333,10 @@ fn nytprof_tables_agree_with_the_reader() {
             .map(|t| t.time)
             .sum();
         let got_time: f64 = lines.f64s("time").iter().sum();
-        assert!(close(got_time, want_time), "{what}: {got_time} vs {want_time}");
+        assert!(
+            close(got_time, want_time),
+            "{what}: {got_time} vs {want_time}"
+        );
         let (fids, nums, counts) = (lines.ints("fid"), lines.ints("line"), lines.ints("count"));
         for i in sample(lines.rows) {
             let t = model.line_times[&(fids[i] as u32)][&(nums[i] as u32)];
@@ -334,7 +344,11 @@ fn nytprof_tables_agree_with_the_reader() {
         }
         let subs = Table::read(&input, "subs");
         assert_eq!(subs.rows, model.subs.len(), "{what}: subs");
-        let (names, excl, calls) = (subs.strs("name"), subs.f64s("exclusive_time"), subs.ints("calls"));
+        let (names, excl, calls) = (
+            subs.strs("name"),
+            subs.f64s("exclusive_time"),
+            subs.ints("calls"),
+        );
         for i in sample(subs.rows) {
             let s = &model.subs[names[i].as_deref().unwrap()];
             assert_eq!((excl[i], calls[i]), (s.excl, s.calls as i64), "{what}");
@@ -375,7 +389,7 @@ fn easyprofiler_tables_agree_with_the_reader() {
         let want: usize = tree.threads.iter().map(|t| t.nodes.len()).sum();
         assert_eq!(blocks.rows, want, "{what}: blocks");
         // Durations per descriptor: the reader's totals.
-        let (begin, end) = (blocks.f64s("begin"), blocks.f64s("end"));
+        let (begin, end) = (blocks.f64s("begin_ns"), blocks.f64s("end_ns"));
         let durations: Vec<f64> = begin.iter().zip(&end).map(|(b, e)| e - b).collect();
         let got = sums(blocks.ints("descriptor"), &durations);
         let want: BTreeMap<i64, f64> = tree
@@ -386,10 +400,18 @@ fn easyprofiler_tables_agree_with_the_reader() {
         assert_sums(&what, &got, &want);
         // A sample of blocks: parents and depths as the reader's flat walk gives them.
         let flat: Vec<_> = tree.threads.iter().flat_map(|t| t.flat()).collect();
-        let (ids, parents, depths) = (blocks.ints("id"), blocks.ints("parent"), blocks.ints("depth"));
+        let (ids, parents, depths) = (
+            blocks.ints("id"),
+            blocks.ints("parent"),
+            blocks.ints("depth"),
+        );
         for i in sample(blocks.rows) {
             assert_eq!(ids[i], i64::from(flat[i].id));
-            assert_eq!(parents[i], flat[i].parent.map_or(-1, i64::from), "{what}: {i}");
+            assert_eq!(
+                parents[i],
+                flat[i].parent.map_or(-1, i64::from),
+                "{what}: {i}"
+            );
             assert_eq!(depths[i], i64::from(flat[i].depth));
         }
         let descriptors = Table::read(&input, "descriptors");
@@ -402,7 +424,10 @@ fn easyprofiler_tables_agree_with_the_reader() {
         let value_descriptors = values.ints("descriptor");
         for d in &value_descriptors {
             let d = tree.descriptor(*d as u32).unwrap();
-            assert_eq!(d.descriptor.block_type, 2, "{what}: values are value blocks");
+            assert_eq!(
+                d.descriptor.block_type, 2,
+                "{what}: values are value blocks"
+            );
         }
         assert_eq!(
             Table::read(&input, "bookmarks").rows,
@@ -472,8 +497,7 @@ fn check_profile_tables(what: &str, profile: profcodec_profile::Profile) {
     let want_nodes = profile.nodes().len();
     let mut want_self: BTreeMap<i64, f64> = BTreeMap::new();
     for v in profile.node_values() {
-        *want_self.entry(v.value_type.index() as i64).or_insert(0.0) +=
-            v.self_value.unwrap_or(0.0);
+        *want_self.entry(v.value_type.index() as i64).or_insert(0.0) += v.self_value.unwrap_or(0.0);
     }
     let counts = [
         ("contexts", profile.contexts().len()),
@@ -492,7 +516,11 @@ fn check_profile_tables(what: &str, profile: profcodec_profile::Profile) {
         .collect();
     let tables = ProfileTables::new(profile);
     for (name, want) in counts {
-        assert_eq!(Table::read(&tables, name).rows, want, "{what}: profile.{name}");
+        assert_eq!(
+            Table::read(&tables, name).rows,
+            want,
+            "{what}: profile.{name}"
+        );
     }
     let values = Table::read(&tables, "node_values");
     let selfs: Vec<f64> = values
@@ -504,7 +532,11 @@ fn check_profile_tables(what: &str, profile: profcodec_profile::Profile) {
     let nodes = Table::read(&tables, "nodes");
     let got_parents = nodes.ints("parent");
     for i in sample(nodes.rows) {
-        assert_eq!(got_parents[i], parents[i].map_or(-1, |p| p as i64), "{what}");
+        assert_eq!(
+            got_parents[i],
+            parents[i].map_or(-1, |p| p as i64),
+            "{what}"
+        );
     }
 }
 
@@ -530,7 +562,10 @@ fn profile_tables_agree_with_the_model() {
     for file in files_below(&corpus.join("easyprofiler")) {
         if file.extension().is_some_and(|e| e == "prof") {
             let bytes = std::fs::read(&file).unwrap();
-            let tree = profcodec_easyprofiler::parse(&bytes).unwrap().tree().unwrap();
+            let tree = profcodec_easyprofiler::parse(&bytes)
+                .unwrap()
+                .tree()
+                .unwrap();
             let options = profcodec_easyprofiler::ProfileOptions::new().spans(true);
             check_profile_tables(
                 &file.display().to_string(),
@@ -563,5 +598,9 @@ fn unknown_tables_and_single_database_files_are_refused_in_words() {
         "no table \"lines\" in the hpctoolkit tables: the set has contexts, metrics, profiles, values, traces"
     );
     let err = Input::open(db.join("meta.db")).unwrap_err();
-    assert!(err.to_string().contains("give the folder that holds meta.db"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("give the folder that holds meta.db"),
+        "{err}"
+    );
 }

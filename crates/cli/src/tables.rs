@@ -81,25 +81,33 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                 Compression::None => parquet::Compression::None,
             })
             .tables(args.tables.clone());
+        // The files written, relative to the output.
         let written = crate::ops::write_atomically(&args.parquet, args.force, |staged| {
             std::fs::create_dir(staged)?;
-            parquet::export(staged, &inputs, &options).map_err(|e| {
+            let written = parquet::export(staged, &inputs, &options).map_err(|e| {
                 crate::ops::OpError::Invalid {
                     offset: e.offset(),
                     message: e.to_string(),
                 }
-            })
+            })?;
+            Ok(written
+                .into_iter()
+                .map(|w| {
+                    let path = w.path.strip_prefix(staged).unwrap_or(&w.path).to_path_buf();
+                    (path, w.rows)
+                })
+                .collect::<Vec<_>>())
         })?;
         // Rows and files per table, for the person who ran it.
         let mut totals: Vec<(String, u64, usize)> = Vec::new();
-        for w in &written {
-            let table = table_of(w.path.strip_prefix(&args.parquet).unwrap_or(&w.path));
+        for (path, rows) in &written {
+            let table = table_of(path);
             match totals.iter_mut().find(|(t, _, _)| *t == table) {
-                Some((_, rows, files)) => {
-                    *rows += w.rows;
+                Some((_, total, files)) => {
+                    *total += rows;
                     *files += 1;
                 }
-                None => totals.push((table, w.rows, 1)),
+                None => totals.push((table, *rows, 1)),
             }
         }
         for (table, rows, files) in totals {
@@ -121,8 +129,8 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
         use profcodec_arrow::sql::datafusion::arrow;
         use std::io::Write;
         let inputs = open_inputs(&args.inputs)?;
-        let session = profcodec_arrow::sql::Session::new(&inputs, &Default::default())
-            .map_err(failure)?;
+        let session =
+            profcodec_arrow::sql::Session::new(&inputs, &Default::default()).map_err(failure)?;
         let rows = session.query(&args.query).map_err(failure)?;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());

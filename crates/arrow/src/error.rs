@@ -99,6 +99,7 @@ impl Error {
         }
     }
 
+    #[cfg(any(feature = "parquet", feature = "sql"))]
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),

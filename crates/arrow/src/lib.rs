@@ -170,9 +170,10 @@ pub struct Input {
 
 #[derive(Debug)]
 enum Source {
-    Hpctoolkit(hpctoolkit::Source),
+    // Boxed: a database's layouts and NYTProf's model are large beside the other sources.
+    Hpctoolkit(Box<hpctoolkit::Source>),
     Hpcrun(hpcrun::Source),
-    Nytprof(nytprof::Source),
+    Nytprof(Box<nytprof::Source>),
     EasyProfiler(easyprofiler::Source),
     StatProfiler(statprofiler::Source),
 }
@@ -187,7 +188,9 @@ impl Input {
         let path = path.as_ref();
         let opened = profcodec::open(path)?;
         let source = match opened.format() {
-            Format::HpctoolkitDatabase => Source::Hpctoolkit(hpctoolkit::Source::open(path)?),
+            Format::HpctoolkitDatabase => {
+                Source::Hpctoolkit(Box::new(hpctoolkit::Source::open(path)?))
+            }
             Format::HpctoolkitMeta
             | Format::HpctoolkitProfile
             | Format::HpctoolkitCct
@@ -202,7 +205,9 @@ impl Input {
             Format::Hpcrun | Format::Hpctrace => {
                 Source::Hpcrun(hpcrun::Source::open(path, Mapped(opened))?)
             }
-            Format::Nytprof => Source::Nytprof(nytprof::Source::new(path, Mapped(opened))),
+            Format::Nytprof => {
+                Source::Nytprof(Box::new(nytprof::Source::new(path, Mapped(opened))))
+            }
             Format::EasyProfiler => {
                 Source::EasyProfiler(easyprofiler::Source::open(path, Mapped(opened))?)
             }

@@ -2,7 +2,8 @@
 //! traces, read from the memory-mapped files through profcodec-hpctoolkit's views.
 //!
 //! How to ask "which functions cost the most" of these tables: hpcviewer's exclusive cost of a
-//! function is the summary profile's `function`-scope sum statistic at the function's contexts:
+//! function is the summary profile's `function`-scope sum statistic at the function's contexts
+//! (and at calls to addresses without a function, in a database made without structure files):
 //!
 //! ```sql
 //! SELECT c.function, SUM(v.value) AS self
@@ -10,7 +11,7 @@
 //! JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary
 //! JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id
 //! WHERE v.summary AND m.name = 'time' AND m.scope = 'function' AND m.combine = 'sum'
-//!   AND c.lexical_type = 'function'
+//!   AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
 //! GROUP BY c.function ORDER BY self DESC LIMIT 10
 //! ```
 

@@ -7,9 +7,9 @@
 //! [`Input::open`] opens any input profcodec opens (a file, an HPCToolkit database folder, an
 //! hpcrun measurement folder, a StatProfiler session) and knows its [`TableSet`];
 //! [`Tables::batches`] streams one table as record batches of at most
-//! [`ScanOptions::batch_rows`] rows. Batches are made from the format crates' views over the
-//! memory-mapped files as they are read: no table is ever held whole. What each reader keeps
-//! besides the batch in progress:
+//! [`ScanOptions::batch_rows`] rows. Batches are made as they are consumed, from the format
+//! crates' views over the memory-mapped files: no table is ever held whole. What each reader
+//! keeps besides the batch in progress:
 //!
 //! - HPCToolkit: the context index (24 bytes a context); values and traces are read from the
 //!   mapped profile.db and trace.db a profile at a time.
@@ -28,7 +28,9 @@
 //! its type below (and carried by each Arrow field as its `description` metadata, which the
 //! Parquet files keep). Integers keep the width and signedness the file stores (Spark reads
 //! `UInt64` columns as `decimal(20,0)`); strings are UTF-8; times are in the unit the column
-//! names.
+//! names. No column name needs quoting in SQL; the tables called `values` do, or their set's
+//! name before them (`hpctoolkit.values`). Schemas are stable: a column keeps its name, type and
+//! meaning, and new columns are only ever added after the existing ones.
 //!
 //! | set | tables |
 //! |---|---|

@@ -2,19 +2,27 @@
 //! tables for every format, made from a built profile (ids are the model's handles, so the
 //! tables join on them).
 //!
-//! Which functions cost the most, as `profcodec top` counts self values over the call tree:
+//! Which functions cost the most, as `profcodec top` counts them over the call tree (each node's
+//! self value goes to its nearest function-like node; the summary contexts where the profile
+//! has them, else every context; the default value type; over several inputs, join on `input`
+//! as well):
 //!
 //! ```sql
-//! SELECT f.function, SUM(v.self_value) AS self
+//! WITH whole AS (
+//!     SELECT context FROM profile.contexts c
+//!     WHERE c.summary OR NOT EXISTS (SELECT 1 FROM profile.contexts s WHERE s.summary))
+//! SELECT f.function, f.file, f.module, COALESCE(SUM(v.self_value), 0) AS self
 //! FROM profile.node_values v
+//! JOIN whole w ON w.context = v.context
+//! JOIN profile.value_types t ON t.value_type = v.value_type
 //! JOIN profile.nodes n ON n.node = v.node
 //! JOIN profile.nodes owner ON owner.node = n.function_node
 //! JOIN profile.frames f ON f.frame = owner.frame
-//! JOIN profile.value_types t ON t.value_type = v.value_type
-//! JOIN profile.contexts c ON c.context = v.context
-//! WHERE t.is_default AND (c.summary OR NOT EXISTS (SELECT 1 FROM profile.contexts s WHERE s.summary))
-//! GROUP BY f.function ORDER BY self DESC LIMIT 10
+//! WHERE t.is_default
+//! GROUP BY f.function, f.file, f.module ORDER BY self DESC LIMIT 10
 //! ```
+//!
+//! (NYTProf's `top` reads its per-sub table, `flat_values`, instead of the tree.)
 
 use std::sync::OnceLock;
 

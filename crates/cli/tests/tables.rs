@@ -431,3 +431,91 @@ fn top_functions_and_hottest_lines_agree_in_duckdb_sql_and_top() {
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// A damaged input is exit status 1 naming the file, a query DataFusion refuses 2, an unknown
+/// `--table` 2, and an export over an existing folder 2 without `--force`.
+#[test]
+fn failures_say_what_and_exit_as_documented() {
+    let dir = std::env::temp_dir().join(format!("profcodec-tables-fail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let good = testdata("nytprof/hello.nytprof.out");
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = dir.join("cut.nytprof.out");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+
+    let out = profcodec()
+        .args(["sql", "SELECT * FROM nytprof.lines"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cut.nytprof.out: nytprof: "), "{stderr}");
+
+    let out = profcodec()
+        .args(["sql", "SELEC 1"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = profcodec()
+        .args(["sql", "SELECT * FROM nytprof.nothing"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing"));
+
+    let target = dir.join("export");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), b"").unwrap();
+    let out = profcodec()
+        .args(["export", "--parquet"])
+        .arg(&target)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        target.join("keep").exists(),
+        "nothing replaced without --force"
+    );
+    let out = profcodec()
+        .args(["export", "--force", "--table", "lines", "--parquet"])
+        .arg(&target)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!target.join("keep").exists(), "replaced whole");
+    assert!(
+        target
+            .join("nytprof/lines/input=0/part-00000.parquet")
+            .is_file()
+    );
+    assert!(!target.join("nytprof/subs").exists());
+
+    // A damaged input leaves no output at all.
+    let failed = dir.join("failed");
+    let out = profcodec()
+        .args(["export", "--parquet"])
+        .arg(&failed)
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!failed.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

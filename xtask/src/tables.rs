@@ -72,8 +72,9 @@ const TOP_FUNCTIONS: &str = "SELECT c.function AS function, SUM(v.value) AS self
      FROM {values} v \
      JOIN {metrics} m ON m.metric_id = v.metric_id AND m.summary = v.summary \
      JOIN {contexts} c ON c.ctx_id = v.ctx_id AND c.input = v.input \
-     WHERE v.summary AND m.name = '{metric}' AND m.scope = 'function' AND m.combine = 'sum' \
-       AND c.lexical_type = 'function' \
+     WHERE v.summary AND (m.name = '{metric}' OR m.name = concat('{metric} (', m.unit, ')')) \
+       AND m.scope = 'function' AND m.combine = 'sum' \
+       AND (c.relation <> 'lexical' OR c.lexical_type = 'function') \
      GROUP BY c.function ORDER BY self DESC, function LIMIT 10";
 
 /// `cargo xtask interop-spark [DATABASE]`: exports an HPCToolkit database (by default the
@@ -97,19 +98,17 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         .args(["export", "--force", "--table", "hpctoolkit", "--parquet"])
         .arg(&out)
         .arg(&db))?;
-    // The time metric: the first whose unit is seconds, as hpcprof names it.
-    let metric_query = "SELECT name FROM hpctoolkit.metrics WHERE unit = 'sec' OR name = 'time' \
-                        ORDER BY metric LIMIT 1";
-    let metric = json_rows(
+    // The metric `profcodec top` reads by default (the database's time), and its top 10.
+    let top = json_rows(
         Command::new(&profcodec)
-            .args(["sql", "--format", "json", metric_query])
+            .args(["top", "--json", "-n", "10"])
             .arg(&db),
     )?;
-    let metric = metric
+    let metric = top
         .first()
-        .and_then(|r| r.get("name"))
+        .and_then(|r| r.get("metric"))
         .and_then(|n| n.as_str())
-        .context("the database has no time metric")?
+        .context("profcodec top printed no row")?
         .to_owned();
     let query = |prefix: &str, values: &str| {
         TOP_FUNCTIONS
@@ -154,7 +153,22 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         }
     }
     eprintln!("xtask: Spark's top 10 equals profcodec sql's");
+    for (s, t) in spark.iter().zip(&top) {
+        let value = |r: &serde_json::Value, key| r.get(key).and_then(serde_json::Value::as_f64);
+        let (sv, tv) = (value(s, "self"), value(t, "self"));
+        let close =
+            matches!((sv, tv), (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()));
+        if function(s) != function(t) || !close {
+            bail!("Spark and profcodec top differ: {s} vs {t}");
+        }
+    }
+    eprintln!("xtask: and profcodec top's");
     Ok(())
+}
+
+/// A row's function name (none for a function without one).
+fn function(row: &serde_json::Value) -> Option<&str> {
+    row.get("function").and_then(serde_json::Value::as_str)
 }
 
 /// Runs `cmd` and parses its standard output as a JSON array.

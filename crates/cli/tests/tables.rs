@@ -297,7 +297,8 @@ WHERE t.is_default AND v.input = 0
 GROUP BY f.function, f.file, f.module, CASE WHEN f.function IS NULL THEN f.address END
 ORDER BY self DESC, function, file, module, address";
 
-/// hpcviewer's exclusive cost per function over the summary profile of the metric `{metric}`,
+/// hpcviewer's exclusive cost per function over the summary profile of the metric `{metric}`
+/// (which hpcprof may store with its unit, `CPUTIME (sec)`),
 /// from the HPCToolkit tables: the `function`-scope sums of the contexts that are functions or
 /// calls (a call to an address without a function, in a database made without structure
 /// files, is grouped by its module and offset).
@@ -308,7 +309,8 @@ SELECT c.function AS function,
 FROM hpctoolkit.values v
 JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary AND m.input = v.input
 JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id AND c.input = v.input
-WHERE v.summary AND m.name = '{metric}' AND m.scope = 'function' AND m.combine = 'sum'
+WHERE v.summary AND (m.name = '{metric}' OR m.name = '{metric} (' || m.unit || ')')
+  AND m.scope = 'function' AND m.combine = 'sum'
   AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
 GROUP BY c.function, CASE WHEN c.function IS NULL THEN c.module END,
     CASE WHEN c.function IS NULL THEN c.module_offset END
@@ -337,6 +339,13 @@ fn assert_top(what: &str, duck: &[Value], ours: &[Value], top: &[Value], key: &[
     assert_eq!(sums(duck), sums(ours), "{what}: DuckDB vs profcodec sql");
     let name = |r: &Value| key.iter().map(|k| text(r, k)).collect::<Vec<_>>().join("|");
     assert!(!top.is_empty(), "{what}: top has rows");
+    // Both sides hold rows: every function of top with a value (top lists zero rows too).
+    let valued = top.iter().filter(|t| number(t, "self") != 0.0).count();
+    assert!(
+        duck.len() >= valued.min(10),
+        "{what}: {} rows for {valued}",
+        duck.len()
+    );
     for (i, (t, d)) in top.iter().zip(duck).take(10).enumerate() {
         // Equal values may come in any order: compare the value, then the name where unique.
         assert!(

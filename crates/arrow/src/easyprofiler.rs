@@ -217,15 +217,14 @@ impl Source {
                             Ok(RecordRef::Named { .. }) => continue,
                             other => other,
                         };
-                        let row = decoded.map_err(|e| self.invalid(e)).map(|r| {
-                            let node = th.nodes[i];
-                            ValueRow {
-                                thread: th.id,
-                                id: th.block_index(i as u32),
-                                descriptor: node.descriptor,
-                                time: node.begin,
-                                value: r.to_value(),
-                            }
+                        // One record per node, in node order (the reader's guarantee).
+                        let Some(&node) = th.nodes.get(i) else { break };
+                        let row = decoded.map_err(|e| self.invalid(e)).map(|r| ValueRow {
+                            thread: th.id,
+                            id: th.block_index(i as u32),
+                            descriptor: node.descriptor,
+                            time: node.begin,
+                            value: r.to_value(),
                         });
                         let failed = row.is_err();
                         values.push(row);

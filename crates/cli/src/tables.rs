@@ -57,7 +57,8 @@ pub(crate) enum SqlFormat {
 pub(crate) struct SqlArgs {
     /// The query, over the tables `<set>.<table>` (`nytprof.lines`, `hpctoolkit.values`,
     /// `profile.frames`...) and `inputs`; the bare `<table>` works where only one set of the
-    /// inputs has it. The tables and columns are listed in the profcodec-arrow docs.
+    /// inputs has it. The tables and columns are listed in the profcodec-arrow docs, and by
+    /// `SELECT * FROM information_schema.columns`.
     query: String,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]

@@ -10,6 +10,8 @@
 //!   validate` process timed against the real tool's reader on the same input, interleaved
 //!   (`peers.rs`); `--peer` names a locally built reader where the real one is on no registry
 //!   (easyprofiler, statprofiler; optional for hpcrun). BENCHMARKS.md has the figures.
+//! - `cargo xtask interop-spark [DATABASE]`: Spark reads `profcodec export --parquet`'s dataset
+//!   (`src/tables.rs`, which also installs DuckDB for the tests).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -29,6 +31,7 @@ mod pprof;
 mod python;
 mod statprofiler;
 mod timeline;
+mod tables;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.
 pub(crate) type TestEnv = Vec<(String, String)>;
@@ -126,6 +129,7 @@ fn test(ws: &Workspace) -> Result<()> {
     }
     env.extend(export::prepare(ws).context("preparing the exporters' consumers")?);
     env.extend(pprof::prepare(ws).context("preparing go tool pprof")?);
+    env.extend(tables::prepare(ws).context("preparing the tables' consumers")?);
     let corpus = ws.corpus();
     if !corpus.is_dir() {
         bail!("the shared corpus is missing at {}", corpus.display());
@@ -235,6 +239,7 @@ fn main() -> Result<()> {
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "python") => {
             python::bench(&ws, &args[2..])
         }
+        Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("bench-peers") => {
             let name = args
                 .get(1)
@@ -255,7 +260,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask test | fuzz-replay | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
+                "usage: cargo xtask test | fuzz-replay | interop-spark [DATABASE] | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
                  formats: {}",
                 FORMATS
                     .iter()

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
 mod ops;
+mod tables;
 mod text;
 mod top;
 
@@ -95,6 +96,11 @@ enum Command {
     /// Firefox Profiler) or a timeline to a trace (Perfetto, Chrome JSON); several inputs are
     /// merged unless --split.
     Convert(convert::ConvertArgs),
+    /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned
+    /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read.
+    Export(tables::ExportArgs),
+    /// Run a SQL query over the inputs' tables in an embedded DataFusion session.
+    Sql(tables::SqlArgs),
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
     Diff {
@@ -412,6 +418,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Convert(args) => convert::run(&args),
+        Command::Export(args) => tables::export(&args),
+        Command::Sql(args) => tables::sql(&args),
         Command::Diff {
             query,
             json,

@@ -1,0 +1,519 @@
+//! The tables of an HPCToolkit database (v4): its context tree, metrics, profiles, values and
+//! traces, read from the memory-mapped files through profcodec-hpctoolkit's views.
+//!
+//! How to ask "which functions cost the most" of these tables: hpcviewer's exclusive cost of a
+//! function is the summary profile's `function`-scope sum statistic at the function's contexts
+//! (and at calls to addresses without a function, in a database made without structure files):
+//!
+//! ```sql
+//! SELECT c.function, SUM(v.value) AS self
+//! FROM hpctoolkit.values v
+//! JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary
+//! JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id
+//! WHERE v.summary AND m.name = 'time' AND m.scope = 'function' AND m.combine = 'sum'
+//!   AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
+//! GROUP BY c.function ORDER BY self DESC LIMIT 10
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use profcodec_hpctoolkit::read::{ContextNode, IdTuple};
+use profcodec_hpctoolkit::{Database, FileKind};
+
+use crate::table::{Batches, ScanOptions, TableDef, batches, table};
+use crate::{Error, Mapped};
+
+table! {
+    /// HPCToolkit `contexts`: one row per node of meta.db's context tree, plus the global
+    /// context (ctxId 0) that every entry point hangs from.
+    Contexts, ContextRows, "contexts" {
+        ctx_id: UInt32 => "The context's ctxId, the key of `values.ctx_id` and `traces.ctx_id`.",
+        parent: UInt32 nullable => "The parent's ctxId (0 for an entry point; null for the global context).",
+        depth: UInt32 => "0 for the global context, 1 for entry points, the parent's depth + 1 below.",
+        kind: Utf8 => "`global`, `entry_point` or `context`.",
+        relation: Utf8 nullable => "How a context relates to its parent: `lexical`, `call` or `inlined_call` (`unknown_<n>` for a value this reader does not know).",
+        lexical_type: Utf8 nullable => "What a context is: `function`, `loop`, `line` or `instruction`.",
+        entry_point: Utf8 nullable => "An entry point's kind: `main_thread`, `application_thread` or `unknown_entry`.",
+        function: Utf8 nullable => "The function's name (an entry point's pretty name).",
+        file: Utf8 nullable => "The context's source file.",
+        line: UInt32 nullable => "The context's source line.",
+        module: Utf8 nullable => "The load module's path.",
+        module_offset: UInt64 nullable => "The offset in the load module.",
+    }
+}
+
+table! {
+    /// HPCToolkit `metrics`: one row per metric id of meta.db: a propagated value (a metric in
+    /// one propagation scope, as the non-summary profiles store it) or a summary statistic (as
+    /// the summary profile stores it).
+    Metrics, MetricRows, "metrics" {
+        metric_id: UInt16 => "The id `values.metric_id` holds: a propMetricId, or a statMetricId when `summary`.",
+        summary: Boolean => "True for a summary statistic (the summary profile's ids), false for a propagated value.",
+        metric: UInt32 => "The metric's position in meta.db.",
+        name: Utf8 => "The metric's name as hpcprof stores it (`time`, `GPU kernel time`).",
+        unit: Utf8 nullable => "The unit hpcprof appends to the name in parentheses, when there is one.",
+        scope: Utf8 => "The propagation scope's name: `point` (the context alone), `function` (with its loops and lines), `execution` (with everything it calls).",
+        scope_type: Utf8 => "The scope's type: `point`, `execution`, `transitive` or `custom`.",
+        combine: Utf8 nullable => "How a summary statistic combines the profiles: `sum`, `min` or `max`.",
+        formula: Utf8 nullable => "A summary statistic's formula over the values (`$$` is the value itself).",
+    }
+}
+
+table! {
+    /// HPCToolkit `profiles`: one row per profile of profile.db, with its identifier tuple
+    /// spelled out (the logical ids, as hpctesttool prints them).
+    Profiles, ProfileRows, "profiles" {
+        profile: UInt32 => "The profile's index (profIndex), the key of `values.profile` and `traces.profile`.",
+        summary: Boolean => "True for the summary profile (the statistics over all others).",
+        node: UInt32 nullable => "The compute node (`NODE`).",
+        rank: UInt32 nullable => "The MPI rank (`RANK`).",
+        thread: UInt32 nullable => "The thread (`THREAD`).",
+        core: UInt32 nullable => "The CPU core (`CORE`).",
+        gpu_device: UInt32 nullable => "The GPU device (`GPUDEVICE`).",
+        gpu_context: UInt32 nullable => "The GPU context (`GPUCONTEXT`).",
+        gpu_stream: UInt32 nullable => "The GPU stream (`GPUSTREAM`).",
+        id_tuple: Utf8 nullable => "The whole tuple, kinds named by meta.db: `NODE 0 / RANK 3 / THREAD 1`.",
+    }
+}
+
+table! {
+    /// HPCToolkit `values`: every non-zero value of profile.db in long form, one row per
+    /// (profile, context, metric id).
+    Values, ValueRows, "values" {
+        profile: UInt32 => "The profile (`profiles.profile`).",
+        summary: Boolean => "True in the summary profile, whose metric ids are summary statistics.",
+        ctx_id: UInt32 => "The context (`contexts.ctx_id`); ids meta.db elides (instructions) have no `contexts` row.",
+        metric_id: UInt16 => "The metric id (`metrics.metric_id` of the same `summary`).",
+        value: Float64 => "The value.",
+    }
+}
+
+table! {
+    /// HPCToolkit `traces`: every sample of trace.db, one row per (profile, timestamp).
+    Traces, TraceRows, "traces" {
+        profile: UInt32 => "The profile the trace line belongs to (`profiles.profile`).",
+        timestamp: UInt64 => "The sample's time in nanoseconds.",
+        ctx_id: UInt32 => "The context sampled (`contexts.ctx_id`).",
+    }
+}
+
+/// The tables of the set, in order.
+pub(crate) const TABLES: &[TableDef] = &[
+    Contexts::DEF,
+    Metrics::DEF,
+    Profiles::DEF,
+    Values::DEF,
+    Traces::DEF,
+];
+
+const FORMAT: &str = "hpctoolkit";
+
+/// An opened database: its files mapped, cross-linked by profcodec-hpctoolkit.
+#[derive(Debug)]
+pub(crate) struct Source {
+    path: PathBuf,
+    db: Database<Mapped>,
+}
+
+impl Source {
+    pub(crate) fn open(path: &Path) -> Result<Source, Error> {
+        let map = |kind: FileKind| -> Result<Option<Mapped>, Error> {
+            let file = path.join(kind.file_name());
+            if !file.is_file() {
+                return Ok(None);
+            }
+            Ok(Some(Mapped(profcodec::open(&file)?)))
+        };
+        let meta = map(FileKind::Meta)?.ok_or_else(|| Error::Unsupported {
+            path: path.to_path_buf(),
+            reason: "an HPCToolkit database folder holds meta.db".to_owned(),
+        })?;
+        let db = Database::from_parts(
+            meta,
+            map(FileKind::Profile)?,
+            map(FileKind::Cct)?,
+            map(FileKind::Trace)?,
+        )
+        .map_err(|e| invalid(path, e))?;
+        Ok(Source {
+            path: path.to_path_buf(),
+            db,
+        })
+    }
+
+    pub(crate) fn batches<'a>(
+        &'a self,
+        table: &str,
+        options: &ScanOptions,
+    ) -> Result<Batches<'a>, Error> {
+        Ok(match table {
+            Contexts::NAME => self.contexts(options),
+            Metrics::NAME => self.metrics(options)?,
+            Profiles::NAME => self.profiles(options),
+            Values::NAME => self.values(options),
+            Traces::NAME => self.traces(options),
+            _ => return Err(crate::unknown_table(FORMAT, TABLES, table)),
+        })
+    }
+
+    fn contexts<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
+        let path = self.path.as_path();
+        let index = self.db.context_index();
+        let meta = self.db.meta();
+        // Depth by tree position, filled on demand: a parent's chain is walked once.
+        let mut depths = vec![0u32; index.len()];
+        let mut depth_of = move |ctx_id: u32| -> u32 {
+            let mut chain = Vec::new();
+            let mut at = ctx_id;
+            let mut depth = 0;
+            while let Some(pos) = index.position(at) {
+                if depths[pos] != 0 {
+                    depth = depths[pos];
+                    break;
+                }
+                chain.push(pos);
+                match index.parent(at) {
+                    // The walk that built the index refused loops; a chain longer than the index
+                    // could only come from one, so it stops there all the same.
+                    Some(parent) if chain.len() <= depths.len() => at = parent,
+                    _ => break,
+                }
+            }
+            for pos in chain.into_iter().rev() {
+                depth += 1;
+                depths[pos] = depth;
+            }
+            depth
+        };
+        let items = index.ctx_ids().map(move |ctx_id| {
+            let node = match self.db.context(ctx_id) {
+                Some(node) => node.map_err(|e| invalid(path, e))?,
+                None => return Ok(None),
+            };
+            Ok(Some((node, depth_of(ctx_id), index.parent(ctx_id))))
+        });
+        let items = items.filter_map(|row| row.transpose());
+        let mut rows = ContextRows::new();
+        // The global context first: hpcprof gives it no node in meta.db.
+        if !index.contains(0) {
+            append_global(&mut rows);
+        }
+        batches(
+            rows,
+            items,
+            options,
+            move |rows, (node, depth, parent): (ContextNode<'a>, u32, Option<u32>)| {
+                rows.ctx_id.append_value(node.ctx_id());
+                rows.parent.append_option(parent);
+                rows.depth.append_value(depth);
+                match node {
+                    ContextNode::EntryPoint(e) => {
+                        rows.kind.append_value("entry_point");
+                        rows.relation.append_null();
+                        rows.lexical_type.append_null();
+                        rows.entry_point.append_value(e.kind.to_string());
+                        rows.function.append_value(e.pretty_name);
+                        rows.file.append_null();
+                        rows.line.append_null();
+                        rows.module.append_null();
+                        rows.module_offset.append_null();
+                    }
+                    ContextNode::Context(c) => {
+                        rows.kind.append_value("context");
+                        rows.relation.append_value(c.relation.to_string());
+                        rows.lexical_type.append_value(c.lexical_type.to_string());
+                        rows.entry_point.append_null();
+                        // The names were checked when the database was validated or are
+                        // checked here; a damaged one reads as null rather than stopping the
+                        // table (the ids still say where it is).
+                        rows.function.append_option(
+                            c.function
+                                .and_then(|f| meta.function(f).ok())
+                                .and_then(|f| f.name),
+                        );
+                        rows.file
+                            .append_option(c.file.and_then(|f| meta.file(f).ok()).map(|f| f.path));
+                        rows.line.append_option(c.line);
+                        rows.module.append_option(
+                            c.module.and_then(|m| meta.module(m).ok()).map(|m| m.path),
+                        );
+                        rows.module_offset.append_option(c.module_offset);
+                    }
+                }
+            },
+        )
+    }
+
+    fn metrics<'a>(&'a self, options: &ScanOptions) -> Result<Batches<'a>, Error> {
+        let meta = self.db.meta();
+        let err = |e| invalid(&self.path, e);
+        // Small (a few rows per metric): gathered, then batched.
+        let mut all = Vec::new();
+        for metric in meta.metrics() {
+            let metric = metric.map_err(err)?;
+            // What `Metric::unit` reads, borrowed from the file rather than from `metric`.
+            let unit = metric
+                .name
+                .rsplit_once(" (")
+                .and_then(|(_, rest)| rest.strip_suffix(')'));
+            for instance in meta.scope_instances(&metric) {
+                let instance = instance.map_err(err)?;
+                let scope = meta.scope(instance.scope).map_err(err)?;
+                all.push(MetricRow {
+                    metric_id: instance.prop_metric_id,
+                    summary: false,
+                    metric: metric.index,
+                    name: metric.name,
+                    unit,
+                    scope: scope.name,
+                    scope_type: scope.kind.to_string(),
+                    combine: None,
+                    formula: None,
+                });
+            }
+            for stat in meta.summaries(&metric) {
+                let stat = stat.map_err(err)?;
+                let scope = meta.scope(stat.scope).map_err(err)?;
+                all.push(MetricRow {
+                    metric_id: stat.stat_metric_id,
+                    summary: true,
+                    metric: metric.index,
+                    name: metric.name,
+                    unit,
+                    scope: scope.name,
+                    scope_type: scope.kind.to_string(),
+                    combine: Some(stat.combine.to_string()),
+                    formula: Some(stat.formula),
+                });
+            }
+        }
+        Ok(batches(
+            MetricRows::new(),
+            all.into_iter().map(Ok),
+            options,
+            |rows, m: MetricRow<'a>| {
+                rows.metric_id.append_value(m.metric_id);
+                rows.summary.append_value(m.summary);
+                rows.metric.append_value(m.metric);
+                rows.name.append_value(m.name);
+                rows.unit.append_option(m.unit);
+                rows.scope.append_value(m.scope);
+                rows.scope_type.append_value(m.scope_type);
+                rows.combine.append_option(m.combine);
+                rows.formula.append_option(m.formula);
+            },
+        ))
+    }
+
+    fn profiles<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
+        let Some(pdb) = self.db.profile() else {
+            return Box::new(std::iter::empty());
+        };
+        let path = self.path.as_path();
+        let meta = self.db.meta();
+        let items = (0..pdb.profile_count())
+            .map(move |i| pdb.profile(i).map_err(|e| invalid(path, e)))
+            .map(move |p| {
+                let p = p?;
+                let ids = p
+                    .id_tuple
+                    .map(|t| spell_ids(&meta, t))
+                    .transpose()
+                    .map_err(|e| invalid(path, e))?;
+                Ok((p.index, p.is_summary(), ids))
+            });
+        batches(
+            ProfileRows::new(),
+            items,
+            options,
+            |rows, (index, summary, ids): (u32, bool, Option<SpelledIds>)| {
+                rows.profile.append_value(index);
+                rows.summary.append_value(summary);
+                let ids = ids.unwrap_or_default();
+                rows.node.append_option(ids.node);
+                rows.rank.append_option(ids.rank);
+                rows.thread.append_option(ids.thread);
+                rows.core.append_option(ids.core);
+                rows.gpu_device.append_option(ids.gpu_device);
+                rows.gpu_context.append_option(ids.gpu_context);
+                rows.gpu_stream.append_option(ids.gpu_stream);
+                rows.id_tuple.append_option(ids.text);
+            },
+        )
+    }
+
+    fn values<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
+        let Some(pdb) = self.db.profile() else {
+            return Box::new(std::iter::empty());
+        };
+        let path = self.path.as_path();
+        let items = (0..pdb.profile_count()).flat_map(
+            move |i| -> Box<dyn Iterator<Item = Result<ValueRow, Error>> + 'a> {
+                // Each profile's block is checked (sorted ids, runs inside the block) just before
+                // its values are read, so the values are read in one pass over profile.db.
+                let profile = pdb.profile(i).and_then(|p| {
+                    pdb.validate_profile(&p)?;
+                    Ok(p)
+                });
+                let p = match profile {
+                    Ok(p) => p,
+                    Err(e) => return Box::new(std::iter::once(Err(invalid(path, e)))),
+                };
+                let (index, summary) = (p.index, p.is_summary());
+                let (ctxs, values) = (p.ctx_indices, p.values);
+                Box::new(ctxs.iter().enumerate().flat_map(move |(k, c)| {
+                    let start = c.start_index() as usize;
+                    let end = ctxs
+                        .get(k + 1)
+                        .map_or(values.len(), |next| next.start_index() as usize);
+                    let ctx_id = c.ctx_id();
+                    values
+                        .get(start..end)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(move |v| {
+                            Ok(ValueRow {
+                                profile: index,
+                                summary,
+                                ctx_id,
+                                metric_id: v.metric_id(),
+                                value: v.value(),
+                            })
+                        })
+                }))
+            },
+        );
+        batches(ValueRows::new(), items, options, |rows, v: ValueRow| {
+            rows.profile.append_value(v.profile);
+            rows.summary.append_value(v.summary);
+            rows.ctx_id.append_value(v.ctx_id);
+            rows.metric_id.append_value(v.metric_id);
+            rows.value.append_value(v.value);
+        })
+    }
+
+    fn traces<'a>(&'a self, options: &ScanOptions) -> Batches<'a> {
+        let Some(tdb) = self.db.trace() else {
+            return Box::new(std::iter::empty());
+        };
+        let path = self.path.as_path();
+        let items = (0..tdb.trace_count()).flat_map(
+            move |i| -> Box<dyn Iterator<Item = Result<(u32, u64, u32), Error>> + 'a> {
+                let trace = tdb.trace(i).and_then(|t| {
+                    tdb.validate_trace(&t)?;
+                    Ok(t)
+                });
+                match trace {
+                    Ok(t) => {
+                        let profile = t.prof_index;
+                        Box::new(
+                            t.elems
+                                .iter()
+                                .map(move |e| Ok((profile, e.timestamp(), e.ctx_id()))),
+                        )
+                    }
+                    Err(e) => Box::new(std::iter::once(Err(invalid(path, e)))),
+                }
+            },
+        );
+        batches(
+            TraceRows::new(),
+            items,
+            options,
+            |rows, (profile, timestamp, ctx_id)| {
+                rows.profile.append_value(profile);
+                rows.timestamp.append_value(timestamp);
+                rows.ctx_id.append_value(ctx_id);
+            },
+        )
+    }
+}
+
+/// The row of the global context (ctxId 0).
+fn append_global(rows: &mut ContextRows) {
+    rows.ctx_id.append_value(0);
+    rows.parent.append_null();
+    rows.depth.append_value(0);
+    rows.kind.append_value("global");
+    rows.relation.append_null();
+    rows.lexical_type.append_null();
+    rows.entry_point.append_null();
+    rows.function.append_null();
+    rows.file.append_null();
+    rows.line.append_null();
+    rows.module.append_null();
+    rows.module_offset.append_null();
+}
+
+fn invalid(path: &Path, e: profcodec_hpctoolkit::Error) -> Error {
+    Error::invalid(path, FORMAT, e.offset(), e)
+}
+
+struct MetricRow<'a> {
+    metric_id: u16,
+    summary: bool,
+    metric: u32,
+    name: &'a str,
+    unit: Option<&'a str>,
+    scope: &'a str,
+    scope_type: String,
+    combine: Option<String>,
+    formula: Option<&'a str>,
+}
+
+struct ValueRow {
+    profile: u32,
+    summary: bool,
+    ctx_id: u32,
+    metric_id: u16,
+    value: f64,
+}
+
+/// An identifier tuple's ids by kind, and its text.
+#[derive(Default)]
+struct SpelledIds {
+    node: Option<u32>,
+    rank: Option<u32>,
+    thread: Option<u32>,
+    core: Option<u32>,
+    gpu_device: Option<u32>,
+    gpu_context: Option<u32>,
+    gpu_stream: Option<u32>,
+    text: Option<String>,
+}
+
+/// The ids of `tuple` by the kind names of meta.db (hpcprof's `NODE`, `RANK`, `THREAD`,
+/// `GPUDEVICE`, `GPUCONTEXT`, `GPUSTREAM`, `CORE`); a kind without a column still shows in the
+/// text.
+fn spell_ids(
+    meta: &profcodec_hpctoolkit::MetaDb<'_>,
+    tuple: IdTuple<'_>,
+) -> Result<SpelledIds, profcodec_hpctoolkit::Error> {
+    let mut out = SpelledIds::default();
+    let mut text = String::new();
+    for id in tuple.ids {
+        let logical = id.logical_id.get();
+        let name = meta.id_name(id.kind)?;
+        if !text.is_empty() {
+            text.push_str(" / ");
+        }
+        match name {
+            Some(name) => text.push_str(name),
+            None => text.push_str(&format!("KIND{}", id.kind)),
+        }
+        text.push_str(&format!(" {logical}"));
+        let slot = match name.map(str::to_ascii_uppercase).as_deref() {
+            Some("NODE") => &mut out.node,
+            Some("RANK") => &mut out.rank,
+            Some("THREAD") => &mut out.thread,
+            Some("CORE") => &mut out.core,
+            Some("GPUDEVICE") => &mut out.gpu_device,
+            Some("GPUCONTEXT") => &mut out.gpu_context,
+            Some("GPUSTREAM") => &mut out.gpu_stream,
+            _ => continue,
+        };
+        *slot = Some(logical);
+    }
+    out.text = Some(text);
+    Ok(out)
+}

@@ -1,0 +1,230 @@
+//! Parquet export (feature `parquet`): every table of every input as a Hive-partitioned
+//! dataset that DuckDB, Spark, Trino and DataFusion read one folder a table.
+//!
+//! Layout under the output folder:
+//!
+//! ```text
+//! inputs/part-00000.parquet                       the `inputs` table (input, path, set)
+//! <set>/<table>/input=<k>/part-<n>.parquet        table <table> of set <set> for input k
+//! ```
+//!
+//! The `input` column is the Hive partition key: it is in the folder names, not in the files,
+//! and every engine reading the folder as a dataset adds it (`read_parquet('out/nytprof/lines/*/*.parquet',
+//! hive_partitioning = true)` in DuckDB, `spark.read.parquet("out/nytprof/lines")` in Spark).
+//! Every table of every input gets at least one file, empty when the table is, so that a dataset
+//! folder always exists with its schema.
+//!
+//! Files: row groups of at most [`ExportOptions::row_group_rows`] rows and 128 MiB, column
+//! statistics per page (min, max, null count: what engines prune row groups and pages with),
+//! dictionary encoding, the compression chosen, the Arrow schema with each column's meaning
+//! (its `description` field metadata) in the file's metadata; a new part starts after
+//! [`ExportOptions::file_rows`] rows. Batches are written as they are read: memory is a row
+//! group being encoded, whatever the input's size.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use crate::{Error, InputTables, ScanOptions, TableSet};
+
+/// The compression of the Parquet pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Compression {
+    /// zstd at level 3: small files, fast to read.
+    #[default]
+    Zstd,
+    /// Snappy: what older readers all support.
+    Snappy,
+    /// None.
+    None,
+}
+
+/// How tables are exported.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ExportOptions {
+    /// The pages' compression.
+    pub compression: Compression,
+    /// The most rows a row group holds (a row group is also cut at 128 MiB).
+    pub row_group_rows: usize,
+    /// The rows after which a new part file starts.
+    pub file_rows: usize,
+    /// How the inputs are read.
+    pub scan: ScanOptions,
+    /// Only these tables (`set.table`, `table` or `set`); every table when empty.
+    pub tables: Vec<String>,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            compression: Compression::Zstd,
+            row_group_rows: 1 << 20,
+            file_rows: 8 << 20,
+            scan: ScanOptions::new(),
+            tables: Vec::new(),
+        }
+    }
+}
+
+impl ExportOptions {
+    /// The default options: zstd, row groups of 1 Mi rows, parts of 8 Mi rows, every table.
+    pub fn new() -> Self {
+        ExportOptions::default()
+    }
+
+    /// These options with `compression`.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// These options exporting only `tables` (`set.table`, `table` or `set`).
+    pub fn tables(mut self, tables: Vec<String>) -> Self {
+        self.tables = tables;
+        self
+    }
+
+    /// Whether table `table` of `set` is exported.
+    fn wants(&self, set: TableSet, table: &str) -> bool {
+        self.tables.is_empty()
+            || self.tables.iter().any(|t| match t.split_once('.') {
+                Some((s, name)) => s == set.name() && name == table,
+                None => t == set.name() || t == table,
+            })
+    }
+
+    fn properties(&self) -> WriterProperties {
+        let compression = match self.compression {
+            Compression::Zstd => ParquetCompression::ZSTD(ZstdLevel::default()),
+            Compression::Snappy => ParquetCompression::SNAPPY,
+            Compression::None => ParquetCompression::UNCOMPRESSED,
+        };
+        WriterProperties::builder()
+            .set_compression(compression)
+            .set_max_row_group_row_count(Some(self.row_group_rows.max(1)))
+            .set_max_row_group_bytes(Some(128 << 20))
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_created_by(format!("profcodec {}", env!("CARGO_PKG_VERSION")))
+            .build()
+    }
+}
+
+/// One file written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Written {
+    /// The file.
+    pub path: PathBuf,
+    /// Its rows.
+    pub rows: u64,
+}
+
+/// Writes the tables of `inputs` under `out` (which must exist; files are created, never
+/// replaced: give a fresh folder) and returns the files written, in order. The `k`-th input is
+/// `input=k`.
+pub fn export(
+    out: &Path,
+    inputs: &[InputTables],
+    options: &ExportOptions,
+) -> Result<Vec<Written>, Error> {
+    let properties = options.properties();
+    let mut written = Vec::new();
+    // The `inputs` table: small, one file.
+    let batch = crate::inputs::batch(inputs)?;
+    let dir = out.join("inputs");
+    create_dir(&dir)?;
+    let path = dir.join("part-00000.parquet");
+    let mut file = PartFile::create(&path, batch.schema(), &properties)?;
+    file.write(&batch)?;
+    written.push(file.close()?);
+    for (k, input) in inputs.iter().enumerate() {
+        for tables in input.sets() {
+            let set = tables.set();
+            for table in set.tables() {
+                if !options.wants(set, table.name) {
+                    continue;
+                }
+                let dir = out
+                    .join(set.name())
+                    .join(table.name)
+                    .join(format!("input={k}"));
+                create_dir(&dir)?;
+                let schema = table.schema();
+                let part = |n: usize| dir.join(format!("part-{n:05}.parquet"));
+                let mut n = 0;
+                let mut file = PartFile::create(&part(n), schema.clone(), &properties)?;
+                for batch in tables.batches(table.name, &options.scan)? {
+                    let batch = batch?;
+                    if file.rows > 0
+                        && file.rows + batch.num_rows() as u64 > options.file_rows as u64
+                    {
+                        written.push(file.close()?);
+                        n += 1;
+                        file = PartFile::create(&part(n), schema.clone(), &properties)?;
+                    }
+                    file.write(&batch)?;
+                }
+                written.push(file.close()?);
+            }
+        }
+    }
+    Ok(written)
+}
+
+fn create_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// A part file being written.
+struct PartFile {
+    path: PathBuf,
+    writer: ArrowWriter<std::fs::File>,
+    rows: u64,
+}
+
+impl PartFile {
+    fn create(
+        path: &Path,
+        schema: arrow_schema::SchemaRef,
+        properties: &WriterProperties,
+    ) -> Result<PartFile, Error> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let writer = ArrowWriter::try_new(file, Arc::clone(&schema), Some(properties.clone()))
+            .map_err(|source| Error::Parquet {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(PartFile {
+            path: path.to_path_buf(),
+            writer,
+            rows: 0,
+        })
+    }
+
+    fn write(&mut self, batch: &arrow_array::RecordBatch) -> Result<(), Error> {
+        self.writer.write(batch).map_err(|source| Error::Parquet {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    fn close(self) -> Result<Written, Error> {
+        let PartFile { path, writer, rows } = self;
+        writer.close().map_err(|source| Error::Parquet {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Written { path, rows })
+    }
+}

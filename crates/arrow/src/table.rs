@@ -1,0 +1,292 @@
+//! How a table is declared once (name, columns, types, meanings) and turned into bounded record
+//! batches.
+//!
+//! [`table!`] generates, from one list of columns, the documented marker type of a table (its
+//! rustdoc lists every column), its Arrow schema (each field carrying its meaning as the
+//! `description` metadata, which Parquet files keep) and a row builder. [`batches`] drains an
+//! iterator of rows into record batches of at most [`ScanOptions::batch_rows`] rows, so that no
+//! table is ever held whole.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use crate::Error;
+
+/// How tables are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScanOptions {
+    /// The most rows a record batch holds (at least 1).
+    pub batch_rows: usize,
+}
+
+impl ScanOptions {
+    /// The default: batches of 65536 rows.
+    pub fn new() -> Self {
+        ScanOptions { batch_rows: 65536 }
+    }
+
+    /// These options with batches of at most `rows` rows (0 is taken as 1).
+    pub fn batch_rows(mut self, rows: usize) -> Self {
+        self.batch_rows = rows.max(1);
+        self
+    }
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions::new()
+    }
+}
+
+/// A table's name and schema, as listed by [`TableSet::tables`](crate::TableSet::tables).
+#[derive(Debug, Clone, Copy)]
+pub struct TableDef {
+    /// The table's name within its set (`values`, `lines`).
+    pub name: &'static str,
+    /// One line on what a row is.
+    pub description: &'static str,
+    schema: fn() -> SchemaRef,
+}
+
+impl TableDef {
+    pub(crate) const fn new(
+        name: &'static str,
+        description: &'static str,
+        schema: fn() -> SchemaRef,
+    ) -> Self {
+        TableDef {
+            name,
+            description,
+            schema,
+        }
+    }
+
+    /// The table's Arrow schema.
+    pub fn schema(&self) -> SchemaRef {
+        (self.schema)()
+    }
+}
+
+/// A stream of record batches of one table; it ends after the first error.
+pub type Batches<'a> = Box<dyn Iterator<Item = Result<RecordBatch, Error>> + 'a>;
+
+/// The row builder of a table (made by [`table!`]).
+pub(crate) trait Rows {
+    /// Rows appended since the last [`Rows::finish`].
+    fn len(&self) -> usize;
+    /// The appended rows as a record batch; the builder is empty afterwards.
+    fn finish(&mut self) -> Result<RecordBatch, Error>;
+}
+
+/// The batches of a table whose rows are `items`, each appended to the builder by `append`: at
+/// most `options.batch_rows` rows a batch, no empty batch, the first error ending the stream.
+pub(crate) fn batches<'a, R, T>(
+    mut rows: R,
+    items: impl Iterator<Item = Result<T, Error>> + 'a,
+    options: &ScanOptions,
+    mut append: impl FnMut(&mut R, T) + 'a,
+) -> Batches<'a>
+where
+    R: Rows + 'a,
+{
+    let limit = options.batch_rows.max(1);
+    let mut items = items.fuse();
+    let mut failed = false;
+    Box::new(std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        for item in items.by_ref() {
+            match item {
+                Ok(row) => append(&mut rows, row),
+                Err(e) => {
+                    failed = true;
+                    // The rows before the error are dropped with it: a table is whole or an error.
+                    return Some(Err(e));
+                }
+            }
+            if rows.len() >= limit {
+                return Some(rows.finish());
+            }
+        }
+        (rows.len() > 0).then(|| rows.finish())
+    }))
+}
+
+/// The metadata of a field: its meaning, under the key `description`.
+pub(crate) fn description(text: &str) -> std::collections::HashMap<String, String> {
+    std::collections::HashMap::from([("description".to_owned(), text.to_owned())])
+}
+
+/// Wraps an `Arc`'d schema for the generated code.
+pub(crate) fn schema_ref(fields: Vec<arrow_schema::Field>) -> SchemaRef {
+    Arc::new(arrow_schema::Schema::new(fields))
+}
+
+/// The Arrow builder of a column type.
+macro_rules! column_builder {
+    (UInt8) => {
+        arrow_array::builder::UInt8Builder
+    };
+    (UInt16) => {
+        arrow_array::builder::UInt16Builder
+    };
+    (UInt32) => {
+        arrow_array::builder::UInt32Builder
+    };
+    (UInt64) => {
+        arrow_array::builder::UInt64Builder
+    };
+    (Int32) => {
+        arrow_array::builder::Int32Builder
+    };
+    (Int64) => {
+        arrow_array::builder::Int64Builder
+    };
+    (Float64) => {
+        arrow_array::builder::Float64Builder
+    };
+    (Boolean) => {
+        arrow_array::builder::BooleanBuilder
+    };
+    (Utf8) => {
+        arrow_array::builder::StringBuilder
+    };
+}
+
+/// The Arrow data type of a column type.
+macro_rules! column_type {
+    ($ty:ident) => {
+        arrow_schema::DataType::$ty
+    };
+}
+
+/// Whether a column is declared `nullable`.
+macro_rules! nullable {
+    () => {
+        false
+    };
+    (nullable) => {
+        true
+    };
+}
+
+/// How a column type reads in the docs.
+macro_rules! type_doc {
+    (UInt8) => {
+        "UInt8"
+    };
+    (UInt16) => {
+        "UInt16"
+    };
+    (UInt32) => {
+        "UInt32"
+    };
+    (UInt64) => {
+        "UInt64"
+    };
+    (Int32) => {
+        "Int32"
+    };
+    (Int64) => {
+        "Int64"
+    };
+    (Float64) => {
+        "Float64"
+    };
+    (Boolean) => {
+        "Boolean"
+    };
+    (Utf8) => {
+        "Utf8"
+    };
+}
+
+/// How nullability reads in the docs.
+macro_rules! null_doc {
+    () => {
+        ""
+    };
+    (nullable) => {
+        ", nullable"
+    };
+}
+
+/// Declares a table: `table!(/// docs  Marker, RowBuilder, "name" { column: Type [nullable] =>
+/// "meaning", ... })`. The marker type is public and documents the columns; its `DEF` is the
+/// table's [`TableDef`]; the row builder is crate-private with one Arrow builder per column.
+macro_rules! table {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident, $rows:ident, $table:literal {
+            $( $col:ident : $ty:ident $($null:ident)? => $cdoc:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        ///
+        /// | column | type | meaning |
+        /// |---|---|---|
+        $(#[doc = concat!("| `", stringify!($col), "` | ", $crate::table::type_doc!($ty), $crate::table::null_doc!($($null)?), " | ", $cdoc, " |")])+
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name;
+
+        impl $name {
+            /// The table's name within its set.
+            pub const NAME: &'static str = $table;
+            /// The table's name, one-line description and schema.
+            pub const DEF: $crate::table::TableDef = $crate::table::TableDef::new(
+                $table,
+                concat!($($doc, "\n"),*),
+                $name::schema,
+            );
+
+            /// The table's Arrow schema (every field's meaning is its `description` metadata).
+            pub fn schema() -> arrow_schema::SchemaRef {
+                static SCHEMA: std::sync::OnceLock<arrow_schema::SchemaRef> =
+                    std::sync::OnceLock::new();
+                SCHEMA
+                    .get_or_init(|| {
+                        $crate::table::schema_ref(vec![$(
+                            arrow_schema::Field::new(
+                                stringify!($col),
+                                $crate::table::column_type!($ty),
+                                $crate::table::nullable!($($null)?),
+                            )
+                            .with_metadata($crate::table::description($cdoc))
+                        ),+])
+                    })
+                    .clone()
+            }
+        }
+
+        /// The row builder of the table of the same name.
+        pub(crate) struct $rows {
+            $( pub(crate) $col: $crate::table::column_builder!($ty), )+
+        }
+
+        impl $rows {
+            pub(crate) fn new() -> Self {
+                $rows { $( $col: <$crate::table::column_builder!($ty)>::new(), )+ }
+            }
+        }
+
+        impl $crate::table::Rows for $rows {
+            fn len(&self) -> usize {
+                [$( arrow_array::builder::ArrayBuilder::len(&self.$col) ),+][0]
+            }
+
+            fn finish(&mut self) -> Result<arrow_array::RecordBatch, $crate::Error> {
+                let columns: Vec<arrow_array::ArrayRef> = vec![$(
+                    std::sync::Arc::new(self.$col.finish())
+                ),+];
+                arrow_array::RecordBatch::try_new($name::schema(), columns)
+                    .map_err(|source| $crate::Error::Arrow { table: $table, source })
+            }
+        }
+    };
+}
+
+pub(crate) use {column_builder, column_type, null_doc, nullable, table, type_doc};

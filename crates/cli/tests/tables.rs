@@ -1,0 +1,530 @@
+//! `profcodec export --parquet` and `profcodec sql`, judged by DuckDB (PyPI `duckdb`): DuckDB
+//! reads the exported folder as a Hive-partitioned dataset, and
+//!
+//! - every table of every corpus input holds the same rows in DuckDB as in `profcodec sql`
+//!   (which reads the inputs themselves), and as many as the export reported;
+//! - the questions users ask give the same answers in DuckDB, in `profcodec sql` and in
+//!   `profcodec top`: the top functions by self time of every HPCToolkit database (from the
+//!   HPCToolkit tables as hpcviewer counts them, and from the profile model's tables), the
+//!   hottest NYTProf lines, and the top functions of every other input.
+//!
+//! Runs when `PROFCODEC_DUCKDB_PYTHON` names a Python with duckdb installed (`cargo xtask test`
+//! makes a venv under `target/` and sets it); otherwise prints one line and passes.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use profcodec_common::corpus::{corpus_dir, files_below};
+use serde_json::Value;
+
+/// Registers every table of an export as a view `<set>.<table>` (and `inputs`), then runs each
+/// query of a JSON list and prints a JSON list of results (each a list of row objects).
+const DUCKDB: &str = r#"
+import duckdb, json, os, sys
+out, queries = sys.argv[1], json.loads(sys.argv[2])
+con = duckdb.connect()
+con.execute(f"CREATE VIEW inputs AS SELECT * FROM read_parquet('{out}/inputs/*.parquet')")
+for s in sorted(os.listdir(out)):
+    if s == "inputs":
+        continue
+    con.execute(f'CREATE SCHEMA "{s}"')
+    for t in sorted(os.listdir(os.path.join(out, s))):
+        con.execute(f"""CREATE VIEW "{s}"."{t}" AS SELECT * FROM
+            read_parquet('{out}/{s}/{t}/*/*.parquet', hive_partitioning = true)""")
+results = []
+for q in queries:
+    cur = con.execute(q)
+    cols = [d[0] for d in cur.description]
+    results.append([dict(zip(cols, r)) for r in cur.fetchall()])
+print(json.dumps(results))
+"#;
+
+fn profcodec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_profcodec"))
+}
+
+fn run_ok(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn json_array(bytes: &[u8]) -> Vec<Value> {
+    match serde_json::from_slice(bytes).unwrap() {
+        Value::Array(rows) => rows,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+/// `profcodec sql --format json QUERY INPUTS...`.
+fn sql(query: &str, inputs: &[PathBuf]) -> Vec<Value> {
+    json_array(&run_ok(
+        profcodec()
+            .args(["sql", "--format", "json", query])
+            .args(inputs),
+    ))
+}
+
+/// DuckDB's answers to `queries` over the export in `out`.
+fn duckdb(python: &OsStr, out: &Path, queries: &[String]) -> Vec<Vec<Value>> {
+    let results = run_ok(
+        Command::new(python)
+            .arg("-c")
+            .arg(DUCKDB)
+            .arg(out)
+            .arg(serde_json::to_string(queries).unwrap()),
+    );
+    json_array(&results)
+        .into_iter()
+        .map(|r| match r {
+            Value::Array(rows) => rows,
+            other => panic!("not an array: {other}"),
+        })
+        .collect()
+}
+
+/// A row in a canonical text: columns sorted by name, nulls left out (the JSON writer of
+/// `profcodec sql` omits them), numbers as doubles (DuckDB reads the Hive key as BIGINT, the
+/// session has it as UInt32), with `digits` significant digits (all of them when `None`: sums
+/// made in another order differ in the last bits).
+fn canonical(row: &Value, digits: Option<usize>) -> String {
+    let Value::Object(map) = row else {
+        panic!("not an object: {row}")
+    };
+    let sorted: BTreeMap<&str, String> = map
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Number(n) => match digits {
+                    None => format!("{:?}", n.as_f64().unwrap()),
+                    Some(d) => format!("{:.*e}", d - 1, n.as_f64().unwrap()),
+                },
+                other => other.to_string(),
+            };
+            (k.as_str(), v)
+        })
+        .collect();
+    format!("{sorted:?}")
+}
+
+/// The rows as a sorted list of canonical texts (a multiset).
+fn multiset(rows: &[Value]) -> Vec<String> {
+    multiset_to(rows, None)
+}
+
+/// [`multiset`] with numbers to 12 significant digits, for sums.
+fn sums(rows: &[Value]) -> Vec<String> {
+    multiset_to(rows, Some(12))
+}
+
+fn multiset_to(rows: &[Value], digits: Option<usize>) -> Vec<String> {
+    let mut out: Vec<String> = rows.iter().map(|r| canonical(r, digits)).collect();
+    out.sort();
+    out
+}
+
+fn number(row: &Value, key: &str) -> f64 {
+    row.get(key)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{key} in {row}"))
+}
+
+fn text(row: &Value, key: &str) -> String {
+    match row.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// Every input of the corpus the tables read: the HPCToolkit databases, the hpcrun measurement
+/// folders, NYTProf profiles, EasyProfiler captures and StatProfiler sessions.
+fn corpus_inputs(corpus: &Path) -> Vec<PathBuf> {
+    let dirs = |sub: &str| -> Vec<PathBuf> {
+        let mut d: Vec<PathBuf> = std::fs::read_dir(corpus.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        d.sort();
+        d
+    };
+    let mut inputs = dirs("hpctoolkit/dbase");
+    inputs.push(corpus.join("hpctoolkit/hatchet-gamess"));
+    inputs.extend(dirs("hpctoolkit/meas"));
+    inputs.extend(
+        files_below(&corpus.join("nytprof"))
+            .into_iter()
+            .filter(|f| f.to_string_lossy().ends_with(".nytprof.out")),
+    );
+    inputs.extend(
+        files_below(&corpus.join("easyprofiler"))
+            .into_iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "prof")),
+    );
+    inputs.extend(
+        dirs("statprofiler")
+            .into_iter()
+            .filter(|d| !d.ends_with("progs") && !d.ends_with("file_option")),
+    );
+    inputs.push(corpus.join("statprofiler/file_option/profile.bin"));
+    inputs
+}
+
+/// The sets and tables of an export, from its folders.
+fn exported_tables(out: &Path) -> Vec<(String, String)> {
+    let mut tables = Vec::new();
+    for set in std::fs::read_dir(out).unwrap() {
+        let set = set.unwrap().path();
+        if set.ends_with("inputs") {
+            continue;
+        }
+        for table in std::fs::read_dir(&set).unwrap() {
+            let name = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+            tables.push((name(&set), name(&table.unwrap().path())));
+        }
+    }
+    tables.sort();
+    tables
+}
+
+/// Exports `inputs` into a fresh folder and returns it with the rows per `set.table` the export
+/// reported.
+fn export(inputs: &[PathBuf], name: &str) -> (PathBuf, BTreeMap<String, u64>) {
+    let out = std::env::temp_dir().join(format!("profcodec-tables-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let report = run_ok(
+        profcodec()
+            .args(["export", "--compression", "snappy", "--parquet"])
+            .arg(&out)
+            .args(inputs),
+    );
+    let mut rows = BTreeMap::new();
+    for line in String::from_utf8(report).unwrap().lines() {
+        let (table, rest) = line.split_once(": ").unwrap();
+        let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+        rows.insert(table.to_owned(), n);
+    }
+    (out, rows)
+}
+
+#[test]
+fn duckdb_reads_every_table_as_profcodec_sql_reads_the_inputs() {
+    let Some(python) = std::env::var_os("PROFCODEC_DUCKDB_PYTHON") else {
+        println!("PROFCODEC_DUCKDB_PYTHON is not set; DuckDB test of the Parquet export not run");
+        return;
+    };
+    let Some(corpus) = corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+        return;
+    };
+    let inputs = corpus_inputs(&corpus);
+    let (out, reported) = export(&inputs, "all");
+    let tables = exported_tables(&out);
+    // Every set of the formats the corpus has, and the profile set, with all their tables.
+    assert_eq!(tables.len(), 5 + 5 + 4 + 6 + 3 + 9, "{tables:?}");
+    // Every column named in the query, unquoted: no column name needs quoting in either engine.
+    let columns = sql(
+        "SELECT table_schema, table_name, column_name FROM information_schema.columns \
+         WHERE table_schema <> 'information_schema' ORDER BY ordinal_position",
+        &inputs,
+    );
+    let mut queries: Vec<String> = tables
+        .iter()
+        .map(|(set, table)| {
+            let names: Vec<String> = columns
+                .iter()
+                .filter(|c| text(c, "table_schema") == *set && text(c, "table_name") == *table)
+                .map(|c| text(c, "column_name"))
+                .collect();
+            assert!(
+                names.contains(&"input".to_owned()),
+                "{set}.{table}: {names:?}"
+            );
+            format!("SELECT {} FROM {set}.\"{table}\"", names.join(", "))
+        })
+        .collect();
+    queries.push("SELECT * FROM inputs".to_owned());
+    let answers = duckdb(&python, &out, &queries);
+    for (query, duck) in queries.iter().zip(&answers) {
+        let ours = sql(query, &inputs);
+        assert_eq!(duck.len(), ours.len(), "{query}: rows");
+        let (duck, ours) = (multiset(duck), multiset(&ours));
+        if let Some(i) = (0..duck.len()).find(|&i| duck[i] != ours[i]) {
+            panic!("{query}: DuckDB {} but profcodec sql {}", duck[i], ours[i]);
+        }
+    }
+    for ((set, table), duck) in tables.iter().zip(&answers) {
+        assert_eq!(
+            reported[&format!("{set}.{table}")],
+            duck.len() as u64,
+            "{set}.{table}: rows reported"
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// The top functions by self value of the profile model, from its tables: each node's self
+/// value goes to its nearest function-like node, over the summary contexts where the profile
+/// has them (else every context), of the default value type, grouped by function, file and
+/// module (a function without a name by its address).
+const PROFILE_TOP: &str = "
+WITH whole AS (
+    SELECT c.context, c.input FROM profile.contexts c
+    WHERE c.summary OR NOT EXISTS (
+        SELECT 1 FROM profile.contexts s WHERE s.summary AND s.input = c.input))
+SELECT f.function AS function, f.file AS file, f.module AS module,
+    CASE WHEN f.function IS NULL THEN f.address END AS address,
+    COALESCE(SUM(v.self_value), 0) AS self
+FROM profile.node_values v
+JOIN whole w ON w.context = v.context AND w.input = v.input
+JOIN profile.value_types t ON t.value_type = v.value_type AND t.input = v.input
+JOIN profile.nodes n ON n.node = v.node AND n.input = v.input
+JOIN profile.nodes owner ON owner.node = n.function_node AND owner.input = n.input
+JOIN profile.frames f ON f.frame = owner.frame AND f.input = owner.input
+WHERE t.is_default AND v.input = 0
+GROUP BY f.function, f.file, f.module, CASE WHEN f.function IS NULL THEN f.address END
+ORDER BY self DESC, function, file, module, address";
+
+/// hpcviewer's exclusive cost per function over the summary profile of the metric `{metric}`
+/// (which hpcprof may store with its unit, `CPUTIME (sec)`),
+/// from the HPCToolkit tables: the `function`-scope sums of the contexts that are functions or
+/// calls (a call to an address without a function, in a database made without structure
+/// files, is grouped by its module and offset).
+const HPCTOOLKIT_TOP: &str = "
+SELECT c.function AS function,
+    CASE WHEN c.function IS NULL THEN c.module END AS module,
+    CASE WHEN c.function IS NULL THEN c.module_offset END AS address, SUM(v.value) AS self
+FROM hpctoolkit.values v
+JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary AND m.input = v.input
+JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id AND c.input = v.input
+WHERE v.summary AND (m.name = '{metric}' OR m.name = '{metric} (' || m.unit || ')')
+  AND m.scope = 'function' AND m.combine = 'sum'
+  AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
+GROUP BY c.function, CASE WHEN c.function IS NULL THEN c.module END,
+    CASE WHEN c.function IS NULL THEN c.module_offset END
+ORDER BY self DESC, function, module, address";
+
+/// NYTProf's subs by exclusive time, as `top` reads them (its per-sub table).
+const NYTPROF_SUBS: &str = "SELECT name AS function, exclusive_time AS self FROM nytprof.subs ORDER BY self DESC, function";
+
+/// The hottest NYTProf lines.
+const NYTPROF_LINES: &str =
+    "SELECT file, line, time FROM nytprof.lines ORDER BY time DESC, file, line LIMIT 10";
+
+/// `profcodec top --json` rows of `input` with `args`, all of them.
+fn top(input: &Path, args: &[&str]) -> Vec<Value> {
+    json_array(&run_ok(
+        profcodec()
+            .args(["top", "--json", "-n", "0"])
+            .args(args)
+            .arg(input),
+    ))
+}
+
+/// Checks that `duck` and `ours` are the same rows, in order, and that their first ten rows
+/// are `top`'s first ten (names, then values).
+fn assert_top(what: &str, duck: &[Value], ours: &[Value], top: &[Value], key: &[&str]) {
+    assert_eq!(sums(duck), sums(ours), "{what}: DuckDB vs profcodec sql");
+    let name = |r: &Value| key.iter().map(|k| text(r, k)).collect::<Vec<_>>().join("|");
+    assert!(!top.is_empty(), "{what}: top has rows");
+    // Both sides hold rows: every function of top with a value (top lists zero rows too).
+    let valued = top.iter().filter(|t| number(t, "self") != 0.0).count();
+    assert!(
+        duck.len() >= valued.min(10),
+        "{what}: {} rows for {valued}",
+        duck.len()
+    );
+    for (i, (t, d)) in top.iter().zip(duck).take(10).enumerate() {
+        // Equal values may come in any order: compare the value, then the name where unique.
+        assert!(
+            close(number(t, "self"), number(d, "self")),
+            "{what}: row {i}: top {t} vs DuckDB {d}"
+        );
+        let tied = top
+            .iter()
+            .filter(|o| close(number(o, "self"), number(t, "self")))
+            .count();
+        if tied == 1 {
+            assert_eq!(name(t), name(d), "{what}: row {i}");
+        }
+    }
+    // And every row of the grouping has top's value.
+    let by_name: BTreeMap<String, f64> =
+        duck.iter().map(|r| (name(r), number(r, "self"))).collect();
+    for t in top {
+        if let Some(v) = by_name.get(&name(t)) {
+            assert!(close(*v, number(t, "self")), "{what}: {t} vs {v}");
+        }
+    }
+}
+
+#[test]
+fn top_functions_and_hottest_lines_agree_in_duckdb_sql_and_top() {
+    let Some(python) = std::env::var_os("PROFCODEC_DUCKDB_PYTHON") else {
+        println!("PROFCODEC_DUCKDB_PYTHON is not set; DuckDB test of the Parquet export not run");
+        return;
+    };
+    let Some(corpus) = corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+        return;
+    };
+    for input in corpus_inputs(&corpus) {
+        let what = input.display().to_string();
+        let inputs = [input.clone()];
+        let (out, _) = export(&inputs, "top");
+        let profile_top = PROFILE_TOP.to_owned();
+        let mut queries = vec![profile_top.clone()];
+        let is_hpctoolkit = input.join("meta.db").is_file();
+        let is_nytprof = what.ends_with(".nytprof.out");
+        let top_rows = top(&input, &[]);
+        if is_hpctoolkit {
+            let metric = text(&top_rows[0], "metric");
+            queries.push(HPCTOOLKIT_TOP.replace("{metric}", &metric));
+        }
+        if is_nytprof {
+            queries.push(NYTPROF_LINES.to_owned());
+            queries.push(NYTPROF_SUBS.to_owned());
+        }
+        let answers = duckdb(&python, &out, &queries);
+        // NYTProf's top reads the per-sub table, not the call tree.
+        if !is_nytprof {
+            let ours = sql(&profile_top, &inputs);
+            assert_top(
+                &what,
+                &answers[0],
+                &ours,
+                &top_rows,
+                &["function", "file", "module", "address"],
+            );
+        }
+        if is_hpctoolkit {
+            let ours = sql(&queries[1], &inputs);
+            assert_top(
+                &format!("{what} (hpctoolkit tables)"),
+                &answers[1],
+                &ours,
+                &top_rows,
+                &["function", "address"],
+            );
+        }
+        if is_nytprof {
+            let ours = sql(NYTPROF_LINES, &inputs);
+            let lines = top(&input, &["--group", "line"]);
+            assert_eq!(multiset(&answers[1]), multiset(&ours), "{what}: lines");
+            for (i, (t, d)) in lines.iter().zip(&answers[1]).enumerate() {
+                assert!(
+                    close(number(t, "self"), number(d, "time")),
+                    "{what}: line {i}: {t} vs {d}"
+                );
+            }
+            let ours = sql(NYTPROF_SUBS, &inputs);
+            assert_top(
+                &format!("{what} (subs)"),
+                &answers[2],
+                &ours,
+                &top_rows,
+                &["function"],
+            );
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// A damaged input is exit status 1 naming the file, a query DataFusion refuses 2, an unknown
+/// `--table` 2, and an export over an existing folder 2 without `--force`.
+#[test]
+fn failures_say_what_and_exit_as_documented() {
+    let dir = std::env::temp_dir().join(format!("profcodec-tables-fail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let good = testdata("nytprof/hello.nytprof.out");
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = dir.join("cut.nytprof.out");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+
+    let out = profcodec()
+        .args(["sql", "SELECT * FROM nytprof.lines"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cut.nytprof.out: nytprof: "), "{stderr}");
+
+    let out = profcodec()
+        .args(["sql", "SELEC 1"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = profcodec()
+        .args(["sql", "SELECT * FROM nytprof.nothing"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing"));
+
+    let target = dir.join("export");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), b"").unwrap();
+    let out = profcodec()
+        .args(["export", "--parquet"])
+        .arg(&target)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        target.join("keep").exists(),
+        "nothing replaced without --force"
+    );
+    let out = profcodec()
+        .args(["export", "--force", "--table", "lines", "--parquet"])
+        .arg(&target)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!target.join("keep").exists(), "replaced whole");
+    assert!(
+        target
+            .join("nytprof/lines/input=0/part-00000.parquet")
+            .is_file()
+    );
+    assert!(!target.join("nytprof/subs").exists());
+
+    // A damaged input leaves no output at all.
+    let failed = dir.join("failed");
+    let out = profcodec()
+        .args(["export", "--parquet"])
+        .arg(&failed)
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!failed.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

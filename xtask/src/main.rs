@@ -30,8 +30,8 @@ mod peers;
 mod pprof;
 mod python;
 mod statprofiler;
-mod timeline;
 mod tables;
+mod timeline;
 
 /// Environment variables a format's tests need, as `(name, value)` pairs.
 pub(crate) type TestEnv = Vec<(String, String)>;

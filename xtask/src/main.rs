@@ -227,6 +227,7 @@ fn packaging(ws: &Workspace) -> Result<()> {
     run(machete().arg("."))?;
     // The package step builds each crate in target/package: the same target directory, so the
     // dependencies built for the tests are reused.
+    forget_unpacked_packages()?;
     run(&mut ws.cargo(&["publish", "--dry-run", "--workspace", "--allow-dirty"]))
 }
 
@@ -271,4 +272,30 @@ fn main() -> Result<()> {
             std::process::exit(2)
         }
     }
+}
+
+/// Removes the workspace's packages that an earlier `cargo publish --dry-run` unpacked into
+/// cargo's registry cache: cargo reuses an unpacked `name-version` folder as it is, so a second
+/// dry run at the same version would verify against the first run's sources.
+fn forget_unpacked_packages() -> Result<()> {
+    let Some(home) = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+    else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        let Ok(packages) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for package in packages.flatten() {
+            if package.file_name().to_string_lossy().starts_with("profcodec") {
+                std::fs::remove_dir_all(package.path())?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -292,7 +292,11 @@ fn forget_unpacked_packages() -> Result<()> {
             continue;
         };
         for package in packages.flatten() {
-            if package.file_name().to_string_lossy().starts_with("profcodec") {
+            if package
+                .file_name()
+                .to_string_lossy()
+                .starts_with("profcodec")
+            {
                 std::fs::remove_dir_all(package.path())?;
             }
         }

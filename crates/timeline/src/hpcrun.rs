@@ -10,7 +10,7 @@ use profcodec_hpcrun::{MeasurementFolder, ProfileConverter, ThreadFiles, TraceSt
 use profcodec_profile::{IdKind, NodeId};
 
 use crate::sampled::{CallPaths, SampledTrack};
-use crate::sink::{Sink, Track, TrackKind};
+use crate::sink::Sink;
 use crate::{Error, Summary, TimelineWriter};
 
 pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, path: &Path) -> Result<Summary, Error> {
@@ -123,37 +123,13 @@ pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, path: &Path) -> Resul
             }
         };
 
-        let rank = rank.unwrap_or(0);
-        let group = match groups.get(&rank) {
-            Some(&g) => g,
-            None => {
-                let id = w.track_id();
-                let pid = w.group_pid();
-                w.sink
-                    .open(&Track {
-                        id,
-                        parent: None,
-                        name: &format!("rank {rank}"),
-                        kind: TrackKind::Group { pid },
-                        order: rank.min(i32::MAX as u64) as i32,
-                    })
-                    .map_err(Error::Write)?;
-                summary.tracks += 1;
-                groups.insert(rank, id);
-                id
-            }
-        };
-        let track = w.track_id();
-        w.sink
-            .open(&Track {
-                id: track,
-                parent: Some(group),
-                name: &label,
-                kind: TrackKind::Slices,
-                order: order.min(i32::MAX as usize) as i32,
-            })
-            .map_err(Error::Write)?;
-        summary.tracks += 1;
+        let track = w.open_rank_track(
+            &mut groups,
+            &mut summary,
+            rank.unwrap_or(0),
+            &label,
+            order.min(i32::MAX as usize) as i32,
+        )?;
 
         let file = File::open(trace_path).map_err(|source| Error::Read {
             path: trace_path.clone(),

@@ -11,7 +11,7 @@ use profcodec_hpctoolkit::read::{FileHead, TraceReader};
 use profcodec_hpctoolkit::{Database, FileKind, ProfileDb};
 
 use crate::sampled::{CallPaths, SampledTrack};
-use crate::sink::{Sink, Track, TrackKind};
+use crate::sink::Sink;
 use crate::{Error, Summary, TimelineWriter};
 
 /// hpcprof's identifier kinds (meta.db's `DEFAULT_ID_NAMES` order).
@@ -107,37 +107,13 @@ pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, dir: &Path) -> Result
             Some(t) if !t.ids.is_empty() => t.to_string(),
             _ => format!("profile {prof_index}"),
         };
-        let rank = rank.unwrap_or(0);
-        let group = match groups.get(&rank) {
-            Some(&g) => g,
-            None => {
-                let id = w.track_id();
-                let pid = w.group_pid();
-                w.sink
-                    .open(&Track {
-                        id,
-                        parent: None,
-                        name: &format!("rank {rank}"),
-                        kind: TrackKind::Group { pid },
-                        order: rank.min(i32::MAX as u64) as i32,
-                    })
-                    .map_err(Error::Write)?;
-                summary.tracks += 1;
-                groups.insert(rank, id);
-                id
-            }
-        };
-        let track = w.track_id();
-        w.sink
-            .open(&Track {
-                id: track,
-                parent: Some(group),
-                name: &label,
-                kind: TrackKind::Slices,
-                order: index.min(i32::MAX as u32) as i32,
-            })
-            .map_err(Error::Write)?;
-        summary.tracks += 1;
+        let track = w.open_rank_track(
+            &mut groups,
+            &mut summary,
+            rank.unwrap_or(0),
+            &label,
+            index.min(i32::MAX as u32) as i32,
+        )?;
         let mut state = SampledTrack::new(track, &w.filter);
         let mut line = traces.line(index).map_err(hpc)?;
         let mut last = (u32::MAX, None);

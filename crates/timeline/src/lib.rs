@@ -378,4 +378,48 @@ impl<W: Write> TimelineWriter<W> {
         self.next_pid += 1;
         self.next_pid
     }
+
+    /// Opens a slice track named `label` under the group track of `rank` (opened on first use
+    /// and kept in `groups`, which the caller closes at the end), counting the tracks opened in
+    /// `summary`: the layout of the sampled timelines (HPCToolkit and hpcrun).
+    fn open_rank_track(
+        &mut self,
+        groups: &mut std::collections::BTreeMap<u64, TrackId>,
+        summary: &mut Summary,
+        rank: u64,
+        label: &str,
+        order: i32,
+    ) -> Result<TrackId, Error> {
+        let group = match groups.get(&rank) {
+            Some(&g) => g,
+            None => {
+                let id = self.track_id();
+                let pid = self.group_pid();
+                self.sink
+                    .open(&Track {
+                        id,
+                        parent: None,
+                        name: &format!("rank {rank}"),
+                        kind: sink::TrackKind::Group { pid },
+                        order: rank.min(i32::MAX as u64) as i32,
+                    })
+                    .map_err(Error::Write)?;
+                summary.tracks += 1;
+                groups.insert(rank, id);
+                id
+            }
+        };
+        let track = self.track_id();
+        self.sink
+            .open(&Track {
+                id: track,
+                parent: Some(group),
+                name: label,
+                kind: sink::TrackKind::Slices,
+                order,
+            })
+            .map_err(Error::Write)?;
+        summary.tracks += 1;
+        Ok(track)
+    }
 }

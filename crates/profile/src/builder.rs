@@ -62,9 +62,11 @@ type Map<K, V> = HashMap<K, V, RandomState>;
 /// What the builder hashes to find an interned entry: its fields packed into a few words,
 /// rather than the derived `Hash` of every field and `Option` discriminant. Equal entries pack
 /// alike; unequal ones may too (the index compares the entries themselves).
-trait Packed: Eq {
+trait Packed {
     type Words: Hash;
     fn packed(&self) -> Self::Words;
+    /// Whether the two are the same entry (for a value, the same key).
+    fn same(&self, other: &Self) -> bool;
 }
 
 /// A handle or `u32::MAX` for none (handles never reach `u32::MAX`).
@@ -74,6 +76,9 @@ fn word(id: Option<u32>) -> u64 {
 
 impl Packed for Frame {
     type Words = (u64, u64, u64);
+    fn same(&self, other: &Frame) -> bool {
+        self == other
+    }
     #[inline]
     fn packed(&self) -> (u64, u64, u64) {
         let line = self.line.map_or(0, |l| u64::from(l) + 1);
@@ -88,9 +93,28 @@ impl Packed for Frame {
 
 impl Packed for Node {
     type Words = u64;
+    fn same(&self, other: &Node) -> bool {
+        self == other
+    }
     #[inline]
     fn packed(&self) -> u64 {
         word(self.parent.map(|p| p.0)) << 32 | u64::from(self.frame.0)
+    }
+}
+
+/// A flat value is found by its (context, frame, value type).
+impl Packed for FlatValue {
+    type Words = (u64, u32);
+    fn same(&self, other: &FlatValue) -> bool {
+        (self.context, self.frame, self.value_type)
+            == (other.context, other.frame, other.value_type)
+    }
+    #[inline]
+    fn packed(&self) -> (u64, u32) {
+        (
+            u64::from(self.context.0) << 32 | u64::from(self.frame.0),
+            self.value_type.0,
+        )
     }
 }
 
@@ -110,7 +134,7 @@ impl HandleIndex {
         let hash = self.hasher.hash_one(value.packed());
         let found = self
             .handles
-            .find(hash, |&h| entries[h as usize] == *value)
+            .find(hash, |&h| entries[h as usize].same(value))
             .copied();
         (hash, found)
     }
@@ -352,7 +376,7 @@ pub struct ProfileBuilder {
     node_value_index: NodeValueIndex,
     last_node_value: Option<((ContextId, NodeId, ValueTypeId), u32)>,
     flat_values: Vec<FlatValue>,
-    flat_value_index: Map<(ContextId, FrameId, ValueTypeId), u32>,
+    flat_value_index: HandleIndex,
     call_edges: Vec<CallEdge>,
     call_edge_index: Map<CallEdge, EdgeId>,
     edge_values: Vec<EdgeValue>,
@@ -722,21 +746,24 @@ impl ProfileBuilder {
         frame: FrameId,
         value_type: ValueTypeId,
     ) -> Result<&mut FlatValue, ModelError> {
-        let index = match self.flat_value_index.entry((context, frame, value_type)) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
+        let value = FlatValue {
+            context,
+            frame,
+            value_type,
+            self_value: None,
+            inclusive: None,
+        };
+        let (hash, found) = self.flat_value_index.find(&self.flat_values, &value);
+        let index = match found {
+            Some(index) => index,
+            None => {
                 check(context.0, self.contexts.len(), "contexts")?;
                 check(frame.0, self.frames.len(), "frames")?;
                 check(value_type.0, self.value_types.len(), "value types")?;
                 let index = next_id(self.flat_values.len(), "flat values")?;
-                self.flat_values.push(FlatValue {
-                    context,
-                    frame,
-                    value_type,
-                    self_value: None,
-                    inclusive: None,
-                });
-                *e.insert(index)
+                self.flat_values.push(value);
+                self.flat_value_index.insert(&self.flat_values, hash, index);
+                index
             }
         };
         Ok(&mut self.flat_values[index as usize])

@@ -10,7 +10,7 @@ use crate::Failure;
 /// The page compression of `export --parquet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Compression {
-    /// zstd (level 3): small files, fast to read.
+    /// zstd at its fast level (1): small files, fast to write and read.
     Zstd,
     /// Snappy: what older readers all support.
     Snappy,

@@ -2,11 +2,10 @@
 //! `target/`) and the synthetic database generator.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::{FormatTasks, TestEnv, Workspace, peers, run, succeeds};
+use crate::{FormatTasks, TestEnv, Workspace, peers};
 
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "hpctoolkit",
@@ -14,36 +13,14 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
     run: run_task,
 };
 
-/// The venv hatchet is installed into.
-fn venv(ws: &Workspace) -> PathBuf {
-    ws.root.join("target").join("hatchet-venv")
-}
-
 /// Installs `llnl-hatchet` from PyPI into `target/hatchet-venv` when it is not there yet, and
 /// returns `PROFCODEC_HATCHET_PYTHON` for the interop test (crates/hpctoolkit/tests/hatchet.rs).
 fn prepare(ws: &Workspace) -> Result<TestEnv> {
-    let venv = venv(ws);
-    let python = venv.join("bin").join("python");
-    if !succeeds(Command::new(&python).args(["-c", "import hatchet"])) {
-        if !python.exists() {
-            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
-                .context("creating the hatchet venv (needs python3 with venv)")?;
-        }
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "llnl-hatchet",
-        ]))
-        .context("installing llnl-hatchet from PyPI")?;
-    }
-    let python = python
-        .to_str()
-        .ok_or_else(|| anyhow!("the venv path is not UTF-8"))?
-        .to_owned();
-    Ok(vec![("PROFCODEC_HATCHET_PYTHON".to_owned(), python)])
+    let python = crate::python_venv(ws, "hatchet-venv", "import hatchet", &["llnl-hatchet"])?;
+    Ok(vec![(
+        "PROFCODEC_HATCHET_PYTHON".to_owned(),
+        crate::utf8(&python)?,
+    )])
 }
 
 /// `cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K --trace-elems T OUT_DIR`

@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 mod easyprofiler;
 mod export;
@@ -111,6 +111,42 @@ pub(crate) fn succeeds(cmd: &mut Command) -> bool {
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// The Python of the venv `target/NAME`, made when missing, with the PyPI `packages` installed
+/// when the Python statement `check` (an import) fails in it.
+pub(crate) fn python_venv(
+    ws: &Workspace,
+    name: &str,
+    check: &str,
+    packages: &[&str],
+) -> Result<PathBuf> {
+    let venv = ws.target().join(name);
+    let python = venv.join("bin").join("python");
+    if !succeeds(Command::new(&python).args(["-c", check])) {
+        if !python.exists() {
+            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+                .with_context(|| format!("creating target/{name} (needs python3 with venv)"))?;
+        }
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(packages))
+        .with_context(|| format!("installing {} from PyPI", packages.join(", ")))?;
+    }
+    Ok(python)
+}
+
+/// A path as the UTF-8 string an environment variable passes on.
+pub(crate) fn utf8(path: &Path) -> Result<String> {
+    path.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))
 }
 
 /// Installs Debian packages (as root, which every machine of this project is).

@@ -3,10 +3,9 @@
 //! `target/`) and `cargo xtask bench-peers timeline`, the large trace.db conversion measured as
 //! a whole process.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::{FormatTasks, TestEnv, Workspace, run, succeeds};
 
@@ -16,37 +15,19 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
     run: run_task,
 };
 
-/// The venv the `perfetto` package is installed into.
-fn venv(ws: &Workspace) -> PathBuf {
-    ws.root.join("target").join("timeline-venv")
-}
-
 /// Installs PyPI's `perfetto` into `target/timeline-venv` when it is not there yet, and returns
 /// `PROFCODEC_PERFETTO_PYTHON` for crates/timeline/tests/corpus.rs.
 pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
-    let venv = venv(ws);
-    let python = venv.join("bin").join("python");
-    let import = "from perfetto.protos.perfetto.trace import perfetto_trace_pb2";
-    if !succeeds(Command::new(&python).args(["-c", import])) {
-        if !python.exists() {
-            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
-                .context("creating the perfetto venv (needs python3 with venv)")?;
-        }
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "perfetto",
-        ]))
-        .context("installing perfetto from PyPI")?;
-    }
-    let python = python
-        .to_str()
-        .ok_or_else(|| anyhow!("the venv path is not UTF-8"))?
-        .to_owned();
-    Ok(vec![("PROFCODEC_PERFETTO_PYTHON".to_owned(), python)])
+    let python = crate::python_venv(
+        ws,
+        "timeline-venv",
+        "from perfetto.protos.perfetto.trace import perfetto_trace_pb2",
+        &["perfetto"],
+    )?;
+    Ok(vec![(
+        "PROFCODEC_PERFETTO_PYTHON".to_owned(),
+        crate::utf8(&python)?,
+    )])
 }
 
 /// `cargo xtask bench-peers timeline [GB]`: writes a synthetic database whose trace.db holds at

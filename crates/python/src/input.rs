@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::errors::Error;
 use crate::profile::Profile;
+use crate::tables;
 
 /// A file or folder opened by `profcodec.open`: its path and detected format.
 ///
@@ -64,6 +66,72 @@ impl Input {
             .detach(|| profcodec::to_profile(&self.opened))
             .map_err(Error::from)?;
         Ok(Profile::new(profile))
+    }
+
+    /// The names of the tables of `set`: the format's own set when `set` is None
+    /// ("hpctoolkit", "hpcrun", "nytprof", "easyprofiler" or "statprofiler"), or "profile",
+    /// the profile model's tables, which every format has.
+    #[pyo3(signature = (set=None))]
+    fn table_names(&self, set: Option<&str>) -> PyResult<Vec<&'static str>> {
+        tables::names(&self.opened, set)
+    }
+
+    /// The name of the input's own table set: "hpctoolkit", "hpcrun", "nytprof",
+    /// "easyprofiler" or "statprofiler".
+    #[getter]
+    fn table_set(&self) -> &'static str {
+        tables::format_set(&self.opened).name()
+    }
+
+    /// One table as a `pyarrow.Table` (pyarrow must be installed), its columns imported from
+    /// Rust through the Arrow C stream interface, not copied through Python objects.
+    ///
+    /// `name` is a table of the format's set ("values") or a name with its set
+    /// ("profile.nodes"); `set` ("profile") picks the set of a bare name. The GIL is released
+    /// while the table is read. Raises profcodec.QueryError for an unknown table (the message
+    /// lists the set's tables) and profcodec.UnsupportedError for an input whose format has
+    /// no tables (one file of an HPCToolkit database: open its folder).
+    #[pyo3(signature = (name, set=None))]
+    fn table<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        set: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tables::table(py, &self.opened, name, set)
+    }
+
+    /// Every table of a set as a dict of `pyarrow.Table`s, in the set's order: the format's
+    /// own set when `set` is None, or "profile" for the profile model's (which is made once).
+    /// `tables()["values"].to_pandas()` gives one as a pandas DataFrame; `to_pandas()` gives
+    /// them all.
+    #[pyo3(signature = (set=None))]
+    fn tables<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        tables::tables(py, &self.opened, set)
+    }
+
+    /// Every table of a set as a dict of pandas DataFrames (pyarrow and pandas must be
+    /// installed): `tables(set)` with each table's `to_pandas()`.
+    #[pyo3(signature = (set=None))]
+    fn to_pandas<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        let frames = PyDict::new(py);
+        for (name, table) in tables::tables(py, &self.opened, set)?.iter() {
+            frames.set_item(name, table.call_method0("to_pandas")?)?;
+        }
+        Ok(frames)
+    }
+
+    /// One table as a `profcodec.ArrowStream`: an object with `__arrow_c_stream__` (the Arrow
+    /// PyCapsule interface) that pyarrow, polars or DuckDB read without a copy, and without
+    /// pyarrow installed. `name` and `set` as for `table()`.
+    #[pyo3(signature = (name, set=None))]
+    fn arrow_stream(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        set: Option<&str>,
+    ) -> PyResult<tables::ArrowStream> {
+        tables::stream(py, &self.opened, name, set)
     }
 
     fn __repr__(&self) -> String {

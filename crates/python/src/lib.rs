@@ -13,6 +13,7 @@ mod errors;
 mod hpctoolkit;
 mod input;
 mod profile;
+mod tables;
 
 use pyo3::prelude::*;
 
@@ -23,6 +24,7 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::Input>()?;
     m.add_class::<profile::Profile>()?;
     m.add_class::<profile::Top>()?;
+    m.add_class::<tables::ArrowStream>()?;
     m.add_class::<hpctoolkit::Database>()?;
     m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_columns, m)?)?;
     m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_nodes, m)?)?;

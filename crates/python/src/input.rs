@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
+use crate::convert;
 use crate::errors::Error;
 use crate::profile::Profile;
 use crate::tables;
@@ -65,7 +66,50 @@ impl Input {
         let profile = py
             .detach(|| profcodec::to_profile(&self.opened))
             .map_err(Error::from)?;
-        Ok(Profile::new(profile))
+        Ok(Profile::new(profile, Some(self.opened.format())))
+    }
+
+    /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
+    /// `profcodec convert --to folded` writes them for this input: a str, or None after
+    /// writing them to `path` (atomically: a temporary file beside it, renamed over it).
+    /// `metric`: the value type written, by default the profile's main one.
+    #[pyo3(signature = (path=None, *, metric=None))]
+    fn to_folded(
+        &self,
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<String>> {
+        let profile = self.profile(py)?;
+        convert::to_folded(py, profile.model(), profile.format(), path, metric)
+    }
+
+    /// This input as `profcodec convert --to TO` writes it: `to` is "folded", "callgrind",
+    /// "speedscope" (with EasyProfiler's timed blocks), "pprof" (gzipped profile.proto) or
+    /// "firefox" (the Firefox Profiler's processed format). Written to `path` atomically (a
+    /// temporary file beside it, renamed over it) and None returned; without `path`, the
+    /// output as bytes. `metric`: the value type written where the format carries one.
+    ///
+    /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
+    /// profcodec.FileError when `path` cannot be written.
+    #[pyo3(signature = (to, path=None, *, metric=None))]
+    fn convert<'py>(
+        &self,
+        py: Python<'py>,
+        to: &str,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let target = convert::target(to)?;
+        let profile = py
+            .detach(|| match target.wants_spans() {
+                true => profcodec::to_profile_with_spans(&self.opened),
+                false => profcodec::to_profile(&self.opened),
+            })
+            .map_err(Error::from)?;
+        let format = Some(self.opened.format());
+        let out = convert::convert(py, &profile, format, target, path, metric)?;
+        Ok(convert::into_py(py, out))
     }
 
     /// The names of the tables of `set`: the format's own set when `set` is None

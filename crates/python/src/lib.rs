@@ -9,6 +9,7 @@
 //! message and the byte offset: bad input never crashes the interpreter.
 #![deny(missing_docs)]
 
+mod convert;
 mod errors;
 mod hpctoolkit;
 mod input;

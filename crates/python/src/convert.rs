@@ -86,6 +86,9 @@ fn write_atomically(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // The folder is not created (a typo should not make one); its error carries the errno,
+    // which tempfile's own error would hide.
+    std::fs::metadata(parent).map_err(io)?;
     // A sibling folder, so that the rename stays on one file system; removed with whatever it
     // holds if anything fails. The file is made by `File::create`, with the usual permissions.
     let staging = tempfile::Builder::new()

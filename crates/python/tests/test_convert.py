@@ -3,6 +3,7 @@ into files the viewers' parsers read; the writes are atomic and failures are pro
 errors."""
 
 import collections
+import errno
 import gzip
 import json
 import os
@@ -135,8 +136,9 @@ def test_convert_failures_are_profcodec_errors(corpus, tmp_path):
         run.to_folded(metric="no such metric")
     with pytest.raises(profcodec.QueryError):
         run.profile().convert("pprof", metric="no such metric")
-    with pytest.raises(profcodec.FileError):
+    with pytest.raises(profcodec.FileError, match="no such folder") as e:
         run.convert("folded", tmp_path / "no such folder" / "out.folded")
+    assert e.value.errno == errno.ENOENT
     # A failed write leaves the old output whole and nothing beside it.
     out = tmp_path / "kept.folded"
     out.write_text("old")

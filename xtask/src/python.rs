@@ -2,7 +2,7 @@
 //! and `cargo xtask bench-peers python`.
 //!
 //! Both use the venv the hpctoolkit tests make (`target/hatchet-venv`, hatchet from PyPI),
-//! with maturin and pytest added from PyPI, and install the package into it from a wheel that
+//! with maturin, pytest and pyarrow added from PyPI, and install the package into it from a wheel that
 //! maturin builds: the dev profile for the tests (the workspace's debug build is mostly
 //! reused), the release profile for the benchmark.
 

@@ -2,9 +2,9 @@
 //! and `cargo xtask bench-peers python`.
 //!
 //! Both use the venv the hpctoolkit tests make (`target/hatchet-venv`, hatchet from PyPI),
-//! with maturin, pytest and pyarrow added from PyPI, and install the package into it from a wheel that
-//! maturin builds: the dev profile for the tests (the workspace's debug build is mostly
-//! reused), the release profile for the benchmark.
+//! with maturin, pytest and pyarrow added from PyPI, and install the package into it from a
+//! wheel that maturin builds: the dev profile for the tests (the workspace's debug build is
+//! mostly reused), the release profile for the benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

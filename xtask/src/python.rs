@@ -2,9 +2,9 @@
 //! and `cargo xtask bench-peers python`.
 //!
 //! Both use the venv the hpctoolkit tests make (`target/hatchet-venv`, hatchet from PyPI),
-//! with maturin and pytest added from PyPI, and install the package into it from a wheel that
-//! maturin builds: the dev profile for the tests (the workspace's debug build is mostly
-//! reused), the release profile for the benchmark.
+//! with maturin, pytest and pyarrow added from PyPI, and install the package into it from a
+//! wheel that maturin builds: the dev profile for the tests (the workspace's debug build is
+//! mostly reused), the release profile for the benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,7 +13,8 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::{Workspace, run, succeeds};
 
-/// The venv's Python: the hpctoolkit tests' venv (made when missing), with maturin and pytest.
+/// The venv's Python: the hpctoolkit tests' venv (made when missing), with maturin, pytest and
+/// pyarrow (which `Input.tables()` returns).
 fn python(ws: &Workspace) -> Result<PathBuf> {
     let env = (crate::hpctoolkit::TASKS.prepare)(ws)?;
     let python = env
@@ -21,7 +22,7 @@ fn python(ws: &Workspace) -> Result<PathBuf> {
         .find(|(k, _)| k == "PROFCODEC_HATCHET_PYTHON")
         .map(|(_, v)| PathBuf::from(v))
         .ok_or_else(|| anyhow!("the hpctoolkit venv gave no Python"))?;
-    if !succeeds(Command::new(&python).args(["-c", "import maturin, pytest"])) {
+    if !succeeds(Command::new(&python).args(["-c", "import maturin, pytest, pyarrow"])) {
         run(Command::new(&python).args([
             "-m",
             "pip",
@@ -30,8 +31,9 @@ fn python(ws: &Workspace) -> Result<PathBuf> {
             "--disable-pip-version-check",
             "maturin>=1.9.4,<2",
             "pytest",
+            "pyarrow>=15",
         ]))
-        .context("installing maturin and pytest from PyPI")?;
+        .context("installing maturin, pytest and pyarrow from PyPI")?;
     }
     Ok(python)
 }
@@ -76,11 +78,14 @@ fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
 }
 
 /// `cargo xtask test`'s Python part: the package built and installed into the venv, then its
-/// pytest suite (crates/python/tests) on the shared `corpus`, hatchet required.
+/// pytest suite (crates/python/tests) on the shared `corpus`, hatchet required, with the
+/// command line (`PROFCODEC_CLI`) whose `convert` and `top` the package's must equal.
 pub(crate) fn test(ws: &Workspace, corpus: &Path) -> Result<()> {
     let python = python(ws)?;
     install(ws, &python, "dev")?;
+    run(&mut ws.cargo(&["build", "--quiet", "-p", "profcodec-cli"]))?;
     run(Command::new(&python)
+        .env("PROFCODEC_CLI", ws.target().join("debug").join("profcodec"))
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(ws.root.join("crates/python/tests"))
         .env("PROFCODEC_CORPUS", corpus)

@@ -97,7 +97,7 @@ fn with_names(
     format: Option<profcodec::Format>,
 ) -> profcodec_export::ExportOptions {
     let mut options = options.clone();
-    options.folded_names = format.and_then(|f| ops::codec(f).folded_names());
+    options.folded_names = format.and_then(profcodec::folded_frame_namer);
     options
 }
 
@@ -107,20 +107,33 @@ fn load(
     spans: bool,
 ) -> Result<(profcodec_profile::Profile, profcodec::Format), Failure> {
     crate::open_and(input, |opened| {
-        let codec = ops::codec(opened.format());
         let profile = if spans {
-            codec.profile_with_spans(opened)?
+            profcodec::to_profile_with_spans(opened)?
         } else {
-            crate::profile_with(codec, opened)?
+            crate::profile_with(ops::codec(opened.format()), opened)?
         };
         Ok((profile, opened.format()))
     })
 }
 
 impl Target {
+    /// The exporter's target; `None` for the timelines, which do not go through the model.
+    fn model_target(self) -> Option<profcodec_export::Target> {
+        use profcodec_export::Target as T;
+        match self {
+            Target::Folded => Some(T::Folded),
+            Target::Pprof => Some(T::Pprof),
+            Target::Speedscope => Some(T::Speedscope),
+            Target::Callgrind => Some(T::Callgrind),
+            Target::Firefox => Some(T::Firefox),
+            Target::Perfetto | Target::Chrome => None,
+        }
+    }
+
     /// Whether the target shows timed spans (speedscope's evented profiles).
     fn wants_spans(self) -> bool {
-        matches!(self, Target::Speedscope)
+        self.model_target()
+            .is_some_and(profcodec_export::Target::wants_spans)
     }
 }
 
@@ -135,14 +148,10 @@ fn split_name(input: &Path, to: Target) -> String {
 
 /// The usual file extension of `to`.
 pub(crate) fn extension(to: Target) -> &'static str {
-    match to {
-        Target::Folded => "folded",
-        Target::Pprof => "pb.gz",
-        Target::Speedscope => "speedscope.json",
-        Target::Callgrind => "callgrind",
-        Target::Firefox => "json",
-        Target::Perfetto => "perfetto-trace",
-        Target::Chrome => "json",
+    match to.model_target() {
+        Some(target) => target.extension(),
+        None if to == Target::Perfetto => "perfetto-trace",
+        None => "json",
     }
 }
 
@@ -153,14 +162,10 @@ fn export(
     out: &mut dyn Write,
 ) -> Result<(), OpError> {
     use profcodec_export as e;
-    let result = match to {
-        Target::Folded => e::write_folded(profile, options, out),
-        Target::Pprof => e::pprof::write_pprof(profile, options, out),
-        Target::Speedscope => e::write_speedscope(profile, options, out),
-        Target::Callgrind => e::write_callgrind(profile, options, out),
-        Target::Firefox => e::firefox::write_firefox(profile, options, out),
-        Target::Perfetto | Target::Chrome => unreachable!("timelines do not go through the model"),
+    let Some(target) = to.model_target() else {
+        unreachable!("timelines do not go through the model")
     };
+    let result = target.write(profile, options, out);
     result.map_err(|err| match err {
         e::ExportError::Io(io) => OpError::Io(io),
         other => OpError::Usage(other.to_string()),

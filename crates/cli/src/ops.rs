@@ -185,19 +185,6 @@ pub(crate) trait Codec: Sync {
         })
     }
 
-    /// The input in the profile model with what a timeline viewer needs beyond `profile`: the
-    /// timed spans of a format that records them (EasyProfiler's blocks), which `profile`
-    /// leaves out because they grow with the input. Formats without spans answer `profile`.
-    fn profile_with_spans(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
-        self.profile(input)
-    }
-
-    /// How folded stacks name this format's frames when its own tools name them otherwise than
-    /// the model's labels (NYTProf's `nytprofcalls`); `None` for the labels.
-    fn folded_names(&self) -> Option<profcodec_export::FrameNamer> {
-        None
-    }
-
     /// Decodes and encodes again into `out` (a file, or a directory for an HPCToolkit database).
     ///
     /// `out` does not exist and its parent folder does: the caller ([`rewrite_atomically`])

@@ -9,6 +9,8 @@
 //! | pprof (feature `pprof`) | `pprof::write_pprof` | `go tool pprof`, Pyroscope, Polar Signals |
 //! | Firefox Profiler (feature `firefox`) | `firefox::write_firefox` | profiler.firefox.com |
 //!
+//! [`Target`] names them, for a choice made at run time (`Target::from_name("pprof")`).
+//!
 //! Every exporter streams to any [`std::io::Write`] (wrap a file in a
 //! [`BufWriter`](std::io::BufWriter) or not: the text exporters write in chunks of their own),
 //! holds memory in proportion to the profile's distinct call paths and frames, never to the
@@ -66,6 +68,7 @@ pub mod pprof;
 #[cfg(any(feature = "pprof", feature = "firefox"))]
 mod select;
 pub mod speedscope;
+mod target;
 mod text;
 mod values;
 
@@ -73,6 +76,7 @@ pub use callgrind::write_callgrind;
 pub use error::ExportError;
 pub use folded::write_folded;
 pub use speedscope::write_speedscope;
+pub use target::Target;
 
 /// A frame renaming for folded stacks: takes a frame's label, returns the name to write.
 pub type FrameNamer = fn(&str) -> Cow<'_, str>;

@@ -47,7 +47,9 @@ pub use profcodec_profile;
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
 pub use profile::statprofiler_session;
 #[cfg(feature = "profile")]
-pub use profile::{HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, to_profile};
+pub use profile::{
+    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,
+};
 
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;

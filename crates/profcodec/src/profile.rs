@@ -4,6 +4,8 @@
 //! of what to convert for an input as [`open`](crate::open) found it: a database directory or
 //! one of its files, a measurement folder or one file, a session or one file.
 
+use std::borrow::Cow;
+
 use profcodec_profile::Profile;
 
 use crate::{Opened, ReadError};
@@ -51,6 +53,46 @@ pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
         #[cfg(feature = "statprofiler")]
         "statprofiler" => statprofiler(input),
         feature => Err(crate::error::not_compiled(input, feature)),
+    }
+}
+
+/// [`to_profile`] with the timed spans of the formats that record them (EasyProfiler's blocks,
+/// each with its start and end), which [`to_profile`] leaves out because they grow with the
+/// input rather than with its distinct call paths: what timed views (speedscope's evented
+/// profiles) show. Other formats: [`to_profile`].
+pub fn to_profile_with_spans(input: &Opened) -> Result<Profile, ReadError> {
+    #[cfg(feature = "easyprofiler")]
+    if input.format().feature() == "easyprofiler" {
+        let view = profcodec_easyprofiler::parse(input.bytes())?;
+        let tree = view.tree()?;
+        return tree
+            .to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
+            .map_err(model_error);
+    }
+    to_profile(input)
+}
+
+/// How `format`'s own tools name frames in folded stacks, where that differs from the profile
+/// model's labels: NYTProf's `nytprofcalls` writes every `(eval N)` as `(eval 0)`, and the `;`
+/// and spaces that would break its lines as `?`. `None` for the labels. This is what
+/// `profcodec_export::ExportOptions::folded_names` takes, so that folded stacks read as the
+/// source tool's.
+pub fn folded_frame_namer(format: crate::Format) -> Option<fn(&str) -> Cow<'_, str>> {
+    match format.feature() {
+        #[cfg(feature = "nytprof")]
+        "nytprof" => Some(nytprofcalls_frame),
+        _ => None,
+    }
+}
+
+/// A frame's name as `nytprofcalls` prints it.
+#[cfg(feature = "nytprof")]
+fn nytprofcalls_frame(label: &str) -> Cow<'_, str> {
+    let name = profcodec_nytprof::calls::nytprofcalls_name(label);
+    if name.contains([';', ' ']) {
+        Cow::Owned(name.replace([';', ' '], "?"))
+    } else {
+        name
     }
 }
 

@@ -59,7 +59,7 @@ impl Error {
         }
     }
 
-    fn io(message: String, e: &std::io::Error) -> Self {
+    pub(crate) fn io(message: String, e: &std::io::Error) -> Self {
         Error {
             errno: e.raw_os_error(),
             ..Error::new(Kind::File, message)

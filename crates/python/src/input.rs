@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
 
+use crate::convert;
 use crate::errors::Error;
 use crate::profile::Profile;
+use crate::tables;
 
 /// A file or folder opened by `profcodec.open`: its path and detected format.
 ///
@@ -63,7 +66,116 @@ impl Input {
         let profile = py
             .detach(|| profcodec::to_profile(&self.opened))
             .map_err(Error::from)?;
-        Ok(Profile::new(profile))
+        Ok(Profile::new(profile, Some(self.opened.format())))
+    }
+
+    /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
+    /// `profcodec convert --to folded` writes them for this input: a str, or None after
+    /// writing them to `path` (atomically: a temporary file beside it, renamed over it).
+    /// `metric`: the value type written, by default the profile's main one.
+    #[pyo3(signature = (path=None, *, metric=None))]
+    fn to_folded(
+        &self,
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<String>> {
+        let profile = self.profile(py)?;
+        convert::to_folded(py, profile.model(), profile.format(), path, metric)
+    }
+
+    /// This input as `profcodec convert --to TO` writes it: `to` is "folded", "callgrind",
+    /// "speedscope" (with EasyProfiler's timed blocks), "pprof" (gzipped profile.proto) or
+    /// "firefox" (the Firefox Profiler's processed format). Written to `path` atomically (a
+    /// temporary file beside it, renamed over it) and None returned; without `path`, the
+    /// output as bytes. `metric`: the value type written where the format carries one.
+    ///
+    /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
+    /// profcodec.FileError when `path` cannot be written.
+    #[pyo3(signature = (to, path=None, *, metric=None))]
+    fn convert<'py>(
+        &self,
+        py: Python<'py>,
+        to: &str,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let target = convert::target(to)?;
+        let profile = py
+            .detach(|| match target.wants_spans() {
+                true => profcodec::to_profile_with_spans(&self.opened),
+                false => profcodec::to_profile(&self.opened),
+            })
+            .map_err(Error::from)?;
+        let format = Some(self.opened.format());
+        let out = convert::convert(py, &profile, format, target, path, metric)?;
+        Ok(convert::into_py(py, out))
+    }
+
+    /// The names of the tables of `set`: the format's own set when `set` is None
+    /// ("hpctoolkit", "hpcrun", "nytprof", "easyprofiler" or "statprofiler"), or "profile",
+    /// the profile model's tables, which every format has.
+    #[pyo3(signature = (set=None))]
+    fn table_names(&self, set: Option<&str>) -> PyResult<Vec<&'static str>> {
+        tables::names(&self.opened, set)
+    }
+
+    /// The name of the input's own table set: "hpctoolkit", "hpcrun", "nytprof",
+    /// "easyprofiler" or "statprofiler".
+    #[getter]
+    fn table_set(&self) -> &'static str {
+        tables::format_set(&self.opened).name()
+    }
+
+    /// One table as a `pyarrow.Table` (pyarrow must be installed), its columns imported from
+    /// Rust through the Arrow C stream interface, not copied through Python objects.
+    ///
+    /// `name` is a table of the format's set ("values") or a name with its set
+    /// ("profile.nodes"); `set` ("profile") picks the set of a bare name. The GIL is released
+    /// while the table is read. Raises profcodec.QueryError for an unknown table (the message
+    /// lists the set's tables) and profcodec.UnsupportedError for an input whose format has
+    /// no tables (one file of an HPCToolkit database: open its folder).
+    #[pyo3(signature = (name, set=None))]
+    fn table<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        set: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tables::table(py, &self.opened, name, set)
+    }
+
+    /// Every table of a set as a dict of `pyarrow.Table`s, in the set's order: the format's
+    /// own set when `set` is None, or "profile" for the profile model's (which is made once).
+    /// `tables()["values"].to_pandas()` gives one as a pandas DataFrame; `to_pandas()` gives
+    /// them all.
+    #[pyo3(signature = (set=None))]
+    fn tables<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        tables::tables(py, &self.opened, set)
+    }
+
+    /// Every table of a set as a dict of pandas DataFrames (pyarrow and pandas must be
+    /// installed): `tables(set)` with each table's `to_pandas()`.
+    #[pyo3(signature = (set=None))]
+    fn to_pandas<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        let frames = PyDict::new(py);
+        for (name, table) in tables::tables(py, &self.opened, set)?.iter() {
+            frames.set_item(name, table.call_method0("to_pandas")?)?;
+        }
+        Ok(frames)
+    }
+
+    /// One table as a `profcodec.ArrowStream`: an object with `__arrow_c_stream__` (the Arrow
+    /// PyCapsule interface) that pyarrow, polars or DuckDB read without a copy, and without
+    /// pyarrow installed. `name` and `set` as for `table()`.
+    #[pyo3(signature = (name, set=None))]
+    fn arrow_stream(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        set: Option<&str>,
+    ) -> PyResult<tables::ArrowStream> {
+        tables::stream(py, &self.opened, name, set)
     }
 
     fn __repr__(&self) -> String {

@@ -9,10 +9,12 @@
 //! message and the byte offset: bad input never crashes the interpreter.
 #![deny(missing_docs)]
 
+mod convert;
 mod errors;
 mod hpctoolkit;
 mod input;
 mod profile;
+mod tables;
 
 use pyo3::prelude::*;
 
@@ -23,6 +25,7 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<input::Input>()?;
     m.add_class::<profile::Profile>()?;
     m.add_class::<profile::Top>()?;
+    m.add_class::<tables::ArrowStream>()?;
     m.add_class::<hpctoolkit::Database>()?;
     m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_columns, m)?)?;
     m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_nodes, m)?)?;

@@ -6,8 +6,11 @@ use profcodec::profcodec_profile::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
+use std::path::PathBuf;
+
+use crate::convert;
 use crate::errors::{Error, Kind};
 
 /// A profile in the format-neutral model: interned frames, a call tree whose nodes carry self
@@ -16,11 +19,21 @@ use crate::errors::{Error, Kind};
 #[pyclass(name = "Profile", module = "profcodec", frozen)]
 pub(crate) struct Profile {
     inner: model::Profile,
+    /// The format it was read from: folded stacks name frames as its tools do.
+    format: Option<profcodec::Format>,
 }
 
 impl Profile {
-    pub(crate) fn new(inner: model::Profile) -> Self {
-        Profile { inner }
+    pub(crate) fn new(inner: model::Profile, format: Option<profcodec::Format>) -> Self {
+        Profile { inner, format }
+    }
+
+    pub(crate) fn model(&self) -> &model::Profile {
+        &self.inner
+    }
+
+    pub(crate) fn format(&self) -> Option<profcodec::Format> {
+        self.format
     }
 }
 
@@ -154,6 +167,42 @@ impl Profile {
             .detach(|| self.inner.top(&query))
             .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
         Ok(Top { table })
+    }
+
+    /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl) of this
+    /// profile, frames named as the source tool's own folded output names them: a str, or
+    /// None after writing them to `path` (atomically: a temporary file beside it, renamed
+    /// over it). `metric`: the value type written, by default the profile's main one.
+    #[pyo3(signature = (path=None, *, metric=None))]
+    fn to_folded(
+        &self,
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<String>> {
+        convert::to_folded(py, &self.inner, self.format, path, metric)
+    }
+
+    /// This profile in a viewer's format: `to` is "folded", "callgrind", "speedscope",
+    /// "pprof" (gzipped profile.proto) or "firefox" (the Firefox Profiler's processed format).
+    /// Written to `path` atomically (a temporary file beside it, renamed over it) and None
+    /// returned; without `path`, the output as bytes. `metric`: the value type written where
+    /// the format carries one. The model has no timed spans (EasyProfiler's blocks):
+    /// `Input.convert("speedscope")` reads them, as `profcodec convert` does.
+    ///
+    /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
+    /// profcodec.FileError when `path` cannot be written.
+    #[pyo3(signature = (to, path=None, *, metric=None))]
+    fn convert<'py>(
+        &self,
+        py: Python<'py>,
+        to: &str,
+        path: Option<PathBuf>,
+        metric: Option<String>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let target = convert::target(to)?;
+        let out = convert::convert(py, &self.inner, self.format, target, path, metric)?;
+        Ok(convert::into_py(py, out))
     }
 
     fn __repr__(&self) -> String {

@@ -5,6 +5,10 @@
   absent, the corpus tests are skipped with a message.
 - hatchet: ``PROFCODEC_PYTEST_STRICT=1`` (set by ``cargo xtask test``) makes a missing hatchet a
   failure; otherwise the tests that compare with hatchet are skipped when it is not installed.
+- The command line whose ``convert`` and ``sql`` the package must equal: ``PROFCODEC_CLI`` (set
+  by ``cargo xtask test``), else ``target/debug/profcodec`` when built; skipped when absent,
+  a failure under ``PROFCODEC_PYTEST_STRICT=1``.
+- pyarrow (for ``Input.tables()``): skipped when not installed, a failure when strict.
 """
 
 import os
@@ -50,3 +54,25 @@ def hatchet():
 @pytest.fixture(scope="session")
 def testdata():
     return REPO / "testdata"
+
+
+@pytest.fixture(scope="session")
+def cli():
+    configured = os.environ.get("PROFCODEC_CLI")
+    path = Path(configured) if configured else REPO / "target" / "debug" / "profcodec"
+    if not path.is_file():
+        if STRICT or configured:
+            pytest.fail(f"the profcodec command line is missing at {path}")
+        pytest.skip("the profcodec command line is not built (cargo build -p profcodec-cli)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pyarrow():
+    try:
+        import pyarrow
+    except ImportError:
+        if STRICT:
+            raise
+        pytest.skip("pyarrow is not installed (pip install pyarrow)")
+    return pyarrow

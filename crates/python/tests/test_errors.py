@@ -99,13 +99,24 @@ def mutations(data, rng, count):
 
 
 def exercise(path):
-    """Everything an input offers; only profcodec errors may come out."""
+    """Everything an input offers (its profile, its conversions, its tables); only profcodec
+    errors may come out."""
     try:
         run = profcodec.open(path)
         run.info()
         profile = run.profile()
         profile.top(limit=None)
         profile.top(group="line", limit=3)
+        profile.to_folded()
+        profile.convert("pprof")
+    except profcodec.Error as e:
+        assert isinstance(e.message, str) and e.message
+        assert e.offset is None or e.offset >= 0
+    try:
+        run = profcodec.open(path)
+        for name in run.table_names():
+            run.arrow_stream(name)
+        run.arrow_stream("profile.nodes")
     except profcodec.Error as e:
         assert isinstance(e.message, str) and e.message
         assert e.offset is None or e.offset >= 0

@@ -342,13 +342,6 @@ impl Codec for EasyProfiler {
         Ok(profcodec::to_profile(input)?)
     }
 
-    fn profile_with_spans(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
-        let view = ep::parse(input.bytes()).map_err(invalid)?;
-        let tree = view.tree().map_err(invalid)?;
-        tree.to_profile_with(ep::ProfileOptions::new().spans(true))
-            .map_err(|e| OpError::invalid(e, None))
-    }
-
     fn rewrite(
         &self,
         input: &Opened,

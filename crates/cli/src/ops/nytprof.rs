@@ -113,10 +113,6 @@ impl Codec for Nytprof {
         Ok(profcodec::to_profile(input)?)
     }
 
-    fn folded_names(&self) -> Option<profcodec_export::FrameNamer> {
-        Some(nytprofcalls_frame)
-    }
-
     fn rewrite(
         &self,
         input: &Opened,
@@ -133,17 +129,6 @@ impl Codec for Nytprof {
         }
         // A failure leaves `out` half-written; `rewrite_atomically`, which chose it, removes it.
         rewrite_into(input.bytes(), out)
-    }
-}
-
-/// A frame's name as `nytprofcalls` prints it: `(eval N)` as `(eval 0)`, and the `;` and
-/// spaces that would break its lines as `?`.
-fn nytprofcalls_frame(label: &str) -> std::borrow::Cow<'_, str> {
-    let name = profcodec_nytprof::calls::nytprofcalls_name(label);
-    if name.contains([';', ' ']) {
-        std::borrow::Cow::Owned(name.replace([';', ' '], "?"))
-    } else {
-        name
     }
 }
 

@@ -2,12 +2,15 @@
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
+import pandas
+import pyarrow
 
 _Path = Union[str, "os.PathLike[str]"]
+_Target = Literal["folded", "callgrind", "speedscope", "pprof", "firefox"]
 
 def open(path: _Path) -> Input:
     """Opens a profile file or folder and detects its format.
@@ -34,7 +37,46 @@ class Input:
         """What ``profcodec info --json`` prints: ``format``, ``version``, ``details``."""
     def profile(self) -> Profile:
         """The input in the format-neutral profile model."""
+    @property
+    def table_set(self) -> str:
+        """The input's own table set: "hpctoolkit", "hpcrun", "nytprof", "easyprofiler" or
+        "statprofiler"."""
+    def table_names(self, set: Optional[str] = None) -> List[str]:
+        """The tables of ``set``: the format's own when None, or "profile" (the model's)."""
+    def table(self, name: str, set: Optional[str] = None) -> "pyarrow.Table":
+        """One table ("values", or with its set: "profile.nodes") as a pyarrow Table, through
+        the Arrow C stream interface. Needs pyarrow."""
+    def tables(self, set: Optional[str] = None) -> Dict[str, "pyarrow.Table"]:
+        """Every table of ``set`` (the format's own when None, or "profile") by name, in the
+        set's order. Needs pyarrow."""
+    def to_pandas(self, set: Optional[str] = None) -> Dict[str, "pandas.DataFrame"]:
+        """Every table of ``set`` as a pandas DataFrame, by name. Needs pyarrow and pandas."""
+    def arrow_stream(self, name: str, set: Optional[str] = None) -> ArrowStream:
+        """One table as an object with ``__arrow_c_stream__`` (no pyarrow needed)."""
+    def to_folded(
+        self, path: Optional[_Path] = None, *, metric: Optional[str] = None
+    ) -> Optional[str]:
+        """Folded stacks as ``profcodec convert --to folded`` writes them: a str, or None
+        after writing ``path`` atomically."""
+    def convert(
+        self, to: _Target, path: Optional[_Path] = None, *, metric: Optional[str] = None
+    ) -> Optional[bytes]:
+        """The input as ``profcodec convert --to TO`` writes it: bytes, or None after writing
+        ``path`` atomically."""
     def __fspath__(self) -> str: ...
+
+class ArrowStream:
+    """One table's record batches, for any Arrow consumer (the Arrow PyCapsule interface):
+    ``pyarrow.table(stream)``, ``polars.from_arrow(stream)``, DuckDB."""
+
+    @property
+    def name(self) -> str:
+        """The table with its set: "hpctoolkit.values"."""
+    @property
+    def num_rows(self) -> int: ...
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A PyCapsule named "arrow_array_stream" holding an ArrowArrayStream."""
+    def __len__(self) -> int: ...
 
 class Profile:
     """A profile in the format-neutral model."""
@@ -64,6 +106,16 @@ class Profile:
         mean: bool = False,
     ) -> Top:
         """The functions, lines ("line") or modules ("module") that cost the most."""
+    def to_folded(
+        self, path: Optional[_Path] = None, *, metric: Optional[str] = None
+    ) -> Optional[str]:
+        """Folded stacks, frames named as the source tool names them: a str, or None after
+        writing ``path`` atomically."""
+    def convert(
+        self, to: _Target, path: Optional[_Path] = None, *, metric: Optional[str] = None
+    ) -> Optional[bytes]:
+        """The profile in a viewer's format: bytes, or None after writing ``path``
+        atomically."""
 
 class Top:
     """The answer of :meth:`Profile.top`."""

@@ -7,6 +7,9 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::{FormatTasks, TestEnv, Workspace, peers};
 
+/// The venv under `target/` hatchet is installed into (the Python package's tests use it too).
+pub(crate) const HATCHET_VENV: &str = "hatchet-venv";
+
 pub(crate) const TASKS: FormatTasks = FormatTasks {
     name: "hpctoolkit",
     prepare,
@@ -16,7 +19,7 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
 /// Installs `llnl-hatchet` from PyPI into `target/hatchet-venv` when it is not there yet, and
 /// returns `PROFCODEC_HATCHET_PYTHON` for the interop test (crates/hpctoolkit/tests/hatchet.rs).
 fn prepare(ws: &Workspace) -> Result<TestEnv> {
-    let python = crate::python_venv(ws, "hatchet-venv", "import hatchet", &["llnl-hatchet"])?;
+    let python = crate::python_venv(ws, HATCHET_VENV, "import hatchet", &["llnl-hatchet"])?;
     Ok(vec![(
         "PROFCODEC_HATCHET_PYTHON".to_owned(),
         crate::utf8(&python)?,

@@ -11,31 +11,17 @@ use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::{Workspace, run, succeeds};
+use crate::{Workspace, run};
 
-/// The venv's Python: the hpctoolkit tests' venv (made when missing), with maturin, pytest and
-/// pyarrow (which `Input.tables()` returns).
+/// The venv's Python: the hpctoolkit tests' venv (made when missing) with hatchet, and
+/// maturin, pytest and pyarrow (which `Input.tables()` returns).
 fn python(ws: &Workspace) -> Result<PathBuf> {
-    let env = (crate::hpctoolkit::TASKS.prepare)(ws)?;
-    let python = env
-        .iter()
-        .find(|(k, _)| k == "PROFCODEC_HATCHET_PYTHON")
-        .map(|(_, v)| PathBuf::from(v))
-        .ok_or_else(|| anyhow!("the hpctoolkit venv gave no Python"))?;
-    if !succeeds(Command::new(&python).args(["-c", "import maturin, pytest, pyarrow"])) {
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "maturin>=1.9.4,<2",
-            "pytest",
-            "pyarrow>=15",
-        ]))
-        .context("installing maturin, pytest and pyarrow from PyPI")?;
-    }
-    Ok(python)
+    crate::python_venv(
+        ws,
+        crate::hpctoolkit::HATCHET_VENV,
+        "import hatchet, maturin, pytest, pyarrow",
+        &["llnl-hatchet", "maturin>=1.9.4,<2", "pytest", "pyarrow>=15"],
+    )
 }
 
 /// Builds the package's wheel with `profile` (`dev` or `release`) and installs it into the

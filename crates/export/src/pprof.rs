@@ -807,7 +807,7 @@ impl<'p> Writer<'p> {
             Some(name) => self.strings.id_of(profile, name),
             None => self
                 .strings
-                .intern(&crate::select::function_name(profile, frame)),
+                .intern(&profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);

@@ -20,7 +20,7 @@ pub(crate) enum Target {
     Speedscope,
     /// callgrind's format (KCachegrind, `callgrind_annotate`).
     Callgrind,
-    /// The Firefox Profiler's processed format.
+    /// The Firefox Profiler's processed format (EasyProfiler's blocks as markers).
     Firefox,
     /// A Perfetto protobuf trace (timelines: EasyProfiler, HPCToolkit trace.db, .hpctrace).
     Perfetto,
@@ -118,9 +118,10 @@ fn load(
 }
 
 impl Target {
-    /// Whether the target shows timed spans (speedscope's evented profiles).
+    /// Whether the target shows timed spans (speedscope's evented profiles, the Firefox
+    /// Profiler's markers).
     fn wants_spans(self) -> bool {
-        matches!(self, Target::Speedscope)
+        matches!(self, Target::Speedscope | Target::Firefox)
     }
 }
 

@@ -465,37 +465,60 @@ impl SamplesByContext {
     }
 }
 
-/// The spans of each exported context.
-struct SpansByContext {
-    by_context: Vec<Vec<Span>>,
+/// The spans of each exported context, as indices into the profile's spans (ordered by a
+/// counting sort: no copy of the spans, no growth).
+struct SpansByContext<'p> {
+    spans: &'p [Span],
+    /// `order[starts[c]..starts[c + 1]]` are context `c`'s spans.
+    starts: Vec<u32>,
+    order: Vec<u32>,
     /// Nanoseconds per span time unit.
     unit_nanos: f64,
     /// The earliest begin: time 0 of the markers.
     start: u64,
 }
 
-impl SpansByContext {
-    fn new(profile: &Profile, exported: &[bool]) -> SpansByContext {
-        let mut by_context = vec![Vec::new(); profile.contexts().len()];
-        for span in profile.spans() {
-            if exported[span.context.index()] && span.end >= span.begin {
-                by_context[span.context.index()].push(*span);
-            }
+impl<'p> SpansByContext<'p> {
+    fn new(profile: &'p Profile, exported: &[bool]) -> SpansByContext<'p> {
+        let spans = profile.spans();
+        let kept = |s: &Span| exported[s.context.index()] && s.end >= s.begin;
+        let mut starts = vec![0u32; profile.contexts().len() + 1];
+        for s in spans.iter().filter(|s| kept(s)) {
+            starts[s.context.index() + 1] += 1;
         }
-        let start = profile.spans().iter().map(|s| s.begin).min().unwrap_or(0);
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0u32; starts[starts.len() - 1] as usize];
+        for (i, s) in spans.iter().enumerate().filter(|(_, s)| kept(s)) {
+            let at = &mut fill[s.context.index()];
+            // Spans are counted in u32 by the model.
+            order[*at as usize] = i as u32;
+            *at += 1;
+        }
+        let start = spans.iter().map(|s| s.begin).min().unwrap_or(0);
         let unit_nanos = profile
             .span_unit()
             .and_then(Unit::seconds)
             .map_or(1.0, |s| s * 1e9);
         SpansByContext {
-            by_context,
+            spans,
+            starts,
+            order,
             unit_nanos,
             start,
         }
     }
 
-    fn of(&self, context: ContextId) -> &[Span] {
-        &self.by_context[context.index()]
+    fn of(&self, context: ContextId) -> impl Iterator<Item = &Span> + '_ {
+        let (from, to) = (
+            self.starts[context.index()] as usize,
+            self.starts[context.index() + 1] as usize,
+        );
+        self.order[from..to]
+            .iter()
+            .map(|&i| &self.spans[i as usize])
     }
 
     /// A span time in nanoseconds since the first span.

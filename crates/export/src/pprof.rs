@@ -37,14 +37,19 @@
 //!
 //! # Cost
 //!
-//! Samples are written thread by thread, each thread's call tree depth first, so consecutive
-//! samples share most of their call path (kept from one to the next: a sample costs the nodes
-//! that change, plus copying its path) and gzip finds them alike. They are encoded in batches as
-//! they are made and compressed as they go (gzip at its fastest level, as the Go runtime writes
-//! its profiles); the tables of functions, locations, mappings and strings follow, as
-//! protobuf's concatenation of messages allows. Memory: about 16 bytes per node value, 8 per
-//! sample and 20 per call-tree node, and the tables; never the encoded profile. Time: linear in
-//! the node values and the length of the call paths written, plus sorting the samples.
+//! Samples are written thread by thread, each thread's call tree in the order the profile holds
+//! its values when that is depth first or by node (as the formats add them), else depth first
+//! (a counting sort of the runs of one node's values), so consecutive samples share call paths
+//! (kept from one sample to the next: a sample costs the nodes that change, plus copying its
+//! path). They are encoded into messages reused from batch to batch (no allocation per sample),
+//! and compressed as they go: gzip at its fastest level, as the Go runtime writes its profiles,
+//! on a second thread for profiles of more than a few thousand samples. The tables of
+//! functions, locations, mappings and strings follow, as protobuf's concatenation of messages
+//! allows; functions and mappings are found through tables indexed by the profile's frames and
+//! strings, not by hashing their names. Memory: the tables, a call path, a few batches of
+//! encoded samples, and, when the values must be reordered, 8 bytes per node value (or 16 per
+//! run of one node's values); never the encoded profile. Time: linear in the node values and
+//! the length of the call paths written.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -917,6 +922,16 @@ mod tests {
         proto::Profile::decode(raw.as_slice()).expect("profile.proto")
     }
 
+    fn function(b: &mut ProfileBuilder, name: &str) -> FrameId {
+        let name = b.intern_string(name).unwrap();
+        b.intern_frame(Frame::function(name)).unwrap()
+    }
+
+    /// A value type measured self only.
+    fn counted(b: &mut ProfileBuilder, name: &str, unit: Unit) -> profcodec_profile::ValueTypeId {
+        b.intern_value_type(name, unit, Measured::SelfOnly).unwrap()
+    }
+
     fn export(profile: &Profile) -> proto::Profile {
         let mut out = Vec::new();
         write_pprof(profile, &ExportOptions::default(), &mut out).expect("export");
@@ -945,13 +960,9 @@ mod tests {
         let time = b
             .intern_value_type("time", Unit::Seconds, Measured::SelfAndInclusive)
             .unwrap();
-        let calls = b
-            .intern_value_type("calls", Unit::Count, Measured::SelfOnly)
-            .unwrap();
-        let main = b.intern_string("main").unwrap();
-        let main = b.intern_frame(Frame::function(main)).unwrap();
-        let work = b.intern_string("work").unwrap();
-        let work = b.intern_frame(Frame::function(work)).unwrap();
+        let calls = counted(&mut b, "calls", Unit::Count);
+        let main = function(&mut b, "main");
+        let work = function(&mut b, "work");
         let root = b.intern_stack(None, [main]).unwrap();
         let leaf = b.intern_stack(None, [main, work]).unwrap();
         b.add_self(thread, root, time, 0.25).unwrap();
@@ -1000,9 +1011,7 @@ mod tests {
     fn loops_and_lines_are_locations_of_their_function() {
         let mut b = ProfileBuilder::new();
         let all = b.intern_context(Context::new([])).unwrap();
-        let cycles = b
-            .intern_value_type("cycles", Unit::Count, Measured::SelfOnly)
-            .unwrap();
+        let cycles = counted(&mut b, "cycles", Unit::Count);
         let file = b.intern_string("a.c").unwrap();
         let lib = b.intern_string("liba.so").unwrap();
         let main = b.intern_string("main").unwrap();
@@ -1045,10 +1054,8 @@ mod tests {
         let time = b
             .intern_value_type("time", Unit::Microseconds, Measured::InclusiveOnly)
             .unwrap();
-        let a = b.intern_string("a").unwrap();
-        let a = b.intern_frame(Frame::function(a)).unwrap();
-        let c = b.intern_string("c").unwrap();
-        let c = b.intern_frame(Frame::function(c)).unwrap();
+        let a = function(&mut b, "a");
+        let c = function(&mut b, "c");
         let root = b.intern_stack(None, [a]).unwrap();
         let leaf = b.intern_stack(None, [a, c]).unwrap();
         b.add_inclusive(all, root, time, 10.0).unwrap();
@@ -1066,11 +1073,8 @@ mod tests {
         let t0 = b
             .intern_context(Context::new([(IdKind::Thread, 0)]))
             .unwrap();
-        let samples = b
-            .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-            .unwrap();
-        let f = b.intern_string("f").unwrap();
-        let f = b.intern_frame(Frame::function(f)).unwrap();
+        let samples = counted(&mut b, "samples", Unit::Samples);
+        let f = function(&mut b, "f");
         let node = b.intern_stack(None, [f]).unwrap();
         b.add_self(summary, node, samples, 9.0).unwrap();
         b.add_self(t0, node, samples, 4.0).unwrap();
@@ -1080,11 +1084,8 @@ mod tests {
 
         let mut b = ProfileBuilder::new();
         let summary = b.intern_context(Context::summary()).unwrap();
-        let samples = b
-            .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-            .unwrap();
-        let f = b.intern_string("f").unwrap();
-        let f = b.intern_frame(Frame::function(f)).unwrap();
+        let samples = counted(&mut b, "samples", Unit::Samples);
+        let f = function(&mut b, "f");
         let node = b.intern_stack(None, [f]).unwrap();
         b.add_self(summary, node, samples, 9.0).unwrap();
         let p = export(&b.build());
@@ -1095,8 +1096,7 @@ mod tests {
     #[test]
     fn an_unknown_metric_is_refused_with_the_known_ones() {
         let mut b = ProfileBuilder::new();
-        b.intern_value_type("time", Unit::Seconds, Measured::SelfOnly)
-            .unwrap();
+        counted(&mut b, "time", Unit::Seconds);
         let options = ExportOptions::new().metric("cycles");
         let err = write_pprof(&b.build(), &options, Vec::new()).unwrap_err();
         assert!(err.to_string().contains("time"), "{err}");
@@ -1106,9 +1106,7 @@ mod tests {
     fn many_samples_stream_in_batches() {
         let mut b = ProfileBuilder::new();
         let all = b.intern_context(Context::new([])).unwrap();
-        let n = b
-            .intern_value_type("n", Unit::Count, Measured::SelfOnly)
-            .unwrap();
+        let n = counted(&mut b, "n", Unit::Count);
         let mut frames = Vec::new();
         for i in 0..3000 {
             let name = b.intern_string(&format!("f{i}")).unwrap();

@@ -18,11 +18,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use profcodec_common::corpus::corpus_dir;
+mod corpus_inputs;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
+use corpus_inputs::profcodec;
+use profcodec_common::corpus::corpus_dir;
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -420,7 +419,9 @@ fn every_input_validates_against_speedscopes_schema() {
     };
     stdout_of(
         Command::new("node")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate-speedscope.cjs"))
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate-speedscope.cjs"),
+            )
             .arg(speedscope.schema())
             .args(&files)
             .env("NODE_PATH", node_path),

@@ -810,9 +810,7 @@ impl<'p> Writer<'p> {
         let f = profile.frame(frame);
         let name = match f.function {
             Some(name) => self.strings.id_of(profile, name),
-            None => self
-                .strings
-                .intern(&profile.function_name(frame)),
+            None => self.strings.intern(&profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);

@@ -207,15 +207,25 @@ fn spans_are_markers_beside_the_samples_of_the_metric() {
     ] {
         b.add_span(t, node, begin, end).unwrap();
     }
-    b.add_node_values(t, outer, [(time, Some(400.0), Some(1100.0)), (calls, Some(2.0), None)])
-        .unwrap();
-    b.add_node_values(t, inner, [(time, Some(700.0), Some(700.0)), (calls, Some(3.0), None)])
-        .unwrap();
+    b.add_node_values(
+        t,
+        outer,
+        [(time, Some(400.0), Some(1100.0)), (calls, Some(2.0), None)],
+    )
+    .unwrap();
+    b.add_node_values(
+        t,
+        inner,
+        [(time, Some(700.0), Some(700.0)), (calls, Some(3.0), None)],
+    )
+    .unwrap();
     let profile = b.build();
     let out = export(&profile);
     let thread = &out["threads"][0];
-    let stacks: Vec<(i64, Vec<String>)> =
-        samples(thread).into_iter().map(|(_, w, s)| (w, s)).collect();
+    let stacks: Vec<(i64, Vec<String>)> = samples(thread)
+        .into_iter()
+        .map(|(_, w, s)| (w, s))
+        .collect();
     assert_eq!(
         stacks,
         [
@@ -234,7 +244,10 @@ fn spans_are_markers_beside_the_samples_of_the_metric() {
     assert_eq!(got.len(), expected.len(), "{got:?}");
     for ((name, category, start, end), (en, es, ee)) in got.iter().zip(expected) {
         assert_eq!((name.as_str(), category.as_str()), (en, "Block"));
-        assert!((start - es).abs() < 1e-12 && (end - ee).abs() < 1e-12, "{got:?}");
+        assert!(
+            (start - es).abs() < 1e-12 && (end - ee).abs() < 1e-12,
+            "{got:?}"
+        );
     }
 
     // Another metric: its samples, the same markers.
@@ -287,7 +300,12 @@ fn easyprofiler_captures_with_spans_have_a_marker_per_block() {
             .unwrap();
         let out = export(&profile);
         let threads = out["threads"].as_array().unwrap();
-        assert_eq!(threads.len(), profile.contexts().len(), "{}", path.display());
+        assert_eq!(
+            threads.len(),
+            profile.contexts().len(),
+            "{}",
+            path.display()
+        );
         let interval_ns = out["meta"]["interval"].as_f64().unwrap() * 1e6;
         let (mut counts, mut own) = (HashMap::new(), HashMap::new());
         let (mut outermost_ns, mut sampled_ns, mut samples_seen) = (0.0, 0.0, 0);
@@ -315,7 +333,12 @@ fn easyprofiler_captures_with_spans_have_a_marker_per_block() {
         let what = path.display();
         let calls = profile.top(&Query::new().value_type("calls")).unwrap();
         for row in &calls.rows {
-            assert_eq!(counts.get(&row.name), Some(&row.self_value), "{what}: {}", row.name);
+            assert_eq!(
+                counts.get(&row.name),
+                Some(&row.self_value),
+                "{what}: {}",
+                row.name
+            );
         }
         assert_eq!(counts.values().sum::<f64>(), profile.spans().len() as f64);
         let top = profile.top(&Query::new()).unwrap();

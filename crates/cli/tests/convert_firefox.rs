@@ -250,7 +250,12 @@ fn judge_markers(input: &Path, profile: &Value, categories: &[String]) {
         }
     }
     let is_capture = input.extension().is_some_and(|e| e == "prof");
-    assert_eq!(markers > 0, is_capture, "{}: {markers} markers", input.display());
+    assert_eq!(
+        markers > 0,
+        is_capture,
+        "{}: {markers} markers",
+        input.display()
+    );
     if !is_capture {
         return;
     }

@@ -32,9 +32,9 @@
 
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame as FxFrame, FrameFlags,
-    FrameHandle, FrameInfo, MarkerTiming, ProcessHandle, Profile as FxProfile, ReferenceTimestamp,
-    SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle,
-    ThreadHandle, Timestamp, WeightType,
+    FrameHandle, FrameInfo, Marker, MarkerTiming, MarkerTypeHandle, ProcessHandle,
+    Profile as FxProfile, ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker,
+    StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
 };
 use profcodec_profile::{
     ContextId, FrameKind, IdKind, NodeId, Profile, Quantity, Span, Unit, ValueTypeId,
@@ -72,6 +72,7 @@ pub fn write_firefox(
     let categories = Categories::new(&mut fx);
     let threads = add_threads(profile, &exported, &mut fx);
     let mut stacks = Stacks::new(profile, categories, &mut fx);
+    let block_schema = fx.static_schema_marker_type::<BlockSchema>();
     for (context, thread) in threads {
         fx.set_thread_samples_weight_type(thread, scale.weight_type.clone());
         stacks.start_thread();
@@ -101,6 +102,7 @@ pub fn write_firefox(
                     Timestamp::from_nanos_since_reference(spans.nanos(span.end)),
                 ),
                 BlockMarker {
+                    schema: block_schema,
                     name,
                     category: categories.block_category,
                 },
@@ -111,19 +113,46 @@ pub fn write_firefox(
     Ok(())
 }
 
-/// An interval marker for one timed block.
-struct BlockMarker {
-    name: StringHandle,
-    category: CategoryHandle,
-}
+/// The marker schema of timed blocks.
+struct BlockSchema;
 
-impl StaticSchemaMarker for BlockMarker {
+impl StaticSchemaMarker for BlockSchema {
     const UNIQUE_MARKER_TYPE_NAME: &'static str = "Block";
     const DESCRIPTION: Option<&'static str> = Some("A timed block of the profiled program");
     const CHART_LABEL: Option<&'static str> = Some("{marker.name}");
     const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.name}");
     const TABLE_LABEL: Option<&'static str> = Some("{marker.name}");
     const FIELDS: &'static [StaticSchemaMarkerField] = &[];
+
+    fn name(&self, profile: &mut FxProfile) -> StringHandle {
+        profile.intern_string("Block")
+    }
+
+    fn category(&self, _profile: &mut FxProfile) -> CategoryHandle {
+        CategoryHandle::OTHER
+    }
+
+    fn string_field_value(&self, _field_index: u32) -> StringHandle {
+        unreachable!("the schema has no fields")
+    }
+
+    fn number_field_value(&self, _field_index: u32) -> f64 {
+        unreachable!("the schema has no fields")
+    }
+}
+
+/// An interval marker for one timed block, of [`BlockSchema`], whose type handle is looked up
+/// once for all the markers rather than by name for each.
+struct BlockMarker {
+    schema: MarkerTypeHandle,
+    name: StringHandle,
+    category: CategoryHandle,
+}
+
+impl Marker for BlockMarker {
+    fn marker_type(&self, _profile: &mut FxProfile) -> MarkerTypeHandle {
+        self.schema
+    }
 
     fn name(&self, _profile: &mut FxProfile) -> StringHandle {
         self.name
@@ -134,12 +163,11 @@ impl StaticSchemaMarker for BlockMarker {
     }
 
     fn string_field_value(&self, _field_index: u32) -> StringHandle {
-        // No fields: never asked.
-        self.name
+        unreachable!("the schema has no fields")
     }
 
     fn number_field_value(&self, _field_index: u32) -> f64 {
-        0.0
+        unreachable!("the schema has no fields")
     }
 }
 

@@ -51,6 +51,7 @@
 //! run of one node's values); never the encoded profile. Time: linear in the node values and
 //! the length of the call paths written.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -665,18 +666,23 @@ impl Strings {
     }
 
     fn intern(&mut self, s: &str) -> i64 {
-        let hash = self.hasher.hash_one(s);
+        self.intern_cow(Cow::Borrowed(s))
+    }
+
+    /// [`intern`](Self::intern), keeping an owned string as it is.
+    fn intern_cow(&mut self, s: Cow<'_, str>) -> i64 {
+        let hash = self.hasher.hash_one(&*s);
         let table = &mut self.table;
         let at = match self.index.entry(
             hash,
-            |&i| table[i as usize] == s,
+            |&i| table[i as usize] == *s,
             |&i| self.hasher.hash_one(&table[i as usize]),
         ) {
             hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
             hashbrown::hash_table::Entry::Vacant(e) => {
                 // More strings than u32 indices cannot be: each is a function, file or label.
                 let at = table.len() as u32;
-                table.push(s.to_owned());
+                table.push(s.into_owned());
                 *e.insert(at).get()
             }
         };
@@ -810,7 +816,7 @@ impl<'p> Writer<'p> {
         let f = profile.frame(frame);
         let name = match f.function {
             Some(name) => self.strings.id_of(profile, name),
-            None => self.strings.intern(&profile.function_name(frame)),
+            None => self.strings.intern_cow(profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);

@@ -1108,22 +1108,26 @@ mod tests {
 
     #[test]
     fn many_samples_stream_in_batches() {
-        let mut b = ProfileBuilder::new();
-        let all = b.intern_context(Context::new([])).unwrap();
-        let n = counted(&mut b, "n", Unit::Count);
-        let mut frames = Vec::new();
-        for i in 0..3000 {
-            let name = b.intern_string(&format!("f{i}")).unwrap();
-            frames.push(b.intern_frame(Frame::function(name)).unwrap());
+        // Below and above the size from which gzip runs on a second thread.
+        for count in [3000, THREADED_FROM_SAMPLES + 100] {
+            let mut b = ProfileBuilder::new();
+            let all = b.intern_context(Context::new([])).unwrap();
+            let n = counted(&mut b, "n", Unit::Count);
+            let mut frames = Vec::new();
+            for i in 0..count {
+                let name = b.intern_string(&format!("f{i}")).unwrap();
+                frames.push(b.intern_frame(Frame::function(name)).unwrap());
+            }
+            for &f in &frames {
+                let node = b.intern_stack(None, [frames[0], f]).unwrap();
+                b.add_self(all, node, n, 1.0).unwrap();
+            }
+            let p = export(&b.build());
+            // f0 under f0 and each other frame under f0: one distinct stack a frame.
+            assert_eq!(p.sample.len(), count);
+            assert_eq!(p.function.len(), count);
+            let total = p.sample.iter().map(|s| s.value[0]).sum::<i64>();
+            assert_eq!(total, count as i64);
         }
-        for &f in &frames {
-            let node = b.intern_stack(None, [frames[0], f]).unwrap();
-            b.add_self(all, node, n, 1.0).unwrap();
-        }
-        let p = export(&b.build());
-        // f0 under f0 and each other frame under f0: 3000 distinct stacks.
-        assert_eq!(p.sample.len(), 3000);
-        assert_eq!(p.function.len(), 3000);
-        assert_eq!(p.sample.iter().map(|s| s.value[0]).sum::<i64>(), 3000);
     }
 }

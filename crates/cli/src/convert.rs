@@ -20,7 +20,7 @@ pub(crate) enum Target {
     Speedscope,
     /// callgrind's format (KCachegrind, `callgrind_annotate`).
     Callgrind,
-    /// The Firefox Profiler's processed format.
+    /// The Firefox Profiler's processed format (EasyProfiler's blocks as markers).
     Firefox,
     /// A Perfetto protobuf trace (timelines: EasyProfiler, HPCToolkit trace.db, .hpctrace).
     Perfetto,
@@ -130,7 +130,8 @@ impl Target {
         }
     }
 
-    /// Whether the target shows timed spans (speedscope's evented profiles).
+    /// Whether the target shows timed spans (speedscope's evented profiles, the Firefox
+    /// Profiler's markers).
     fn wants_spans(self) -> bool {
         self.model_target()
             .is_some_and(profcodec_export::Target::wants_spans)

@@ -18,11 +18,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use profcodec_common::corpus::corpus_dir;
+mod corpus_inputs;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
+use corpus_inputs::profcodec;
+use profcodec_common::corpus::corpus_dir;
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,21 +47,25 @@ fn have(program: &str, args: &[&str]) -> bool {
     ok
 }
 
-/// Runs `profcodec convert --to TO INPUT [EXTRA...]` and returns the output's bytes.
-fn convert(to: &str, input: &Path, extra: &[&str]) -> Vec<u8> {
-    let out = profcodec()
-        .args(["convert", "--to", to])
-        .args(extra)
-        .arg(input)
-        .output()
-        .unwrap();
+/// Runs `cmd` and returns its standard output, panicking with its standard error when it fails.
+fn stdout_of(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "convert --to {to} {}: {}",
-        input.display(),
+        "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// Runs `profcodec convert --to TO INPUT [EXTRA...]` and returns the output's bytes.
+fn convert(to: &str, input: &Path, extra: &[&str]) -> Vec<u8> {
+    stdout_of(
+        profcodec()
+            .args(["convert", "--to", to])
+            .args(extra)
+            .arg(input),
+    )
 }
 
 fn nytprof_inputs() -> Vec<PathBuf> {
@@ -129,9 +132,8 @@ fn folded_nytprof_equals_nytprofcalls() {
     }
     for file in nytprof_inputs() {
         let ours = convert("folded", &file, &[]);
-        let theirs = Command::new("nytprofcalls").arg(&file).output().unwrap();
-        assert!(theirs.status.success());
-        let (ours, theirs) = (lines(&ours), lines(&theirs.stdout));
+        let theirs = stdout_of(Command::new("nytprofcalls").arg(&file));
+        let (ours, theirs) = (lines(&ours), lines(&theirs));
         assert!(!ours.is_empty(), "{}", file.display());
         if ours != theirs {
             let o: HashSet<_> = ours.keys().collect();
@@ -207,17 +209,7 @@ fn callgrind_events(text: &str) -> Vec<(String, String, String)> {
 
 /// `callgrind_annotate`'s program totals, by event.
 fn annotate_totals(file: &Path) -> Vec<i64> {
-    let out = Command::new("callgrind_annotate")
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(stdout_of(Command::new("callgrind_annotate").arg(file))).unwrap();
     let line = text
         .lines()
         .find(|l| l.contains("PROGRAM TOTALS"))
@@ -237,17 +229,12 @@ fn annotate_totals(file: &Path) -> Vec<i64> {
 
 /// `profcodec top`'s total self value of `metric` (summed over every row).
 fn top_total(input: &Path, metric: &str) -> (f64, String) {
-    let out = profcodec()
-        .args(["top", "--json", "-n", "0", "--metric", metric])
-        .arg(input)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = stdout_of(
+        profcodec()
+            .args(["top", "--json", "-n", "0", "--metric", metric])
+            .arg(input),
     );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let rows = rows.as_array().unwrap();
     let total = rows.iter().map(|r| r["self"].as_f64().unwrap()).sum();
     let unit = rows
@@ -348,20 +335,15 @@ fn annotate_inclusive(file: &Path) -> HashMap<String, i64> {
         .iter()
         .flat_map(|(f, labels)| labels.iter().map(move |l| (l.as_str(), f.as_str())))
         .collect();
-    let out = Command::new("callgrind_annotate")
-        .args(["--inclusive=yes", "--threshold=100", "--auto=no"])
-        .arg(file)
-        // callgrind_annotate strips the working folder from `fl=` names but not from `cfl=`
-        // ones: from the root it strips nothing.
-        .current_dir("/")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = stdout_of(
+        Command::new("callgrind_annotate")
+            .args(["--inclusive=yes", "--threshold=100", "--auto=no"])
+            .arg(file)
+            // callgrind_annotate strips the working folder from `fl=` names but not from `cfl=`
+            // ones: from the root it strips nothing.
+            .current_dir("/"),
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(out).unwrap();
     let mut rows = HashMap::new();
     let table = text.split("file:function").nth(1).unwrap();
     for line in table.lines().skip(2) {
@@ -397,14 +379,13 @@ fn callgrind_nytprof_inclusive_costs_equal_nytprofcg() {
         let ours = tmp.path().join(format!("{n}.ours"));
         std::fs::write(&ours, convert("callgrind", input, &["--metric", "time"])).unwrap();
         let theirs = tmp.path().join(format!("{n}.nytprofcg"));
-        let out = Command::new("nytprofcg")
-            .arg("-f")
-            .arg(input)
-            .arg("-o")
-            .arg(&theirs)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        stdout_of(
+            Command::new("nytprofcg")
+                .arg("-f")
+                .arg(input)
+                .arg("-o")
+                .arg(&theirs),
+        );
         let (ours, theirs) = (annotate_inclusive(&ours), annotate_inclusive(&theirs));
         assert!(!theirs.is_empty(), "{}", input.display());
         assert_eq!(ours, theirs, "{}", input.display());
@@ -436,18 +417,14 @@ fn every_input_validates_against_speedscopes_schema() {
         );
         return;
     };
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate-speedscope.cjs"))
-        .arg(speedscope.schema())
-        .args(&files)
-        .env("NODE_PATH", node_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        Command::new("node")
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate-speedscope.cjs"),
+            )
+            .arg(speedscope.schema())
+            .args(&files)
+            .env("NODE_PATH", node_path),
     );
 }
 
@@ -511,12 +488,7 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
         if force {
             cmd.arg("--force");
         }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_of(&mut cmd);
     }
     let again = profcodec()
         .args(["convert", "--to", "folded", "-o"])
@@ -535,16 +507,11 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
     );
     let folder = tmp.path().join("split");
     std::fs::create_dir(&folder).unwrap();
-    let out = profcodec()
-        .args(["convert", "--to", "callgrind", "--split", "-o"])
-        .arg(&folder)
-        .args([&input, &testdata("easyprofiler/small_v210.prof")])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        profcodec()
+            .args(["convert", "--to", "callgrind", "--split", "-o"])
+            .arg(&folder)
+            .args([&input, &testdata("easyprofiler/small_v210.prof")]),
     );
     let mut names: Vec<String> = std::fs::read_dir(&folder)
         .unwrap()

@@ -3,7 +3,8 @@
 //! table's columns as long as the table and every index inside its table), and its samples say
 //! what `profcodec top` says: per function, the weight of the samples whose innermost function
 //! it is equals top's self value, the weight of the samples it is on equals top's inclusive
-//! value, and the weights add up to top's total.
+//! value, and the weights add up to top's total; EasyProfiler's blocks are interval markers, as
+//! many per block name as top's `calls`, the outermost lasting as long as top's total self time.
 #![allow(clippy::unwrap_used)]
 
 mod corpus_inputs;
@@ -130,6 +131,10 @@ fn judge(input: &Path, metric: Option<&str>, dir: &Path) -> usize {
     let threads = array(&profile["threads"], "threads");
     assert!(!threads.is_empty(), "{}: no thread", input.display());
 
+    if metric.is_none() {
+        judge_markers(input, &profile, &categories);
+    }
+
     let top_metric = match metric {
         Some(m) => m.to_owned(),
         None => {
@@ -207,6 +212,67 @@ fn judge(input: &Path, metric: Option<&str>, dir: &Path) -> usize {
         }
     }
     by_name.len()
+}
+
+/// The interval markers of the timed blocks (EasyProfiler's) against what `top` says of the
+/// model: per block name, as many markers as `calls`; per thread, the outermost markers last
+/// as long as the blocks' total self time. A profile without spans has no markers.
+fn judge_markers(input: &Path, profile: &Value, categories: &[String]) {
+    let mut counts: HashMap<String, f64> = HashMap::new();
+    let mut outermost_ms = 0.0;
+    let mut markers = 0;
+    for thread in array(&profile["threads"], "threads") {
+        let strings = array(&thread["stringArray"], "stringArray");
+        let table = &thread["markers"];
+        let len = table["length"].as_u64().unwrap() as usize;
+        let mut spans = Vec::with_capacity(len);
+        for i in 0..len {
+            let name = index(&table["name"][i], strings.len(), "marker name");
+            let category = index(&table["category"][i], categories.len(), "marker category");
+            assert_eq!(categories[category], "Block", "{}", input.display());
+            let name = strings[name].as_str().unwrap().to_owned();
+            *counts.entry(name).or_default() += 1.0;
+            let (start, end) = (
+                table["startTime"][i].as_f64().unwrap(),
+                table["endTime"][i].as_f64().unwrap(),
+            );
+            assert!(start <= end, "{}: marker {i}", input.display());
+            spans.push((start, end));
+        }
+        markers += len;
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut covered_to = f64::NEG_INFINITY;
+        for (start, end) in spans {
+            if start >= covered_to {
+                outermost_ms += end - start;
+            }
+            covered_to = covered_to.max(end);
+        }
+    }
+    let is_capture = input.extension().is_some_and(|e| e == "prof");
+    assert_eq!(
+        markers > 0,
+        is_capture,
+        "{}: {markers} markers",
+        input.display()
+    );
+    if !is_capture {
+        return;
+    }
+    let what = input.display();
+    for row in top_rows(&[input], "calls") {
+        let name = row["name"].as_str().unwrap();
+        let calls = row["self"].as_f64().unwrap();
+        assert_eq!(counts.get(name), Some(&calls), "{what}: markers of {name}");
+    }
+    let time = top_rows(&[input], "time");
+    assert_eq!(time[0]["unit"], "nanoseconds");
+    let self_ns: f64 = time.iter().map(|r| r["self"].as_f64().unwrap()).sum();
+    assert!(
+        (outermost_ms * 1e6 - self_ns).abs() <= 1e-6 * self_ns + 1.0,
+        "{what}: the outermost markers last {outermost_ms} ms, the blocks' self time is \
+         {self_ns} ns"
+    );
 }
 
 #[test]

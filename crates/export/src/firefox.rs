@@ -22,24 +22,27 @@
 //!   they fit. Samples follow the call tree depth first, each taking as much time as its weight
 //!   says, so the stack chart draws the tree as an icicle graph and the call tree's figures
 //!   are the profile's self and running totals.
-//! - **Timed spans** (EasyProfiler's blocks, when the profile was built with spans): a thread
-//!   with spans gets its real timeline instead: a sample at every begin and end of a block,
-//!   holding the innermost open block's stack until the next one, weighted by that time, and
-//!   one interval marker per block named by its frame, at its begin and end.
+//! - **Timed spans** (EasyProfiler's blocks, when the profile was built with spans): one
+//!   interval marker per block on its thread, named by its frame, in the `Block` category, at
+//!   its real begin and end: the marker chart is the capture's timeline, as EasyProfiler's own
+//!   viewer draws it, while the samples stay the call tree of the chosen metric.
 //!
-//! Times are relative to the profile's start (the first span, or 0); the profile's reference
-//! time is the Unix epoch, as the formats do not all record a wall-clock start.
+//! Marker times are relative to the profile's first span; the profile's reference time is the
+//! Unix epoch, as the formats do not all record a wall-clock start.
 
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame as FxFrame, FrameFlags,
-    FrameInfo, MarkerTiming, ProcessHandle, Profile as FxProfile, ReferenceTimestamp,
-    SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle,
-    ThreadHandle, Timestamp, WeightType,
+    FrameHandle, FrameInfo, Marker, MarkerTiming, MarkerTypeHandle, ProcessHandle,
+    Profile as FxProfile, ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker,
+    StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
 };
 use profcodec_profile::{
     ContextId, FrameKind, IdKind, NodeId, Profile, Quantity, Span, Unit, ValueTypeId,
 };
+use std::collections::HashMap;
 use std::io::Write;
+
+use foldhash::fast::RandomState;
 
 use crate::{ExportError, ExportOptions};
 
@@ -58,16 +61,9 @@ pub fn write_firefox(
     let metric = crate::select::metric(profile, options)?;
     let exported = crate::select::exported_contexts(profile);
     let spans = SpansByContext::new(profile, &exported);
-    let samples = match spans.unit() {
-        // The spans are the timeline, and the metric's values their sums.
-        Some(_) => SamplesByContext::default(),
-        None => SamplesByContext::new(profile, metric, &exported),
-    };
+    let samples = SamplesByContext::new(profile, metric, &exported);
     // One scale for the whole profile: the Firefox Profiler has one sampling interval.
-    let scale = match spans.unit() {
-        Some(unit) => Scale::for_time(unit, spans.longest()),
-        None => Scale::for_metric(profile, metric, samples.largest()),
-    };
+    let scale = Scale::for_metric(profile, metric, samples.largest());
     let mut fx = FxProfile::new(
         profile.name().unwrap_or("profcodec"),
         ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
@@ -75,21 +71,11 @@ pub fn write_firefox(
     );
     let categories = Categories::new(&mut fx);
     let threads = add_threads(profile, &exported, &mut fx);
-    let mut stacks = Stacks::new(profile, categories);
+    let mut stacks = Stacks::new(profile, categories, &mut fx);
+    let block_schema = fx.static_schema_marker_type::<BlockSchema>();
     for (context, thread) in threads {
         fx.set_thread_samples_weight_type(thread, scale.weight_type.clone());
         stacks.start_thread();
-        if spans.unit().is_some() {
-            write_timeline(
-                &mut fx,
-                &mut stacks,
-                thread,
-                spans.of(context),
-                spans.start,
-                &scale,
-            );
-            continue;
-        }
         let mut at = 0u64;
         for &(node, value) in samples.of(context) {
             let weight = scale.weight(value);
@@ -107,94 +93,30 @@ pub fn write_firefox(
             );
             at = at.saturating_add(duration);
         }
+        for span in spans.of(context) {
+            let name = stacks.name(span.node);
+            fx.add_marker(
+                thread,
+                MarkerTiming::Interval(
+                    Timestamp::from_nanos_since_reference(spans.nanos(span.begin)),
+                    Timestamp::from_nanos_since_reference(spans.nanos(span.end)),
+                ),
+                BlockMarker {
+                    schema: block_schema,
+                    name,
+                    category: categories.block_category,
+                },
+            );
+        }
     }
     serde_json::to_writer(out, &fx).map_err(std::io::Error::from)?;
     Ok(())
 }
 
-/// Writes one thread's spans as samples at every begin and end (the innermost open span's
-/// stack, weighted by the time to the next begin or end) and one interval marker per span.
-fn write_timeline(
-    fx: &mut FxProfile,
-    stacks: &mut Stacks<'_>,
-    thread: ThreadHandle,
-    spans: &[Span],
-    start: u64,
-    scale: &Scale,
-) {
-    let to_nanos = |t: u64| scale.span_nanos(t.saturating_sub(start));
-    // Begins in time order, an enclosing span before the spans it holds; ends in time order.
-    let mut begins: Vec<usize> = (0..spans.len()).collect();
-    begins.sort_by_key(|&i| (spans[i].begin, std::cmp::Reverse(spans[i].end)));
-    let mut ends: Vec<usize> = (0..spans.len()).collect();
-    ends.sort_by_key(|&i| (spans[i].end, std::cmp::Reverse(spans[i].begin)));
-    let (mut b, mut e) = (0, 0);
-    let mut open: Vec<usize> = Vec::new();
-    while b < begins.len() || e < ends.len() {
-        let next_begin = begins.get(b).map(|&i| spans[i].begin);
-        let next_end = ends.get(e).map(|&i| spans[i].end);
-        let now = match (next_begin, next_end) {
-            (Some(begin), Some(end)) => begin.min(end),
-            (Some(t), None) | (None, Some(t)) => t,
-            (None, None) => break,
-        };
-        // Ends first: a span ending when its sibling begins does not hold it.
-        while let Some(&i) = ends.get(e).filter(|&&i| spans[i].end <= now) {
-            if let Some(at) = open.iter().rposition(|&o| o == i) {
-                open.remove(at);
-            }
-            e += 1;
-        }
-        while let Some(&i) = begins.get(b).filter(|&&i| spans[i].begin <= now) {
-            // A block of no duration (an event) holds no time: its end has passed already.
-            if spans[i].end > now {
-                open.push(i);
-            }
-            b += 1;
-        }
-        let following = [
-            begins.get(b).map(|&i| spans[i].begin),
-            ends.get(e).map(|&i| spans[i].end),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let Some(following) = following else { break };
-        let stack = open
-            .last()
-            .map(|&i| stacks.stack(fx, thread, spans[i].node));
-        // Idle time (no block open) has no stack, and no weight in the call tree.
-        let duration = match stack {
-            Some(_) => to_nanos(following).saturating_sub(to_nanos(now)),
-            None => 0,
-        };
-        fx.add_sample(
-            thread,
-            Timestamp::from_nanos_since_reference(to_nanos(now)),
-            stack,
-            CpuDelta::from_nanos(duration),
-            scale.weight_of_nanos(duration),
-        );
-    }
-    for span in spans {
-        let name = stacks.name(fx, span.node);
-        fx.add_marker(
-            thread,
-            MarkerTiming::Interval(
-                Timestamp::from_nanos_since_reference(to_nanos(span.begin)),
-                Timestamp::from_nanos_since_reference(to_nanos(span.end)),
-            ),
-            BlockMarker { name },
-        );
-    }
-}
+/// The marker schema of timed blocks.
+struct BlockSchema;
 
-/// An interval marker for one timed block.
-struct BlockMarker {
-    name: StringHandle,
-}
-
-impl StaticSchemaMarker for BlockMarker {
+impl StaticSchemaMarker for BlockSchema {
     const UNIQUE_MARKER_TYPE_NAME: &'static str = "Block";
     const DESCRIPTION: Option<&'static str> = Some("A timed block of the profiled program");
     const CHART_LABEL: Option<&'static str> = Some("{marker.name}");
@@ -202,8 +124,8 @@ impl StaticSchemaMarker for BlockMarker {
     const TABLE_LABEL: Option<&'static str> = Some("{marker.name}");
     const FIELDS: &'static [StaticSchemaMarkerField] = &[];
 
-    fn name(&self, _profile: &mut FxProfile) -> StringHandle {
-        self.name
+    fn name(&self, profile: &mut FxProfile) -> StringHandle {
+        profile.intern_string("Block")
     }
 
     fn category(&self, _profile: &mut FxProfile) -> CategoryHandle {
@@ -211,12 +133,41 @@ impl StaticSchemaMarker for BlockMarker {
     }
 
     fn string_field_value(&self, _field_index: u32) -> StringHandle {
-        // No fields: never asked.
-        self.name
+        unreachable!("the schema has no fields")
     }
 
     fn number_field_value(&self, _field_index: u32) -> f64 {
-        0.0
+        unreachable!("the schema has no fields")
+    }
+}
+
+/// An interval marker for one timed block, of [`BlockSchema`], whose type handle is looked up
+/// once for all the markers rather than by name for each.
+struct BlockMarker {
+    schema: MarkerTypeHandle,
+    name: StringHandle,
+    category: CategoryHandle,
+}
+
+impl Marker for BlockMarker {
+    fn marker_type(&self, _profile: &mut FxProfile) -> MarkerTypeHandle {
+        self.schema
+    }
+
+    fn name(&self, _profile: &mut FxProfile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _profile: &mut FxProfile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, _field_index: u32) -> StringHandle {
+        unreachable!("the schema has no fields")
+    }
+
+    fn number_field_value(&self, _field_index: u32) -> f64 {
+        unreachable!("the schema has no fields")
     }
 }
 
@@ -226,8 +177,6 @@ impl StaticSchemaMarker for BlockMarker {
 struct Scale {
     per_weight: f64,
     interval_nanos: u64,
-    /// Nanoseconds per span time unit (1 without spans).
-    span_nanos: f64,
     weight_type: WeightType,
 }
 
@@ -249,7 +198,6 @@ impl Scale {
         Scale {
             per_weight: per_weight_nanos / unit_nanos,
             interval_nanos: per_weight_nanos.min(u64::MAX as f64) as u64,
-            span_nanos: unit_nanos,
             weight_type: WeightType::Samples,
         }
     }
@@ -264,7 +212,6 @@ impl Scale {
                 per_weight: Scale::fitting(largest, 1.0, 10.0),
                 // A nominal millisecond per unit of weight, to lay the samples out in time.
                 interval_nanos: 1_000_000,
-                span_nanos: 1.0,
                 weight_type: match unit {
                     Some(Unit::Bytes) => WeightType::Bytes,
                     _ => WeightType::Samples,
@@ -278,22 +225,16 @@ impl Scale {
         (value / self.per_weight).round() as i32
     }
 
-    fn weight_of_nanos(&self, nanos: u64) -> i32 {
-        (nanos as f64 / self.interval_nanos.max(1) as f64).round() as i32
-    }
-
     fn duration(&self, weight: i32) -> u64 {
         u64::from(weight.unsigned_abs()).saturating_mul(self.interval_nanos)
-    }
-
-    fn span_nanos(&self, t: u64) -> u64 {
-        (t as f64 * self.span_nanos) as u64
     }
 }
 
 /// The category of each frame kind, so the call tree and stack chart color them apart.
 #[derive(Debug, Clone, Copy)]
 struct Categories {
+    /// The category of blocks, for their markers too.
+    block_category: CategoryHandle,
     function: CategoryPairHandle,
     inlined: CategoryPairHandle,
     block: CategoryPairHandle,
@@ -304,11 +245,13 @@ struct Categories {
 
 impl Categories {
     fn new(fx: &mut FxProfile) -> Categories {
+        let block_category = fx.add_category("Block", CategoryColor::Orange);
         let mut add = |name: &str, color| fx.add_category(name, color).into();
         Categories {
+            block_category,
             function: add("Function", CategoryColor::Blue),
             inlined: add("Inlined", CategoryColor::LightBlue),
-            block: add("Block", CategoryColor::Orange),
+            block: block_category.into(),
             lexical: add("Loop or line", CategoryColor::Green),
             instruction: add("Instruction", CategoryColor::Purple),
             other: CategoryHandle::OTHER.into(),
@@ -327,83 +270,117 @@ impl Categories {
     }
 }
 
-/// Interns each node's stack in the current thread, once.
+/// Interns each node's stack in the current thread, once, and each distinct frame (name and
+/// category) once per thread: many nodes share a frame, and many model frames (a function at
+/// several addresses or lines) one name.
 struct Stacks<'p> {
     profile: &'p Profile,
-    categories: Categories,
+    /// Each model frame's label: its index in `labels`.
+    label_of: Vec<u32>,
+    /// The distinct (name, category) of the frames.
+    labels: Vec<(StringHandle, CategoryPairHandle)>,
     /// The current thread's stack of each node, and the nodes set, to reset them.
     memo: Vec<Option<StackHandle>>,
     touched: Vec<NodeId>,
-    /// The interned name of each frame (names are shared by all threads).
-    names: Vec<Option<StringHandle>>,
+    /// The current thread's frame of each label, and the labels set.
+    frames: Vec<Option<FrameHandle>>,
+    touched_frames: Vec<u32>,
+    /// The nodes whose stacks are being made, reused.
+    path: Vec<NodeId>,
 }
 
 impl<'p> Stacks<'p> {
-    fn new(profile: &'p Profile, categories: Categories) -> Stacks<'p> {
+    /// Names every frame: a function as `profcodec top` names it, a loop, line or instruction
+    /// as `loop at file:line in function`.
+    fn new(profile: &'p Profile, categories: Categories, fx: &mut FxProfile) -> Stacks<'p> {
+        let mut labels = Vec::new();
+        let mut index: HashMap<(StringHandle, CategoryPairHandle), u32, RandomState> =
+            HashMap::default();
+        let label_of = profile
+            .frames()
+            .map(|(id, frame)| {
+                let name = if frame.kind.is_function_like() {
+                    fx.intern_string(&profile.function_name(id))
+                } else {
+                    fx.intern_string(&profile.frame_label(id))
+                };
+                let label = (name, categories.of(frame.kind));
+                *index.entry(label).or_insert_with(|| {
+                    labels.push(label);
+                    // Fewer labels than frames, whose ids are u32.
+                    (labels.len() - 1) as u32
+                })
+            })
+            .collect();
         Stacks {
             profile,
-            categories,
+            label_of,
+            frames: vec![None; labels.len()],
+            labels,
             memo: vec![None; profile.nodes().len()],
             touched: Vec::new(),
-            names: vec![None; profile.frames().len()],
+            touched_frames: Vec::new(),
+            path: Vec::new(),
         }
     }
 
-    /// Forgets the stacks of the previous thread: a stack belongs to one thread.
+    /// Forgets the stacks and frames of the previous thread: they belong to one thread.
     fn start_thread(&mut self) {
         for node in self.touched.drain(..) {
             self.memo[node.index()] = None;
         }
+        for label in self.touched_frames.drain(..) {
+            self.frames[label as usize] = None;
+        }
     }
 
-    /// A node's frame's name: a function as `profcodec top` names it, a loop, line or
-    /// instruction as `loop at file:line in function`.
-    fn name(&mut self, fx: &mut FxProfile, node: NodeId) -> StringHandle {
-        let profile = self.profile;
-        let frame = profile.node(node).frame;
-        *self.names[frame.index()].get_or_insert_with(|| {
-            if profile.frame(frame).kind.is_function_like() {
-                fx.intern_string(&crate::select::function_name(profile, frame))
-            } else {
-                fx.intern_string(&profile.frame_label(frame))
-            }
-        })
+    /// The name of a node's frame.
+    fn name(&self, node: NodeId) -> StringHandle {
+        let frame = self.profile.node(node).frame;
+        self.labels[self.label_of[frame.index()] as usize].0
     }
 
     fn stack(&mut self, fx: &mut FxProfile, thread: ThreadHandle, node: NodeId) -> StackHandle {
         // The path up to the nearest node with a stack, then its stacks back down.
-        let mut path = Vec::new();
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
         let mut at = Some(node);
-        let mut parent_stack = None;
+        let mut stack = None;
         while let Some(n) = at {
-            if let Some(stack) = self.memo[n.index()] {
-                parent_stack = Some(stack);
+            if let Some(known) = self.memo[n.index()] {
+                stack = Some(known);
                 break;
             }
             path.push(n);
             at = self.profile.node(n).parent;
         }
-        for n in path.into_iter().rev() {
-            let name = self.name(fx, n);
-            let kind = self.profile.frame(self.profile.node(n).frame).kind;
-            let frame = fx.intern_frame(
-                thread,
-                FrameInfo {
-                    frame: FxFrame::Label(name),
-                    category_pair: self.categories.of(kind),
-                    flags: FrameFlags::empty(),
-                },
-            );
-            let stack = fx.intern_stack(thread, parent_stack, frame);
-            self.memo[n.index()] = Some(stack);
+        for &n in path.iter().rev() {
+            let label = self.label_of[self.profile.node(n).frame.index()];
+            let frame = match self.frames[label as usize] {
+                Some(frame) => frame,
+                None => {
+                    let (name, category_pair) = self.labels[label as usize];
+                    let frame = fx.intern_frame(
+                        thread,
+                        FrameInfo {
+                            frame: FxFrame::Label(name),
+                            category_pair,
+                            flags: FrameFlags::empty(),
+                        },
+                    );
+                    self.frames[label as usize] = Some(frame);
+                    self.touched_frames.push(label);
+                    frame
+                }
+            };
+            let interned = fx.intern_stack(thread, stack, frame);
+            self.memo[n.index()] = Some(interned);
             self.touched.push(n);
-            parent_stack = Some(stack);
-            if n == node {
-                return stack;
-            }
+            stack = Some(interned);
         }
-        // The node's own stack was made before.
-        parent_stack.unwrap_or_else(|| unreachable!("the walk starts at the node"))
+        self.path = path;
+        // The walk starts at the node, so its stack is made or known.
+        stack.unwrap_or_else(|| unreachable!("the walk starts at the node"))
     }
 }
 
@@ -516,48 +493,64 @@ impl SamplesByContext {
     }
 }
 
-/// The spans of each exported context.
-struct SpansByContext {
-    by_context: Vec<Vec<Span>>,
-    unit: Option<Unit>,
-    /// The earliest begin: time 0 of the output.
+/// The spans of each exported context, as indices into the profile's spans (ordered by a
+/// counting sort: no copy of the spans, no growth).
+struct SpansByContext<'p> {
+    spans: &'p [Span],
+    /// `order[starts[c]..starts[c + 1]]` are context `c`'s spans.
+    starts: Vec<u32>,
+    order: Vec<u32>,
+    /// Nanoseconds per span time unit.
+    unit_nanos: f64,
+    /// The earliest begin: time 0 of the markers.
     start: u64,
 }
 
-impl SpansByContext {
-    fn new(profile: &Profile, exported: &[bool]) -> SpansByContext {
-        let mut by_context = vec![Vec::new(); profile.contexts().len()];
-        for span in profile.spans() {
-            if exported[span.context.index()] && span.end >= span.begin {
-                by_context[span.context.index()].push(*span);
-            }
+impl<'p> SpansByContext<'p> {
+    fn new(profile: &'p Profile, exported: &[bool]) -> SpansByContext<'p> {
+        let spans = profile.spans();
+        let kept = |s: &Span| exported[s.context.index()] && s.end >= s.begin;
+        let mut starts = vec![0u32; profile.contexts().len() + 1];
+        for s in spans.iter().filter(|s| kept(s)) {
+            starts[s.context.index() + 1] += 1;
         }
-        let start = profile.spans().iter().map(|s| s.begin).min().unwrap_or(0);
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0u32; starts[starts.len() - 1] as usize];
+        for (i, s) in spans.iter().enumerate().filter(|(_, s)| kept(s)) {
+            let at = &mut fill[s.context.index()];
+            // Spans are counted in u32 by the model.
+            order[*at as usize] = i as u32;
+            *at += 1;
+        }
+        let start = spans.iter().map(|s| s.begin).min().unwrap_or(0);
+        let unit_nanos = profile
+            .span_unit()
+            .and_then(Unit::seconds)
+            .map_or(1.0, |s| s * 1e9);
         SpansByContext {
-            by_context,
-            unit: profile.span_unit(),
+            spans,
+            starts,
+            order,
+            unit_nanos,
             start,
         }
     }
 
-    fn of(&self, context: ContextId) -> &[Span] {
-        &self.by_context[context.index()]
-    }
-
-    fn is_empty(&self) -> bool {
-        self.by_context.iter().all(Vec::is_empty)
-    }
-
-    fn unit(&self) -> Option<Unit> {
-        self.unit.filter(|_| !self.is_empty())
-    }
-
-    /// The longest span: no sample of the timeline with a stack is longer.
-    fn longest(&self) -> f64 {
-        self.by_context
+    fn of(&self, context: ContextId) -> impl Iterator<Item = &Span> + '_ {
+        let (from, to) = (
+            self.starts[context.index()] as usize,
+            self.starts[context.index() + 1] as usize,
+        );
+        self.order[from..to]
             .iter()
-            .flatten()
-            .map(|s| (s.end - s.begin) as f64)
-            .fold(0.0, f64::max)
+            .map(|&i| &self.spans[i as usize])
+    }
+
+    /// A span time in nanoseconds since the first span.
+    fn nanos(&self, t: u64) -> u64 {
+        (t.saturating_sub(self.start) as f64 * self.unit_nanos) as u64
     }
 }

@@ -37,22 +37,32 @@
 //!
 //! # Cost
 //!
-//! Samples are written thread by thread, each thread's call tree depth first, so consecutive
-//! samples share most of their call path (kept from one to the next: a sample costs the nodes
-//! that change, plus copying its path) and gzip finds them alike. They are encoded in batches as
-//! they are made and compressed as they go (gzip at its fastest level, as the Go runtime writes
-//! its profiles); the tables of functions, locations, mappings and strings follow, as
-//! protobuf's concatenation of messages allows. Memory: about 16 bytes per node value, 8 per
-//! sample and 20 per call-tree node, and the tables; never the encoded profile. Time: linear in
-//! the node values and the length of the call paths written, plus sorting the samples.
+//! Samples are written thread by thread, each thread's call tree in the order the profile holds
+//! its values when that is depth first or by node (as the formats add them), else depth first
+//! (a counting sort of the runs of one node's values), so consecutive samples share call paths
+//! (kept from one sample to the next: a sample costs the nodes that change, plus copying its
+//! path). They are encoded into messages reused from batch to batch (no allocation per sample),
+//! and compressed as they go: gzip at its fastest level, as the Go runtime writes its profiles,
+//! on a second thread for profiles of more than a few thousand samples. The tables of
+//! functions, locations, mappings and strings follow, as protobuf's concatenation of messages
+//! allows; functions and mappings are found through tables indexed by the profile's frames and
+//! strings, not by hashing their names. Memory: the tables, a call path, a few batches of
+//! encoded samples, and, when the values must be reordered, 8 bytes per node value (or 16 per
+//! run of one node's values); never the encoded profile. Time: linear in the node values and
+//! the length of the call paths written.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 use std::io::Write;
+
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use foldhash::fast::RandomState;
+use hashbrown::HashTable;
 use profcodec_profile::{ContextId, FrameId, IdKind, NodeId, Profile, StringId, Unit};
 use prost::Message;
 
@@ -103,41 +113,43 @@ pub fn write_pprof(
         .map(|(_, vt)| pprof_unit(profile, vt.unit).1)
         .collect();
 
-    let mut gz = GzEncoder::new(out, Compression::fast());
-    let mut buf = Vec::new();
-    let mut batch = Vec::with_capacity(SAMPLES_PER_BATCH);
-    let table = SampleTable::new(profile);
+    let entries = SampleEntries::new(profile);
+    let mut gz = Compressor::new(out, entries.len());
+    let mut batch = SampleBatch::new();
     let mut exact = vec![0.0; scales.len()];
     // The call path of the sample being written, root first, kept from one sample to the next:
     // samples go depth first, so consecutive ones share most of it.
     let mut path = CallPath::new(profile);
-    for slot in table.depth_first(profile) {
-        let (context, node) = table.slots[slot];
+    entries.for_each_sample(|context, node, parts| {
         exact.iter_mut().for_each(|v| *v = 0.0);
-        for &(value_type, value) in table.contributions(slot) {
+        for &(value_type, value) in parts {
             exact[value_type as usize] += value;
         }
+        let sample = batch.next();
+        sample.value.clear();
         // A float outside i64 saturates; NaN becomes 0 (`as` never panics).
-        let value: Vec<i64> = exact
-            .iter()
-            .zip(&scales)
-            .map(|(v, scale)| (v * scale).round() as i64)
-            .collect();
-        if value.iter().all(|&v| v == 0) {
-            continue;
+        sample.value.extend(
+            exact
+                .iter()
+                .zip(&scales)
+                .map(|(v, scale)| (v * scale).round() as i64),
+        );
+        if sample.value.iter().all(|&v| v == 0) {
+            batch.discard_last();
+            return Ok::<(), ExportError>(());
         }
         path.move_to(node, |n| writer.location(n));
-        batch.push(proto::Sample {
-            location_id: path.locations.iter().rev().copied().collect(),
-            value,
-            label: writer.labels(context).to_vec(),
-        });
-        if batch.len() == SAMPLES_PER_BATCH {
-            flush_samples(&mut batch, &mut buf, &mut gz)?;
+        sample.location_id.clear();
+        sample.location_id.extend(path.locations.iter().rev());
+        sample.label.clear();
+        sample.label.extend_from_slice(writer.labels(context));
+        if batch.is_full() {
+            batch.flush(&mut gz)?;
         }
-    }
-    flush_samples(&mut batch, &mut buf, &mut gz)?;
-    drop(table);
+        Ok(())
+    })?;
+    batch.flush(&mut gz)?;
+    drop(entries);
 
     let default_sample_type = default_type.map_or(0, |vt| sample_types[vt.index()].r#type);
     let tables = proto::Profile {
@@ -149,33 +161,190 @@ pub fn write_pprof(
         default_sample_type,
         ..proto::Profile::default()
     };
-    buf.clear();
+    let mut buf = Vec::with_capacity(tables.encoded_len());
     tables.encode(&mut buf).map_err(std::io::Error::other)?;
-    gz.write_all(&buf)?;
-    gz.finish()?.flush()?;
-    Ok(())
+    gz.write(buf)?;
+    gz.finish()
 }
 
-/// Encodes `batch` as one `Profile` message holding only samples and writes it: protobuf merges
-/// concatenated messages, appending their repeated fields.
-fn flush_samples(
-    batch: &mut Vec<proto::Sample>,
-    buf: &mut Vec<u8>,
-    out: &mut impl Write,
-) -> Result<(), ExportError> {
-    if batch.is_empty() {
-        return Ok(());
+/// Samples encoded together as one `Profile` message holding only samples: protobuf merges
+/// concatenated messages, appending their repeated fields. The samples and their vectors are
+/// reused from batch to batch, so that a sample costs no allocation.
+struct SampleBatch {
+    message: proto::Profile,
+    /// The samples of the batch: `message.sample[..len]`; those past it are spare.
+    len: usize,
+}
+
+impl SampleBatch {
+    fn new() -> SampleBatch {
+        SampleBatch {
+            message: proto::Profile {
+                sample: Vec::with_capacity(SAMPLES_PER_BATCH),
+                ..proto::Profile::default()
+            },
+            len: 0,
+        }
     }
-    let message = proto::Profile {
-        sample: std::mem::take(batch),
-        ..proto::Profile::default()
-    };
-    buf.clear();
-    message.encode(buf).map_err(std::io::Error::other)?;
-    out.write_all(buf)?;
-    *batch = message.sample;
-    batch.clear();
-    Ok(())
+
+    /// A new sample of the batch, holding what a sample of an earlier batch held.
+    fn next(&mut self) -> &mut proto::Sample {
+        if self.len == self.message.sample.len() {
+            self.message.sample.push(proto::Sample::default());
+        }
+        self.len += 1;
+        &mut self.message.sample[self.len - 1]
+    }
+
+    /// Takes back the sample [`next`](Self::next) gave.
+    fn discard_last(&mut self) {
+        self.len -= 1;
+    }
+
+    fn is_full(&self) -> bool {
+        self.len >= SAMPLES_PER_BATCH
+    }
+
+    /// Encodes the batch into `out`, and empties it.
+    fn flush<W: Write>(&mut self, out: &mut Compressor<W>) -> Result<(), ExportError> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        // Spare samples exist only in the last batch of the profile.
+        let spare = self.message.sample.split_off(self.len);
+        let mut buf = out.buffer();
+        let encoded = self.message.encode(&mut buf).map_err(std::io::Error::other);
+        self.message.sample.extend(spare);
+        self.len = 0;
+        encoded?;
+        out.write(buf)
+    }
+}
+
+/// gzip at its fastest level, as the Go runtime writes its profiles. A large profile is
+/// compressed on a second thread while its samples are encoded (gzip costs about as much as
+/// the encoding); the writer stays on the calling thread, so it need not be `Send`: the
+/// compressed chunks come back to it.
+enum Compressor<W: Write> {
+    Inline {
+        gz: GzEncoder<W>,
+        /// The chunk to fill next, reused.
+        chunk: Vec<u8>,
+    },
+    Threaded {
+        out: W,
+        to_worker: SyncSender<Vec<u8>>,
+        /// Each chunk's compressed bytes, and the emptied chunk.
+        from_worker: Receiver<(Vec<u8>, Vec<u8>)>,
+        worker: JoinHandle<std::io::Result<Vec<u8>>>,
+        /// Emptied chunks, to be filled again.
+        spare: Vec<Vec<u8>>,
+    },
+}
+
+/// Samples from which a profile is compressed on a second thread: from about a megabyte of
+/// encoded samples, where a thread costs nothing in comparison.
+const THREADED_FROM_SAMPLES: usize = 16 * SAMPLES_PER_BATCH;
+
+/// Chunks queued for the gzip thread: enough to keep both threads busy, in little memory.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+impl<W: Write> Compressor<W> {
+    /// A compressor into `out` for a profile of about `samples` samples.
+    fn new(out: W, samples: usize) -> Compressor<W> {
+        let level = Compression::fast();
+        if samples < THREADED_FROM_SAMPLES {
+            return Compressor::Inline {
+                gz: GzEncoder::new(out, level),
+                chunk: Vec::new(),
+            };
+        }
+        let (to_worker, chunks) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+        // Room for every chunk that can be out at once (queued, being compressed, being sent),
+        // so the gzip thread never waits on the writing one.
+        let (done, from_worker) = sync_channel(2 * CHUNKS_IN_FLIGHT + 2);
+        let worker = std::thread::spawn(move || -> std::io::Result<Vec<u8>> {
+            let mut gz = GzEncoder::new(Vec::new(), level);
+            for chunk in chunks {
+                gz.write_all(&chunk)?;
+                // What gzip wrote so far goes back; the encoder only ever appends to it.
+                let compressed = std::mem::take(gz.get_mut());
+                if done.send((compressed, chunk)).is_err() {
+                    // The writing thread gave up (an error): nothing to finish.
+                    return Ok(Vec::new());
+                }
+            }
+            gz.finish()
+        });
+        Compressor::Threaded {
+            out,
+            to_worker,
+            from_worker,
+            worker,
+            spare: Vec::new(),
+        }
+    }
+
+    /// An empty chunk to encode into.
+    fn buffer(&mut self) -> Vec<u8> {
+        match self {
+            Compressor::Inline { chunk, .. } => std::mem::take(chunk),
+            Compressor::Threaded { spare, .. } => spare.pop().unwrap_or_default(),
+        }
+    }
+
+    /// Compresses `chunk` (from [`buffer`](Self::buffer)) into the output.
+    fn write(&mut self, mut chunk: Vec<u8>) -> Result<(), ExportError> {
+        match self {
+            Compressor::Inline { gz, chunk: next } => {
+                gz.write_all(&chunk)?;
+                chunk.clear();
+                *next = chunk;
+            }
+            Compressor::Threaded {
+                out,
+                to_worker,
+                from_worker,
+                spare,
+                ..
+            } => {
+                while let Ok((compressed, mut emptied)) = from_worker.try_recv() {
+                    out.write_all(&compressed)?;
+                    emptied.clear();
+                    spare.push(emptied);
+                }
+                to_worker.send(chunk).map_err(|_| gzip_thread_failed())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the gzip stream and flushes the output.
+    fn finish(self) -> Result<(), ExportError> {
+        match self {
+            Compressor::Inline { gz, .. } => gz.finish()?.flush()?,
+            Compressor::Threaded {
+                mut out,
+                to_worker,
+                from_worker,
+                worker,
+                ..
+            } => {
+                drop(to_worker);
+                for (compressed, _) in from_worker {
+                    out.write_all(&compressed)?;
+                }
+                let tail = worker.join().map_err(|_| gzip_thread_failed())??;
+                out.write_all(&tail)?;
+                out.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn gzip_thread_failed() -> std::io::Error {
+    std::io::Error::other("the gzip thread of the pprof export stopped")
 }
 
 /// pprof's name for `unit`, and the factor from the model's values to it.
@@ -240,100 +409,245 @@ impl CallPath {
     }
 }
 
-/// The node values of the exported contexts, grouped by (context, node): each group becomes one
-/// sample. Grouped by a counting sort, so the cost is linear in the node values.
-struct SampleTable {
-    /// The (context, node) of each sample slot, in first-seen order.
-    slots: Vec<(ContextId, NodeId)>,
-    /// `contributions[starts[s]..starts[s + 1]]` are slot `s`'s (value type, value) pairs.
-    starts: Vec<u32>,
-    contributions: Vec<(u32, f64)>,
+/// One node value's part of a sample.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    context: ContextId,
+    node: NodeId,
+    value_type: u32,
+    value: f64,
 }
 
-impl SampleTable {
-    fn new(profile: &Profile) -> SampleTable {
+/// The node values of the exported contexts, in sample order: by context and, in each context,
+/// depth first through the call tree, so that each run of one (context, node) is one sample and
+/// consecutive samples share most of their call paths. Formats mostly add their values in that
+/// order, or at least a node's values together: then the runs of one (context, node) are
+/// ordered, not the values. The order is made by two stable counting sorts (by node, then by
+/// context), so the cost is linear in the node values and nodes, and each sample's values are
+/// summed in the profile's order.
+struct SampleEntries<'p> {
+    profile: &'p Profile,
+    exported: Vec<bool>,
+    has_self: Vec<bool>,
+    order: Order,
+    len: usize,
+}
+
+/// The sample order of [`SampleEntries`].
+enum Order {
+    /// The profile's own order.
+    Profile,
+    /// Ranges of node values, each of one (context, node).
+    Runs(Vec<(usize, usize)>),
+    /// The codes of the entries ([`SampleEntries::each`]): with value types measured inclusive
+    /// only, a node value gives parts to two nodes.
+    Codes(Vec<u64>),
+}
+
+impl<'p> SampleEntries<'p> {
+    fn new(profile: &'p Profile) -> SampleEntries<'p> {
         let exported = crate::select::exported_contexts(profile);
-        let mut slot_of: HashMap<(ContextId, NodeId), u32, RandomState> = HashMap::default();
-        let mut slots = Vec::new();
-        // Formats add a node's values one after the other: the last key spares most lookups.
-        let mut last: Option<((ContextId, NodeId), u32)> = None;
-        let mut slot = |context: ContextId, node: NodeId| -> u32 {
-            if let Some((key, slot)) = last
-                && key == (context, node)
-            {
-                return slot;
-            }
-            let slot = match slot_of.entry((context, node)) {
-                Entry::Occupied(e) => *e.get(),
-                Entry::Vacant(e) => {
-                    slots.push((context, node));
-                    // One slot per node value at most (two for inclusive-only ones): a u32.
-                    *e.insert((slots.len() - 1) as u32)
-                }
-            };
-            last = Some(((context, node), slot));
-            slot
+        let has_self: Vec<bool> = profile
+            .value_types()
+            .map(|(_, vt)| vt.measured.has_self())
+            .collect();
+        let self_only = has_self.iter().all(|&h| h);
+        let mut entries = SampleEntries {
+            profile,
+            exported,
+            has_self,
+            order: Order::Profile,
+            len: 0,
         };
-        let mut pending: Vec<(u32, u32, f64)> = Vec::with_capacity(profile.node_values().len());
-        for v in profile.node_values() {
-            if !exported[v.context.index()] {
+        let rank = crate::select::depth_first_order(profile);
+        let key = |e: &Entry| (e.context.index(), rank[e.node.index()]);
+        // The profile's order will do when it is depth first, or by node id (parents before
+        // children, as the formats walk their trees): with either, each (context, node) is one
+        // run of values.
+        let (mut depth_first, mut by_id) = (true, true);
+        let (mut last, mut last_id) = (None, None);
+        let mut len = 0;
+        let mut several_contexts = false;
+        let mut first_context = None;
+        entries.each(|_, e| {
+            let k = key(&e);
+            depth_first &= last.is_none_or(|l| k >= l);
+            last = Some(k);
+            let id = (e.context, e.node);
+            by_id &= last_id.is_none_or(|l| id >= l);
+            last_id = Some(id);
+            len += 1;
+            several_contexts |= *first_context.get_or_insert(e.context) != e.context;
+        });
+        entries.len = len;
+        if depth_first || by_id {
+            return entries;
+        }
+        let sort = |items, first: &dyn Fn(usize) -> Entry| {
+            let contexts = several_contexts.then(|| profile.contexts().len());
+            sort_for_samples(items, &rank, contexts, first)
+        };
+        entries.order = if self_only {
+            let mut runs: Vec<(usize, usize)> = Vec::new();
+            let mut last_key = None;
+            entries.each(|code, e| {
+                let i = (code >> 1) as usize;
+                let k = (e.context, e.node);
+                match runs.last_mut() {
+                    Some((_, end)) if last_key == Some(k) && *end == i => *end = i + 1,
+                    _ => runs.push((i, i + 1)),
+                }
+                last_key = Some(k);
+            });
+            let order = sort(runs.len(), &|r| entries.entry((runs[r].0 as u64) << 1));
+            Order::Runs(order.into_iter().map(|r| runs[r as usize]).collect())
+        } else {
+            let mut codes = Vec::with_capacity(len);
+            entries.each(|code, _| codes.push(code));
+            let order = sort(codes.len(), &|c| entries.entry(codes[c]));
+            Order::Codes(order.into_iter().map(|c| codes[c as usize]).collect())
+        };
+        entries
+    }
+
+    /// The number of entries: at least the number of samples.
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Calls `f` with the code and the entry of each part of a sample, in the profile's order:
+    /// a value type measured self gives the node's self value; one measured inclusive only
+    /// gives the node its inclusive value, and its parent the opposite (self is the inclusive
+    /// value minus the children's inclusive values). The code is the node value's index, times
+    /// two, plus one for the parent's part.
+    fn each(&self, mut f: impl FnMut(u64, Entry)) {
+        for (i, v) in self.profile.node_values().iter().enumerate() {
+            if !self.exported[v.context.index()] {
                 continue;
             }
-            let value_type = v.value_type.index() as u32;
-            if profile.value_type(v.value_type).measured.has_self() {
-                let value = v.self_value.unwrap_or(0.0);
-                pending.push((slot(v.context, v.node), value_type, value));
-            } else if let Some(inclusive) = v.inclusive {
-                // Self is the inclusive value minus the children's inclusive values.
-                pending.push((slot(v.context, v.node), value_type, inclusive));
-                if let Some(parent) = profile.node(v.node).parent {
-                    pending.push((slot(v.context, parent), value_type, -inclusive));
+            let code = (i as u64) << 1;
+            if self.has_self[v.value_type.index()] || v.inclusive.is_some() {
+                f(code, self.entry(code));
+                if !self.has_self[v.value_type.index()]
+                    && self.profile.node(v.node).parent.is_some()
+                {
+                    f(code | 1, self.entry(code | 1));
                 }
             }
         }
-        drop(slot_of);
-        let mut starts = vec![0u32; slots.len() + 1];
-        for &(s, ..) in &pending {
-            starts[s as usize + 1] += 1;
-        }
-        for i in 0..slots.len() {
-            starts[i + 1] += starts[i];
-        }
-        let mut fill = starts.clone();
-        let mut contributions = vec![(0u32, 0.0); pending.len()];
-        for (s, value_type, value) in pending {
-            let at = &mut fill[s as usize];
-            contributions[*at as usize] = (value_type, value);
-            *at += 1;
-        }
-        SampleTable {
-            slots,
-            starts,
-            contributions,
+    }
+
+    /// The entry of a code of [`each`](Self::each).
+    fn entry(&self, code: u64) -> Entry {
+        let v = &self.profile.node_values()[(code >> 1) as usize];
+        let value_type = v.value_type.index() as u32;
+        let (node, value) = if self.has_self[v.value_type.index()] {
+            (v.node, v.self_value.unwrap_or(0.0))
+        } else {
+            let inclusive = v.inclusive.unwrap_or(0.0);
+            match self.profile.node(v.node).parent {
+                Some(parent) if code & 1 == 1 => (parent, -inclusive),
+                _ => (v.node, inclusive),
+            }
+        };
+        Entry {
+            context: v.context,
+            node,
+            value_type,
+            value,
         }
     }
 
-    /// The slots by context, and in each context depth first, so that consecutive samples share
-    /// most of their call paths.
-    fn depth_first(&self, profile: &Profile) -> Vec<usize> {
-        let rank = crate::select::depth_first_order(profile);
-        let mut order: Vec<usize> = (0..self.slots.len()).collect();
-        order.sort_unstable_by_key(|&s| {
-            let (context, node) = self.slots[s];
-            (context.index(), rank[node.index()])
-        });
-        order
-    }
-
-    fn contributions(&self, slot: usize) -> &[(u32, f64)] {
-        &self.contributions[self.starts[slot] as usize..self.starts[slot + 1] as usize]
+    /// Calls `f` with each sample's context, node and parts (value type, value), in sample
+    /// order.
+    fn for_each_sample<E>(
+        &self,
+        mut f: impl FnMut(ContextId, NodeId, &[(u32, f64)]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut current = None;
+        let mut parts: Vec<(u32, f64)> = Vec::new();
+        let mut result = Ok(());
+        let mut visit = |e: Entry| {
+            if current != Some((e.context, e.node)) {
+                if let Some((context, node)) = current
+                    && result.is_ok()
+                {
+                    result = f(context, node, &parts);
+                }
+                parts.clear();
+                current = Some((e.context, e.node));
+            }
+            parts.push((e.value_type, e.value));
+        };
+        match &self.order {
+            Order::Profile => self.each(|_, e| visit(e)),
+            Order::Runs(runs) => {
+                for &(start, end) in runs {
+                    for i in start..end {
+                        visit(self.entry((i as u64) << 1));
+                    }
+                }
+            }
+            Order::Codes(codes) => codes.iter().for_each(|&code| visit(self.entry(code))),
+        }
+        result?;
+        match current {
+            Some((context, node)) => f(context, node, &parts),
+            None => Ok(()),
+        }
     }
 }
 
-/// The string table, interned.
+/// The positions `0..items` ordered by the context and the depth-first rank of the node of
+/// `entry(i)`, stably: two counting sorts, by node, then (with `contexts` some) by context.
+fn sort_for_samples(
+    items: usize,
+    rank: &[u32],
+    contexts: Option<usize>,
+    entry: &dyn Fn(usize) -> Entry,
+) -> Vec<u32> {
+    let mut starts = vec![0u32; rank.len() + 1];
+    for i in 0..items {
+        starts[rank[entry(i).node.index()] as usize + 1] += 1;
+    }
+    prefix_sums(&mut starts);
+    let mut by_node = vec![0u32; items];
+    for i in 0..items {
+        let at = &mut starts[rank[entry(i).node.index()] as usize];
+        // Fewer items than u32 positions: each is a node value or a run of them.
+        by_node[*at as usize] = i as u32;
+        *at += 1;
+    }
+    let Some(contexts) = contexts else {
+        return by_node;
+    };
+    let mut starts = vec![0u32; contexts + 1];
+    for &i in &by_node {
+        starts[entry(i as usize).context.index() + 1] += 1;
+    }
+    prefix_sums(&mut starts);
+    let mut sorted = vec![0u32; items];
+    for i in by_node {
+        let at = &mut starts[entry(i as usize).context.index()];
+        sorted[*at as usize] = i;
+        *at += 1;
+    }
+    sorted
+}
+
+/// Turns counts at `[i + 1]` into the start of each `i`.
+fn prefix_sums(starts: &mut [u32]) {
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+}
+
+/// The string table, interned: each string is stored once, in the table, and found again by
+/// its hash through an index of table positions.
 struct Strings {
     table: Vec<String>,
-    index: HashMap<String, i64, RandomState>,
+    index: HashTable<u32>,
+    hasher: RandomState,
     /// The table index of each profile string already interned (`-1`: not yet).
     by_id: Vec<i64>,
 }
@@ -342,7 +656,8 @@ impl Strings {
     fn new(profile: &Profile) -> Strings {
         let mut strings = Strings {
             table: Vec::new(),
-            index: HashMap::default(),
+            index: HashTable::with_capacity(profile.frames().len()),
+            hasher: RandomState::default(),
             by_id: vec![-1; profile.string_count()],
         };
         // pprof requires the empty string first.
@@ -351,21 +666,39 @@ impl Strings {
     }
 
     fn intern(&mut self, s: &str) -> i64 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = self.table.len() as i64;
-        self.table.push(s.to_owned());
-        self.index.insert(s.to_owned(), i);
-        i
+        self.intern_cow(Cow::Borrowed(s))
     }
 
+    /// [`intern`](Self::intern), keeping an owned string as it is.
+    fn intern_cow(&mut self, s: Cow<'_, str>) -> i64 {
+        let hash = self.hasher.hash_one(&*s);
+        let table = &mut self.table;
+        let at = match self.index.entry(
+            hash,
+            |&i| table[i as usize] == *s,
+            |&i| self.hasher.hash_one(&table[i as usize]),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                // More strings than u32 indices cannot be: each is a function, file or label.
+                let at = table.len() as u32;
+                table.push(s.into_owned());
+                *e.insert(at).get()
+            }
+        };
+        i64::from(at)
+    }
+
+    /// The table index of a profile string. The profile's strings are distinct already, so
+    /// they are not looked up: one may equal a string of [`intern`](Self::intern) (a unit, a
+    /// label value), and pprof reads a string written twice as well as once.
     fn id_of(&mut self, profile: &Profile, id: StringId) -> i64 {
         let memo = self.by_id[id.index()];
         if memo >= 0 {
             return memo;
         }
-        let i = self.intern(profile.string(id));
+        let i = self.table.len() as i64;
+        self.table.push(profile.string(id).to_owned());
         self.by_id[id.index()] = i;
         i
     }
@@ -386,9 +719,14 @@ struct Writer<'p> {
     locations: Vec<proto::Location>,
     /// The function id of each owner frame (0: not made yet).
     frame_function: Vec<u64>,
-    function_of: HashMap<(i64, i64, i64), u64, RandomState>,
+    /// The first function of each name (by string table index; 0: none). Functions are told
+    /// apart by name, file and first line; most names have one function, and the others are
+    /// found in `other_functions`.
+    function_by_name: Vec<u64>,
+    other_functions: HashMap<(i64, i64, i64), u64, RandomState>,
     functions: Vec<proto::Function>,
-    mapping_of: HashMap<StringId, u64, RandomState>,
+    /// The mapping of each module string (0: not made yet).
+    mapping_of: Vec<u64>,
     mappings: Vec<proto::Mapping>,
     /// The labels of each context (made on first use).
     context_labels: Vec<Option<Vec<proto::Label>>>,
@@ -415,9 +753,10 @@ impl<'p> Writer<'p> {
             location_of: HashMap::default(),
             locations: Vec::new(),
             frame_function: vec![0; profile.frames().len()],
-            function_of: HashMap::default(),
+            function_by_name: Vec::new(),
+            other_functions: HashMap::default(),
             functions: Vec::new(),
-            mapping_of: HashMap::default(),
+            mapping_of: vec![0; profile.string_count()],
             mappings: Vec::new(),
             context_labels: vec![None; profile.contexts().len()],
         }
@@ -477,36 +816,54 @@ impl<'p> Writer<'p> {
         let f = profile.frame(frame);
         let name = match f.function {
             Some(name) => self.strings.id_of(profile, name),
-            None => self
-                .strings
-                .intern(&crate::select::function_name(profile, frame)),
+            None => self.strings.intern_cow(profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);
-        let functions = &mut self.functions;
-        let id = *self
-            .function_of
-            .entry((name, filename, start_line))
-            .or_insert_with(|| {
-                let id = functions.len() as u64 + 1;
-                functions.push(proto::Function {
-                    id,
-                    name,
-                    // No system (mangled) name: the name is as the profiler shows it, and pprof
-                    // shortens only names that equal their system name.
-                    system_name: 0,
-                    filename,
-                    start_line,
-                });
-                id
-            });
+        let id = self.function_id(name, filename, start_line);
         self.frame_function[frame.index()] = id;
         id
     }
 
+    /// The function of `name`, `filename` and `start_line`, made when new.
+    fn function_id(&mut self, name: i64, filename: i64, start_line: i64) -> u64 {
+        let slot = name as usize;
+        if self.function_by_name.len() <= slot {
+            self.function_by_name.resize(slot + 1, 0);
+        }
+        let first = self.function_by_name[slot];
+        let key = (name, filename, start_line);
+        if first != 0 {
+            let f = &self.functions[first as usize - 1];
+            if (f.filename, f.start_line) == (filename, start_line) {
+                return first;
+            }
+            if let Some(&id) = self.other_functions.get(&key) {
+                return id;
+            }
+        }
+        let id = self.functions.len() as u64 + 1;
+        self.functions.push(proto::Function {
+            id,
+            name,
+            // No system (mangled) name: the name is as the profiler shows it, and pprof
+            // shortens only names that equal their system name.
+            system_name: 0,
+            filename,
+            start_line,
+        });
+        if first == 0 {
+            self.function_by_name[slot] = id;
+        } else {
+            self.other_functions.insert(key, id);
+        }
+        id
+    }
+
     fn mapping(&mut self, module: StringId) -> u64 {
-        if let Some(&id) = self.mapping_of.get(&module) {
-            return id;
+        let memo = self.mapping_of[module.index()];
+        if memo != 0 {
+            return memo;
         }
         let id = self.mappings.len() as u64 + 1;
         let filename = self.strings.id_of(self.profile, module);
@@ -519,7 +876,7 @@ impl<'p> Writer<'p> {
             has_line_numbers: true,
             ..proto::Mapping::default()
         });
-        self.mapping_of.insert(module, id);
+        self.mapping_of[module.index()] = id;
         id
     }
 
@@ -569,6 +926,16 @@ mod tests {
         proto::Profile::decode(raw.as_slice()).expect("profile.proto")
     }
 
+    fn function(b: &mut ProfileBuilder, name: &str) -> FrameId {
+        let name = b.intern_string(name).unwrap();
+        b.intern_frame(Frame::function(name)).unwrap()
+    }
+
+    /// A value type measured self only.
+    fn counted(b: &mut ProfileBuilder, name: &str, unit: Unit) -> profcodec_profile::ValueTypeId {
+        b.intern_value_type(name, unit, Measured::SelfOnly).unwrap()
+    }
+
     fn export(profile: &Profile) -> proto::Profile {
         let mut out = Vec::new();
         write_pprof(profile, &ExportOptions::default(), &mut out).expect("export");
@@ -597,13 +964,9 @@ mod tests {
         let time = b
             .intern_value_type("time", Unit::Seconds, Measured::SelfAndInclusive)
             .unwrap();
-        let calls = b
-            .intern_value_type("calls", Unit::Count, Measured::SelfOnly)
-            .unwrap();
-        let main = b.intern_string("main").unwrap();
-        let main = b.intern_frame(Frame::function(main)).unwrap();
-        let work = b.intern_string("work").unwrap();
-        let work = b.intern_frame(Frame::function(work)).unwrap();
+        let calls = counted(&mut b, "calls", Unit::Count);
+        let main = function(&mut b, "main");
+        let work = function(&mut b, "work");
         let root = b.intern_stack(None, [main]).unwrap();
         let leaf = b.intern_stack(None, [main, work]).unwrap();
         b.add_self(thread, root, time, 0.25).unwrap();
@@ -652,9 +1015,7 @@ mod tests {
     fn loops_and_lines_are_locations_of_their_function() {
         let mut b = ProfileBuilder::new();
         let all = b.intern_context(Context::new([])).unwrap();
-        let cycles = b
-            .intern_value_type("cycles", Unit::Count, Measured::SelfOnly)
-            .unwrap();
+        let cycles = counted(&mut b, "cycles", Unit::Count);
         let file = b.intern_string("a.c").unwrap();
         let lib = b.intern_string("liba.so").unwrap();
         let main = b.intern_string("main").unwrap();
@@ -697,10 +1058,8 @@ mod tests {
         let time = b
             .intern_value_type("time", Unit::Microseconds, Measured::InclusiveOnly)
             .unwrap();
-        let a = b.intern_string("a").unwrap();
-        let a = b.intern_frame(Frame::function(a)).unwrap();
-        let c = b.intern_string("c").unwrap();
-        let c = b.intern_frame(Frame::function(c)).unwrap();
+        let a = function(&mut b, "a");
+        let c = function(&mut b, "c");
         let root = b.intern_stack(None, [a]).unwrap();
         let leaf = b.intern_stack(None, [a, c]).unwrap();
         b.add_inclusive(all, root, time, 10.0).unwrap();
@@ -718,11 +1077,8 @@ mod tests {
         let t0 = b
             .intern_context(Context::new([(IdKind::Thread, 0)]))
             .unwrap();
-        let samples = b
-            .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-            .unwrap();
-        let f = b.intern_string("f").unwrap();
-        let f = b.intern_frame(Frame::function(f)).unwrap();
+        let samples = counted(&mut b, "samples", Unit::Samples);
+        let f = function(&mut b, "f");
         let node = b.intern_stack(None, [f]).unwrap();
         b.add_self(summary, node, samples, 9.0).unwrap();
         b.add_self(t0, node, samples, 4.0).unwrap();
@@ -732,11 +1088,8 @@ mod tests {
 
         let mut b = ProfileBuilder::new();
         let summary = b.intern_context(Context::summary()).unwrap();
-        let samples = b
-            .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-            .unwrap();
-        let f = b.intern_string("f").unwrap();
-        let f = b.intern_frame(Frame::function(f)).unwrap();
+        let samples = counted(&mut b, "samples", Unit::Samples);
+        let f = function(&mut b, "f");
         let node = b.intern_stack(None, [f]).unwrap();
         b.add_self(summary, node, samples, 9.0).unwrap();
         let p = export(&b.build());
@@ -747,8 +1100,7 @@ mod tests {
     #[test]
     fn an_unknown_metric_is_refused_with_the_known_ones() {
         let mut b = ProfileBuilder::new();
-        b.intern_value_type("time", Unit::Seconds, Measured::SelfOnly)
-            .unwrap();
+        counted(&mut b, "time", Unit::Seconds);
         let options = ExportOptions::new().metric("cycles");
         let err = write_pprof(&b.build(), &options, Vec::new()).unwrap_err();
         assert!(err.to_string().contains("time"), "{err}");
@@ -756,24 +1108,26 @@ mod tests {
 
     #[test]
     fn many_samples_stream_in_batches() {
-        let mut b = ProfileBuilder::new();
-        let all = b.intern_context(Context::new([])).unwrap();
-        let n = b
-            .intern_value_type("n", Unit::Count, Measured::SelfOnly)
-            .unwrap();
-        let mut frames = Vec::new();
-        for i in 0..3000 {
-            let name = b.intern_string(&format!("f{i}")).unwrap();
-            frames.push(b.intern_frame(Frame::function(name)).unwrap());
+        // Below and above the size from which gzip runs on a second thread.
+        for count in [3000, THREADED_FROM_SAMPLES + 100] {
+            let mut b = ProfileBuilder::new();
+            let all = b.intern_context(Context::new([])).unwrap();
+            let n = counted(&mut b, "n", Unit::Count);
+            let mut frames = Vec::new();
+            for i in 0..count {
+                let name = b.intern_string(&format!("f{i}")).unwrap();
+                frames.push(b.intern_frame(Frame::function(name)).unwrap());
+            }
+            for &f in &frames {
+                let node = b.intern_stack(None, [frames[0], f]).unwrap();
+                b.add_self(all, node, n, 1.0).unwrap();
+            }
+            let p = export(&b.build());
+            // f0 under f0 and each other frame under f0: one distinct stack a frame.
+            assert_eq!(p.sample.len(), count);
+            assert_eq!(p.function.len(), count);
+            let total = p.sample.iter().map(|s| s.value[0]).sum::<i64>();
+            assert_eq!(total, count as i64);
         }
-        for &f in &frames {
-            let node = b.intern_stack(None, [frames[0], f]).unwrap();
-            b.add_self(all, node, n, 1.0).unwrap();
-        }
-        let p = export(&b.build());
-        // f0 under f0 and each other frame under f0: 3000 distinct stacks.
-        assert_eq!(p.sample.len(), 3000);
-        assert_eq!(p.function.len(), 3000);
-        assert_eq!(p.sample.iter().map(|s| s.value[0]).sum::<i64>(), 3000);
     }
 }

@@ -1,8 +1,6 @@
 //! What an exporter writes of a profile: its metric (value type) and its contexts.
 
-use std::borrow::Cow;
-
-use profcodec_profile::{FrameId, Profile, ValueTypeId};
+use profcodec_profile::{Profile, ValueTypeId};
 
 use crate::{ExportError, ExportOptions};
 
@@ -39,19 +37,6 @@ pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
         .contexts()
         .map(|(_, c)| c.summary != detailed)
         .collect()
-}
-
-/// The name `profcodec top` gives the function of a function-like frame: its function name,
-/// else its address, file or module in brackets, so that a viewer's rows and `top`'s match.
-pub(crate) fn function_name(profile: &Profile, frame: FrameId) -> Cow<'_, str> {
-    let f = profile.frame(frame);
-    match (f.function, f.address, f.file, f.module) {
-        (Some(name), ..) => Cow::Borrowed(profile.string(name)),
-        (None, Some(address), ..) => Cow::Owned(format!("[0x{address:x}]")),
-        (None, None, Some(file), _) => Cow::Owned(format!("[{}]", profile.string(file))),
-        (None, None, None, Some(module)) => Cow::Owned(format!("[{}]", profile.string(module))),
-        _ => Cow::Borrowed("[unknown]"),
-    }
 }
 
 /// Each node's rank in a depth-first walk of the call tree (children in id order).

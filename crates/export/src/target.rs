@@ -68,10 +68,15 @@ impl Target {
         }
     }
 
-    /// Whether the target shows timed spans (speedscope's evented profiles), so that the
-    /// profile is best made with them.
+    /// Whether the target shows timed spans (speedscope's evented profiles, the Firefox
+    /// Profiler's markers), so that the profile is best made with them.
     pub fn wants_spans(self) -> bool {
-        matches!(self, Target::Speedscope)
+        match self {
+            Target::Speedscope => true,
+            #[cfg(feature = "firefox")]
+            Target::Firefox => true,
+            _ => false,
+        }
     }
 
     /// Writes `profile` in this format into `out`.

@@ -155,13 +155,37 @@ fn loops_are_frames_of_their_own_category_inside_their_function() {
     assert_eq!(samples(thread)[0].1, 5);
 }
 
+/// A thread's markers as (name, category name, start ms, end ms).
+fn markers(profile: &Value, thread: &Value) -> Vec<(String, String, f64, f64)> {
+    let strings = thread["stringArray"].as_array().unwrap();
+    let categories = profile["meta"]["categories"].as_array().unwrap();
+    let m = &thread["markers"];
+    (0..m["length"].as_u64().unwrap() as usize)
+        .map(|i| {
+            let name = strings[m["name"][i].as_u64().unwrap() as usize].as_str();
+            let category = &categories[m["category"][i].as_u64().unwrap() as usize]["name"];
+            assert_eq!(m["phase"][i], 1, "an interval marker");
+            (
+                name.unwrap().to_owned(),
+                category.as_str().unwrap().to_owned(),
+                m["startTime"][i].as_f64().unwrap(),
+                m["endTime"][i].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 #[test]
-fn spans_are_the_timeline_and_the_markers() {
+fn spans_are_markers_beside_the_samples_of_the_metric() {
     let mut b = ProfileBuilder::new();
     let t = b
         .intern_context(Context::new([(IdKind::Thread, 9)]))
         .unwrap();
-    b.intern_value_type("time", Unit::Nanoseconds, Measured::SelfAndInclusive)
+    let time = b
+        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfAndInclusive)
+        .unwrap();
+    let calls = b
+        .intern_value_type("calls", Unit::Count, Measured::SelfOnly)
         .unwrap();
     b.set_span_unit(Unit::Nanoseconds).unwrap();
     let block = |b: &mut ProfileBuilder, name: &str| {
@@ -172,51 +196,69 @@ fn spans_are_the_timeline_and_the_markers() {
     let (frame, work) = (block(&mut b, "frame"), block(&mut b, "work"));
     let outer = b.intern_stack(None, [frame]).unwrap();
     let inner = b.intern_stack(None, [frame, work]).unwrap();
-    // frame 1000..2000 holding work 1200..1500 and 1500..1900; frame again 3000..3100.
-    b.add_span(t, outer, 1000, 2000).unwrap();
-    b.add_span(t, inner, 1200, 1500).unwrap();
-    b.add_span(t, inner, 1500, 1900).unwrap();
-    // An event: a block of no duration holds no time, but is a marker.
-    b.add_span(t, inner, 1950, 1950).unwrap();
-    b.add_span(t, outer, 3000, 3100).unwrap();
-    let out = export(&b.build());
+    // frame 1000..2000 holding work 1200..1500, 1500..1900 and an event at 1950; frame again
+    // 3000..3100.
+    for (node, begin, end) in [
+        (outer, 1000, 2000),
+        (inner, 1200, 1500),
+        (inner, 1500, 1900),
+        (inner, 1950, 1950),
+        (outer, 3000, 3100),
+    ] {
+        b.add_span(t, node, begin, end).unwrap();
+    }
+    b.add_node_values(
+        t,
+        outer,
+        [(time, Some(400.0), Some(1100.0)), (calls, Some(2.0), None)],
+    )
+    .unwrap();
+    b.add_node_values(
+        t,
+        inner,
+        [(time, Some(700.0), Some(700.0)), (calls, Some(3.0), None)],
+    )
+    .unwrap();
+    let profile = b.build();
+    let out = export(&profile);
     let thread = &out["threads"][0];
-    let got: Vec<(f64, i64, Vec<String>)> = samples(thread);
-    let expected: Vec<(f64, i64, Vec<&str>)> = vec![
-        (0.0, 200, vec!["frame"]),
-        (0.0002, 300, vec!["frame", "work"]),
-        (0.0005, 400, vec!["frame", "work"]),
-        (0.0009, 50, vec!["frame"]),
-        // The event begins and ends here: a sample, the same stack.
-        (0.00095, 50, vec!["frame"]),
-        (0.001, 0, vec![]),
-        (0.002, 100, vec!["frame"]),
+    let stacks: Vec<(i64, Vec<String>)> = samples(thread)
+        .into_iter()
+        .map(|(_, w, s)| (w, s))
+        .collect();
+    assert_eq!(
+        stacks,
+        [
+            (400, vec!["frame".to_owned()]),
+            (700, vec!["frame".to_owned(), "work".to_owned()]),
+        ]
+    );
+    let got = markers(&out, thread);
+    let expected = [
+        ("frame", 0.0, 0.001),
+        ("work", 0.0002, 0.0005),
+        ("work", 0.0005, 0.0009),
+        ("work", 0.00095, 0.00095),
+        ("frame", 0.002, 0.0021),
     ];
     assert_eq!(got.len(), expected.len(), "{got:?}");
-    for ((t, w, names), (et, ew, enames)) in got.iter().zip(&expected) {
-        assert!((t - et).abs() < 1e-9, "{got:?}");
-        assert_eq!(
-            (w, names),
-            (ew, &enames.iter().map(|s| s.to_string()).collect())
+    for ((name, category, start, end), (en, es, ee)) in got.iter().zip(expected) {
+        assert_eq!((name.as_str(), category.as_str()), (en, "Block"));
+        assert!(
+            (start - es).abs() < 1e-12 && (end - ee).abs() < 1e-12,
+            "{got:?}"
         );
     }
-    let markers = &thread["markers"];
-    assert_eq!(markers["length"], 5);
-    let strings = thread["stringArray"].as_array().unwrap();
-    let names: Vec<&str> = markers["name"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| strings[n.as_u64().unwrap() as usize].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["frame", "work", "work", "work", "frame"]);
-    let starts: Vec<f64> = markers["startTime"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    assert_eq!(starts, [0.0, 0.0002, 0.0005, 0.00095, 0.002]);
+
+    // Another metric: its samples, the same markers.
+    let mut options = ExportOptions::default();
+    options.metric = Some("calls".to_owned());
+    let mut bytes = Vec::new();
+    write_firefox(&profile, &options, &mut bytes).unwrap();
+    let out: Value = serde_json::from_slice(&bytes).unwrap();
+    let weights: Vec<i64> = samples(&out["threads"][0]).iter().map(|s| s.1).collect();
+    assert_eq!(weights, [2, 3]);
+    assert_eq!(markers(&out, &out["threads"][0]).len(), 5);
 }
 
 #[test]
@@ -234,10 +276,11 @@ fn an_unknown_metric_names_the_known_ones() {
 }
 
 /// Every EasyProfiler capture of the corpus with its blocks as spans: one marker per block on
-/// its thread, the samples with a stack last as long as some block is open, and each block's
-/// self time (the innermost open block's time) is `top`'s self value.
+/// its thread, named by its block, whose count per name is the model's `calls` and whose
+/// outermost markers last as long as the thread's total self time; the samples are the model's
+/// self times, as `top` says.
 #[test]
-fn easyprofiler_captures_with_spans_are_timelines() {
+fn easyprofiler_captures_with_spans_have_a_marker_per_block() {
     let Some(dir) =
         profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")
     else {
@@ -263,67 +306,55 @@ fn easyprofiler_captures_with_spans_are_timelines() {
             "{}",
             path.display()
         );
-        let mut spans_per_thread: HashMap<String, u64> = HashMap::new();
-        for span in profile.spans() {
-            *spans_per_thread
-                .entry(profile.context_label(span.context))
-                .or_default() += 1;
-        }
         let interval_ns = out["meta"]["interval"].as_f64().unwrap() * 1e6;
-        let mut busy_ns = 0.0;
-        let mut samples_seen = 0;
-        let mut own: HashMap<String, f64> = HashMap::new();
+        let (mut counts, mut own) = (HashMap::new(), HashMap::new());
+        let (mut outermost_ns, mut sampled_ns, mut samples_seen) = (0.0, 0.0, 0);
         for thread in threads {
-            let name = thread["name"].as_str().unwrap();
-            let blocks = spans_per_thread.get(name).copied().unwrap_or(0);
-            assert_eq!(
-                thread["markers"]["length"],
-                blocks,
-                "{} {name}",
-                path.display()
-            );
-            for (_, weight, stack) in samples(thread) {
-                samples_seen += 1;
-                if let Some(leaf) = stack.last() {
-                    busy_ns += weight as f64 * interval_ns;
-                    *own.entry(leaf.clone()).or_default() += weight as f64 * interval_ns;
-                }
+            let mut spans = markers(&out, thread);
+            for (name, category, ..) in &spans {
+                assert_eq!(category, "Block");
+                *counts.entry(name.clone()).or_insert(0.0) += 1.0;
             }
-        }
-        // The time some block is open, thread by thread: the union of the spans.
-        let mut by_context: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
-        for span in profile.spans() {
-            by_context
-                .entry(span.context.index() as u32)
-                .or_default()
-                .push((span.begin, span.end));
-        }
-        let mut total = 0.0;
-        for spans in by_context.values_mut() {
-            spans.sort_unstable();
-            let mut covered_to = 0;
-            for &(begin, end) in spans.iter() {
-                let from = begin.max(covered_to);
-                if end > from {
-                    total += (end - from) as f64;
+            spans.sort_by(|a, b| a.2.total_cmp(&b.2).then(b.3.total_cmp(&a.3)));
+            let mut covered_to = f64::NEG_INFINITY;
+            for (.., start, end) in spans {
+                if start >= covered_to {
+                    outermost_ns += (end - start) * 1e6;
                 }
                 covered_to = covered_to.max(end);
             }
+            for (_, weight, stack) in samples(thread) {
+                samples_seen += 1;
+                sampled_ns += weight as f64 * interval_ns;
+                *own.entry(stack.last().unwrap().clone()).or_insert(0.0) +=
+                    weight as f64 * interval_ns;
+            }
         }
+        let what = path.display();
+        let calls = profile.top(&Query::new().value_type("calls")).unwrap();
+        for row in &calls.rows {
+            assert_eq!(
+                counts.get(&row.name),
+                Some(&row.self_value),
+                "{what}: {}",
+                row.name
+            );
+        }
+        assert_eq!(counts.values().sum::<f64>(), profile.spans().len() as f64);
         let top = profile.top(&Query::new()).unwrap();
-        let slack = 0.5 * interval_ns * samples_seen as f64 + 1e-9 * total;
+        let slack = 0.5 * interval_ns * samples_seen as f64 + 1e-6 * top.total.self_value;
         assert!(
-            (busy_ns - total).abs() <= slack && (busy_ns - top.total.self_value).abs() <= slack,
-            "{}: samples hold {busy_ns} ns, the spans cover {total} ns, top's total is {} ns",
-            path.display(),
+            (sampled_ns - top.total.self_value).abs() <= slack
+                && (outermost_ns - top.total.self_value).abs() <= 1e-6 * outermost_ns + 1.0,
+            "{what}: samples hold {sampled_ns} ns, the outermost markers {outermost_ns} ns, \
+             top's total is {} ns",
             top.total.self_value
         );
         for row in &top.rows {
             let got = own.get(&row.name).copied().unwrap_or_default();
             assert!(
                 (got - row.self_value).abs() <= slack,
-                "{}: {}: {got} ns in the samples, top's self is {} ns",
-                path.display(),
+                "{what}: {}: {got} ns in the samples, top's self is {} ns",
                 row.name,
                 row.self_value
             );

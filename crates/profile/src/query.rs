@@ -22,6 +22,7 @@
 //! grouping in the chosen contexts, and the tree otherwise. The whole query is linear in the
 //! size of the profile.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
@@ -859,13 +860,8 @@ impl Groups {
                 "{}:{line}",
                 key.file.map_or("[unknown file]", |f| profile.string(f))
             ),
-            _ => match (key.function, key.address, key.file, key.module) {
-                (Some(f), ..) => profile.string(f).to_owned(),
-                (None, Some(a), ..) => format!("[0x{a:x}]"),
-                (None, None, Some(f), _) => format!("[{}]", profile.string(f)),
-                (None, None, None, Some(m)) => format!("[{}]", profile.string(m)),
-                _ => "[unknown]".to_owned(),
-            },
+            _ => function_row_name(profile, key.function, key.address, key.file, key.module)
+                .into_owned(),
         };
         Row {
             name,
@@ -883,7 +879,33 @@ impl Groups {
     }
 }
 
+/// A function's row name: its name, else its address, file or module in brackets.
+fn function_row_name(
+    profile: &Profile,
+    function: Option<StringId>,
+    address: Option<u64>,
+    file: Option<StringId>,
+    module: Option<StringId>,
+) -> Cow<'_, str> {
+    match (function, address, file, module) {
+        (Some(f), ..) => Cow::Borrowed(profile.string(f)),
+        (None, Some(a), ..) => Cow::Owned(format!("[0x{a:x}]")),
+        (None, None, Some(f), _) => Cow::Owned(format!("[{}]", profile.string(f))),
+        (None, None, None, Some(m)) => Cow::Owned(format!("[{}]", profile.string(m))),
+        _ => Cow::Borrowed("[unknown]"),
+    }
+}
+
 impl Profile {
+    /// The name [`top`](Profile::top) gives the row of a function-like frame when grouping by
+    /// function: the function's name, else `[0x…]` for its address, `[file]` or `[module]`,
+    /// else `[unknown]`. Exporters name their functions so, so that a viewer's rows and `top`'s
+    /// match.
+    pub fn function_name(&self, frame: FrameId) -> Cow<'_, str> {
+        let f = self.frame(frame);
+        function_row_name(self, f.function, f.address, f.file, f.module)
+    }
+
     /// The total self value of one value type in every context, in one pass over the values:
     /// the per-thread or per-rank balance of a run. A value type measured inclusive only has
     /// its total in the roots' inclusive values.

@@ -149,6 +149,27 @@ impl HandleIndex {
         });
     }
 
+    /// The handle of the entry of `entries` equal to `value`; if none, `value` is pushed as a new
+    /// entry of `table` once `valid` accepts it.
+    #[inline]
+    fn intern<T: Packed>(
+        &mut self,
+        entries: &mut Vec<T>,
+        value: T,
+        table: &'static str,
+        valid: impl FnOnce() -> Result<(), ModelError>,
+    ) -> Result<u32, ModelError> {
+        let (hash, found) = self.find(entries, &value);
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        valid()?;
+        let id = next_id(entries.len(), table)?;
+        entries.push(value);
+        self.insert(entries, hash, id);
+        Ok(id)
+    }
+
     fn reserve<T: Packed>(&mut self, entries: &[T], additional: usize) {
         let hasher = &self.hasher;
         self.handles.reserve(additional, |&h| {
@@ -261,16 +282,14 @@ impl ProfileBuilder {
 
     /// Interns a frame (equal frames get the same handle).
     pub fn intern_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
-        let (hash, found) = self.frame_index.find(&self.frames, &frame);
-        if let Some(id) = found {
-            return Ok(FrameId(id));
-        }
-        for s in frame.string_ids() {
-            check(s.0, self.strings.len(), "strings")?;
-        }
-        let id = next_id(self.frames.len(), "frames")?;
-        self.frames.push(frame);
-        self.frame_index.insert(&self.frames, hash, id);
+        let strings = self.strings.len();
+        let id = self
+            .frame_index
+            .intern(&mut self.frames, frame, "frames", || {
+                frame
+                    .string_ids()
+                    .try_for_each(|s| check(s.0, strings, "strings"))
+            })?;
         Ok(FrameId(id))
     }
 
@@ -280,18 +299,14 @@ impl ProfileBuilder {
         parent: Option<NodeId>,
         frame: FrameId,
     ) -> Result<NodeId, ModelError> {
+        let (nodes, frames) = (self.nodes.len(), self.frames.len());
         let node = Node { parent, frame };
-        let (hash, found) = self.node_index.find(&self.nodes, &node);
-        if let Some(id) = found {
-            return Ok(NodeId(id));
-        }
-        if let Some(p) = parent {
-            check(p.0, self.nodes.len(), "nodes")?;
-        }
-        check(frame.0, self.frames.len(), "frames")?;
-        let id = next_id(self.nodes.len(), "nodes")?;
-        self.nodes.push(node);
-        self.node_index.insert(&self.nodes, hash, id);
+        let id = self.node_index.intern(&mut self.nodes, node, "nodes", || {
+            if let Some(p) = parent {
+                check(p.0, nodes, "nodes")?;
+            }
+            check(frame.0, frames, "frames")
+        })?;
         Ok(NodeId(id))
     }
 
@@ -496,8 +511,7 @@ impl ProfileBuilder {
     /// Makes room for `additional` more distinct (context, node, value type) values, for a
     /// caller that knows how many it will add. Pass a count bounded by the input's size.
     pub fn reserve_node_values(&mut self, additional: usize) {
-        self.node_values
-            .reserve(additional, self.value_types.len());
+        self.node_values.reserve(additional, self.value_types.len());
     }
 
     /// Adds a sample: interns the call path (outermost frame first) and adds `weight` to the
@@ -527,19 +541,18 @@ impl ProfileBuilder {
             self_value: None,
             inclusive: None,
         };
-        let (hash, found) = self.flat_value_index.find(&self.flat_values, &value);
-        let index = match found {
-            Some(index) => index,
-            None => {
-                check(context.0, self.contexts.len(), "contexts")?;
-                check(frame.0, self.frames.len(), "frames")?;
-                check(value_type.0, self.value_types.len(), "value types")?;
-                let index = next_id(self.flat_values.len(), "flat values")?;
-                self.flat_values.push(value);
-                self.flat_value_index.insert(&self.flat_values, hash, index);
-                index
-            }
-        };
+        let (contexts, frames, value_types) = (
+            self.contexts.len(),
+            self.frames.len(),
+            self.value_types.len(),
+        );
+        let index =
+            self.flat_value_index
+                .intern(&mut self.flat_values, value, "flat values", || {
+                    check(context.0, contexts, "contexts")?;
+                    check(frame.0, frames, "frames")?;
+                    check(value_type.0, value_types, "value types")
+                })?;
         Ok(&mut self.flat_values[index as usize])
     }
 

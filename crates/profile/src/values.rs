@@ -433,4 +433,3 @@ pub(crate) fn columns_from_rows(rows: &[NodeValue]) -> Result<Vec<NodeValueColum
     }
     Ok(store.build())
 }
-

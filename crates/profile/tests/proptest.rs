@@ -251,12 +251,20 @@ fn chain_builder(
     contexts: u64,
     value_types: usize,
     nodes: usize,
-) -> (ProfileBuilder, Vec<ContextId>, Vec<ValueTypeId>, Vec<NodeId>) {
+) -> (
+    ProfileBuilder,
+    Vec<ContextId>,
+    Vec<ValueTypeId>,
+    Vec<NodeId>,
+) {
     let mut b = ProfileBuilder::new();
     let name = b.intern_string("f").unwrap();
     let frame = b.intern_frame(Frame::function(name)).unwrap();
     let contexts = (0..contexts)
-        .map(|t| b.intern_context(Context::new([(IdKind::Thread, t)])).unwrap())
+        .map(|t| {
+            b.intern_context(Context::new([(IdKind::Thread, t)]))
+                .unwrap()
+        })
         .collect();
     let value_types = (0..value_types)
         .map(|v| {
@@ -293,7 +301,11 @@ fn assert_sums(
         .iter()
         .map(|v| {
             (
-                (v.context.index() as u32, v.node.index(), v.value_type.index()),
+                (
+                    v.context.index() as u32,
+                    v.node.index(),
+                    v.value_type.index(),
+                ),
                 (v.self_value, v.inclusive),
             )
         })

@@ -120,6 +120,24 @@ impl NodeValueColumn {
         self.nodes.len() - 1
     }
 
+    /// A new entry for `node` with these values.
+    #[inline]
+    fn push_values(&mut self, node: NodeId, self_value: Option<f64>, inclusive: Option<f64>) {
+        self.nodes.push(node);
+        self.self_values.push(self_value.unwrap_or(0.0));
+        let mut present = if self_value.is_some() { HAS_SELF } else { 0 };
+        if let Some(x) = inclusive {
+            if self.inclusive.is_empty() {
+                self.inclusive.resize(self.nodes.len() - 1, 0.0);
+            }
+            present |= HAS_INCLUSIVE;
+            self.inclusive.push(x);
+        } else if !self.inclusive.is_empty() {
+            self.inclusive.push(0.0);
+        }
+        self.present.push(present);
+    }
+
     /// Adds the given values to entry `i`.
     #[inline]
     pub(crate) fn add(&mut self, i: usize, self_value: Option<f64>, inclusive: Option<f64>) {
@@ -386,6 +404,11 @@ impl ColumnStore {
         let column = &mut self.columns[column];
         if column.column.len() >= super::builder::MAX_ENTRIES as usize {
             return Err(ColumnFull);
+        }
+        if column.index.is_none() && column.column.nodes.last().is_none_or(|&last| node > last) {
+            // The bulk path: a new node after the last, its values written as they come.
+            column.column.push_values(node, self_value, inclusive);
+            return Ok(());
         }
         let at = column.entry(node);
         column.column.add(at, self_value, inclusive);

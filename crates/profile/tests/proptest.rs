@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use profcodec_profile::{
-    Combine, Context, ContextFilter, ContextId, Frame, GroupBy, IdKind, Measured, NodeId, Order,
-    Profile, ProfileBuilder, Query, Unit, ValueTypeId, diff,
+    Combine, Context, ContextFilter, ContextId, Frame, FrameId, GroupBy, IdKind, Measured, NodeId,
+    Order, Profile, ProfileBuilder, Query, StringId, Unit, ValueTypeId, diff,
 };
 use proptest::prelude::*;
 
@@ -26,6 +26,25 @@ fn samples() -> impl Strategy<Value = Vec<Sample>> {
     )
 }
 
+/// The frames of a sample's stack, outermost first.
+fn sample_frames(
+    b: &mut ProfileBuilder,
+    file: StringId,
+    stack: &[usize],
+    weight: u32,
+) -> Vec<FrameId> {
+    stack
+        .iter()
+        .map(|&f| {
+            let name = b.intern_string(NAMES[f]).unwrap();
+            // Each function at two lines, so that line and function grouping differ.
+            let line = (f as u32) * 10 + (weight % 2);
+            b.intern_frame(Frame::function(name).with_file(file).with_line(line))
+                .unwrap()
+        })
+        .collect()
+}
+
 fn build(samples: &[Sample]) -> Profile {
     let mut b = ProfileBuilder::new();
     let time = b
@@ -36,16 +55,7 @@ fn build(samples: &[Sample]) -> Profile {
         let ctx = b
             .intern_context(Context::new([(IdKind::Thread, *thread)]))
             .unwrap();
-        let mut frames = Vec::new();
-        for &f in stack {
-            let name = b.intern_string(NAMES[f]).unwrap();
-            // Each function at two lines, so that line and function grouping differ.
-            let line = (f as u32) * 10 + (*weight % 2);
-            frames.push(
-                b.intern_frame(Frame::function(name).with_file(file).with_line(line))
-                    .unwrap(),
-            );
-        }
+        let frames = sample_frames(&mut b, file, stack, *weight);
         b.add_sample(ctx, frames, time, f64::from(*weight)).unwrap();
     }
     b.build()
@@ -93,12 +103,7 @@ fn build_inclusive(samples: &[Sample], with_self: bool) -> Profile {
             .intern_context(Context::new([(IdKind::Thread, *thread)]))
             .unwrap();
         let mut node = None;
-        for &f in stack {
-            let name = b.intern_string(NAMES[f]).unwrap();
-            let line = (f as u32) * 10 + (*weight % 2);
-            let frame = b
-                .intern_frame(Frame::function(name).with_file(file).with_line(line))
-                .unwrap();
+        for frame in sample_frames(&mut b, file, stack, *weight) {
             let id = b.intern_node(node, frame).unwrap();
             b.add_inclusive(ctx, id, time, f64::from(*weight)).unwrap();
             node = Some(id);

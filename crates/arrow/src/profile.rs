@@ -331,7 +331,7 @@ impl Tables for ProfileTables {
                 NodeValueRows::new(),
                 p.node_values().iter().map(Ok),
                 options,
-                |rows, v: &profcodec_profile::NodeValue| {
+                |rows, v: profcodec_profile::NodeValue| {
                     rows.context.append_value(v.context.index() as u32);
                     rows.node.append_value(v.node.index() as u32);
                     rows.value_type.append_value(v.value_type.index() as u32);

@@ -337,8 +337,10 @@ impl ProfileConverter {
         let modules = Modules::new(&mut self.builder, e, m.version.is_legacy())?;
         let values = NodeValues::new(m, epoch);
         let index = CctIndex::new(&e.cct);
-        // Both counts are bounded by the file: the tables grow once instead of doubling.
+        // The counts are bounded by the file: the tables grow once instead of doubling (each
+        // node has one frame at most, and frames are often as many as nodes).
         self.builder.reserve_nodes(e.cct.len());
+        self.builder.reserve_frames(e.cct.len());
         self.builder
             .reserve_node_values(m.sparse.as_ref().map_or(e.values.len(), |s| s.values.len()));
         let mut model: Vec<Option<NodeId>> = vec![None; e.cct.len()];

@@ -8,9 +8,10 @@ use foldhash::fast::RandomState;
 
 use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
 use crate::model::{
-    CallEdge, Context, EdgeValue, FlatValue, Frame, IdKind, Measured, Node, NodeValue, Profile,
-    Span, Unit, ValueType,
+    CallEdge, Context, EdgeValue, FlatValue, Frame, IdKind, Measured, Node, Profile, Span, Unit,
+    ValueType,
 };
+use crate::values::{ColumnFull, ColumnStore};
 
 /// What went wrong while building (or deserializing) a profile. Every variant names the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +54,7 @@ pub enum ModelError {
 }
 
 /// Handles are `u32`; `u32::MAX` is kept free so that no table's length overflows.
-const MAX_ENTRIES: u32 = u32::MAX - 1;
+pub(crate) const MAX_ENTRIES: u32 = u32::MAX - 1;
 
 /// The hash tables of the builder. Their keys come from the input (names, addresses), so they
 /// hash with a seed drawn at random for each table: a hostile input cannot aim at collisions.
@@ -148,170 +149,32 @@ impl HandleIndex {
         });
     }
 
+    /// The handle of the entry of `entries` equal to `value`; if none, `value` is pushed as a new
+    /// entry of `table` once `valid` accepts it.
+    #[inline]
+    fn intern<T: Packed>(
+        &mut self,
+        entries: &mut Vec<T>,
+        value: T,
+        table: &'static str,
+        valid: impl FnOnce() -> Result<(), ModelError>,
+    ) -> Result<u32, ModelError> {
+        let (hash, found) = self.find(entries, &value);
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        valid()?;
+        let id = next_id(entries.len(), table)?;
+        entries.push(value);
+        self.insert(entries, hash, id);
+        Ok(id)
+    }
+
     fn reserve<T: Packed>(&mut self, entries: &[T], additional: usize) {
         let hasher = &self.hasher;
         self.handles.reserve(additional, |&h| {
             hasher.hash_one(entries[h as usize].packed())
         });
-    }
-}
-
-/// No entry (a free dense slot, the end of a chain).
-const NONE: u32 = u32::MAX;
-
-/// The most values of one (context, node) found by walking their chain; the value types past
-/// these are found through a hash table, so that a node with many value types costs a bounded
-/// walk per value added.
-const CHAIN_MAX: usize = 16;
-
-/// A context's dense table of nodes holds at most this many slots per node that has values in
-/// the context (plus [`DENSE_SLACK`]): dense while the values cover the nodes, hashed when they
-/// are scattered over a large tree.
-const DENSE_PER_ENTRY: usize = 4;
-/// Slots every context may have in its dense table, whatever its number of values.
-const DENSE_SLACK: usize = 16;
-
-/// The first value (in creation order) of each (context, node) in a context's dense table.
-#[derive(Debug, Default)]
-struct DenseHeads {
-    /// Indexed by node: the index of the node's first value, [`NONE`] if none yet.
-    heads: Vec<u32>,
-    /// The (context, node) pairs of this context with values.
-    pairs: usize,
-    /// How many of them are in [`NodeValueIndex::sparse`] instead of `heads`.
-    sparse: usize,
-}
-
-/// Finds the value of a (context, node, value type) without hashing where it can. The values
-/// of one (context, node) form a chain in creation order ([`NodeValueIndex::next`]); the first
-/// of each chain is found in the context's dense table indexed by node id when the context's
-/// values cover the nodes densely (a measured call tree, nodes added in order), or else in a
-/// hash table. A lookup walks at most [`CHAIN_MAX`] entries, then hashes; memory is a `u32`
-/// per value plus at most [`DENSE_PER_ENTRY`] `u32` slots per (context, node) pair.
-#[derive(Debug, Default)]
-struct NodeValueIndex {
-    /// Per context.
-    dense: Vec<DenseHeads>,
-    /// The first value of the (context, node) pairs outside their context's dense table.
-    sparse: Map<(ContextId, NodeId), u32>,
-    /// Per value: the next value of the same (context, node), [`NONE`] at the end.
-    next: Vec<u32>,
-    /// The values of a (context, node) past the first [`CHAIN_MAX`].
-    overflow: Map<(ContextId, NodeId, ValueTypeId), u32>,
-}
-
-/// Where a value is, or where a new one goes.
-enum Slot {
-    /// The value exists, at this index.
-    At(u32),
-    /// The (context, node) has no value yet.
-    NewPair,
-    /// A new value follows this one in its chain.
-    After(u32),
-    /// The chain is full: a new value goes into the overflow table.
-    Overflow,
-}
-
-impl NodeValueIndex {
-    #[inline]
-    fn head(&self, context: ContextId, node: NodeId) -> Option<u32> {
-        let dense = self.dense.get(context.index())?;
-        if let Some(&head) = dense.heads.get(node.index())
-            && head != NONE
-        {
-            return Some(head);
-        }
-        if dense.sparse == 0 {
-            return None;
-        }
-        self.sparse.get(&(context, node)).copied()
-    }
-
-    fn find(
-        &self,
-        values: &[NodeValue],
-        context: ContextId,
-        node: NodeId,
-        value_type: ValueTypeId,
-    ) -> Slot {
-        match self.head(context, node) {
-            None => Slot::NewPair,
-            Some(head) => self.find_from(values, head, context, node, value_type),
-        }
-    }
-
-    /// [`NodeValueIndex::find`] when the (context, node) has values, the first at `head`.
-    #[inline]
-    fn find_from(
-        &self,
-        values: &[NodeValue],
-        head: u32,
-        context: ContextId,
-        node: NodeId,
-        value_type: ValueTypeId,
-    ) -> Slot {
-        let mut at = head;
-        for _ in 1..CHAIN_MAX {
-            if values[at as usize].value_type == value_type {
-                return Slot::At(at);
-            }
-            match self.next[at as usize] {
-                NONE => return Slot::After(at),
-                next => at = next,
-            }
-        }
-        if values[at as usize].value_type == value_type {
-            return Slot::At(at);
-        }
-        match self.overflow.get(&(context, node, value_type)) {
-            Some(&at) => Slot::At(at),
-            None => Slot::Overflow,
-        }
-    }
-
-    /// Records the new value `index` (the last of the values) where `find` said it goes.
-    #[inline]
-    fn insert(
-        &mut self,
-        slot: Slot,
-        index: u32,
-        context: ContextId,
-        node: NodeId,
-        value_type: ValueTypeId,
-    ) {
-        self.next.push(NONE);
-        match slot {
-            Slot::At(_) => {}
-            Slot::After(tail) => self.next[tail as usize] = index,
-            Slot::Overflow => {
-                self.overflow.insert((context, node, value_type), index);
-            }
-            Slot::NewPair => {
-                if self.dense.len() <= context.index() {
-                    self.dense
-                        .resize_with(context.index() + 1, DenseHeads::default);
-                }
-                let dense = &mut self.dense[context.index()];
-                dense.pairs += 1;
-                let n = node.index();
-                let bound = dense.pairs * DENSE_PER_ENTRY + DENSE_SLACK;
-                if n >= dense.heads.len() && n < bound {
-                    // Grown geometrically (within the bound): nodes mostly come in order.
-                    let len = (n + 1).max(dense.heads.len() * 2).min(bound);
-                    dense.heads.resize(len, NONE);
-                }
-                if n < dense.heads.len() {
-                    dense.heads[n] = index;
-                } else {
-                    dense.sparse += 1;
-                    self.sparse.insert((context, node), index);
-                }
-            }
-        }
-    }
-
-    fn reserve(&mut self, additional: usize) {
-        self.next.reserve(additional);
     }
 }
 
@@ -345,12 +208,14 @@ fn check(index: u32, len: usize, table: &'static str) -> Result<(), ModelError> 
 /// is a vector plus an index, so memory and time are linear in the input given.
 ///
 /// The hash indexes use foldhash with a random seed per table, so keys taken from hostile input
-/// cannot be made to collide. Node values, the largest table, are found without hashing where
-/// a context's values cover its nodes densely (a measured call tree added node by node): each
-/// value added costs a walk of at most 16 entries plus at most one hash lookup, and about 52
-/// bytes while building (the 48-byte [`NodeValue`] and a 4-byte link), 48 once built. A
-/// converter of a measured tree hands each node's values over at once
-/// ([`add_node_values`](Self::add_node_values)). Callers that know their counts can
+/// cannot be made to collide. Node values, the largest table, are stored by column, one
+/// [`NodeValueColumn`](crate::NodeValueColumn) per (context, value type), 13 bytes a value (21
+/// with an inclusive value): a column whose nodes come in increasing order (a measured tree
+/// added node by node in the order of its node ids) takes each value at its end without any
+/// lookup; the first node out of order gives the column an index by node id (dense while the
+/// column covers its nodes densely, hashed otherwise), so each value added costs a bounded
+/// amount of work whatever the order. A converter of a measured tree hands each node's values
+/// over at once ([`add_node_values`](Self::add_node_values)). Callers that know their counts can
 /// [`reserve_frames`](Self::reserve_frames), [`reserve_nodes`](Self::reserve_nodes) and
 /// [`reserve_node_values`](Self::reserve_node_values) to spare the tables' doubling. Frames and
 /// nodes are indexed by their handles only (the tables hold them), hashed from a few packed
@@ -372,9 +237,7 @@ pub struct ProfileBuilder {
     value_type_index: Map<(StringId, Unit), ValueTypeId>,
     contexts: Vec<Context>,
     context_index: Map<Context, ContextId>,
-    node_values: Vec<NodeValue>,
-    node_value_index: NodeValueIndex,
-    last_node_value: Option<((ContextId, NodeId, ValueTypeId), u32)>,
+    node_values: ColumnStore,
     flat_values: Vec<FlatValue>,
     flat_value_index: HandleIndex,
     call_edges: Vec<CallEdge>,
@@ -419,16 +282,14 @@ impl ProfileBuilder {
 
     /// Interns a frame (equal frames get the same handle).
     pub fn intern_frame(&mut self, frame: Frame) -> Result<FrameId, ModelError> {
-        let (hash, found) = self.frame_index.find(&self.frames, &frame);
-        if let Some(id) = found {
-            return Ok(FrameId(id));
-        }
-        for s in frame.string_ids() {
-            check(s.0, self.strings.len(), "strings")?;
-        }
-        let id = next_id(self.frames.len(), "frames")?;
-        self.frames.push(frame);
-        self.frame_index.insert(&self.frames, hash, id);
+        let strings = self.strings.len();
+        let id = self
+            .frame_index
+            .intern(&mut self.frames, frame, "frames", || {
+                frame
+                    .string_ids()
+                    .try_for_each(|s| check(s.0, strings, "strings"))
+            })?;
         Ok(FrameId(id))
     }
 
@@ -438,18 +299,14 @@ impl ProfileBuilder {
         parent: Option<NodeId>,
         frame: FrameId,
     ) -> Result<NodeId, ModelError> {
+        let (nodes, frames) = (self.nodes.len(), self.frames.len());
         let node = Node { parent, frame };
-        let (hash, found) = self.node_index.find(&self.nodes, &node);
-        if let Some(id) = found {
-            return Ok(NodeId(id));
-        }
-        if let Some(p) = parent {
-            check(p.0, self.nodes.len(), "nodes")?;
-        }
-        check(frame.0, self.frames.len(), "frames")?;
-        let id = next_id(self.nodes.len(), "nodes")?;
-        self.nodes.push(node);
-        self.node_index.insert(&self.nodes, hash, id);
+        let id = self.node_index.intern(&mut self.nodes, node, "nodes", || {
+            if let Some(p) = parent {
+                check(p.0, nodes, "nodes")?;
+            }
+            check(frame.0, frames, "frames")
+        })?;
         Ok(NodeId(id))
     }
 
@@ -557,61 +414,46 @@ impl ProfileBuilder {
         Ok(id)
     }
 
-    #[inline(always)]
-    fn node_value(
+    /// Adds values to the entry of (context, node, value type), made if new.
+    #[inline]
+    fn add_node_value(
         &mut self,
         context: ContextId,
         node: NodeId,
         value_type: ValueTypeId,
-    ) -> Result<&mut NodeValue, ModelError> {
-        let key = (context, node, value_type);
-        let index = match self.last_node_value {
-            // A sampler often records the same stack many times in a row, and a converter adds a
-            // node's self and inclusive values one after the other.
-            Some((last, index)) if last == key => index,
-            _ => {
-                let index = self.find_or_add_node_value(context, node, value_type)?;
-                self.last_node_value = Some((key, index));
-                index
-            }
-        };
-        Ok(&mut self.node_values[index as usize])
-    }
-
-    #[inline(never)]
-    fn find_or_add_node_value(
-        &mut self,
-        context: ContextId,
-        node: NodeId,
-        value_type: ValueTypeId,
-    ) -> Result<u32, ModelError> {
-        let slot = self
-            .node_value_index
-            .find(&self.node_values, context, node, value_type);
-        if let Slot::At(index) = slot {
-            return Ok(index);
-        }
+        self_value: Option<f64>,
+        inclusive: Option<f64>,
+    ) -> Result<(), ModelError> {
         check(context.0, self.contexts.len(), "contexts")?;
         check(node.0, self.nodes.len(), "nodes")?;
+        self.add_checked_node_value(context, node, value_type, self_value, inclusive)
+    }
+
+    /// [`add_node_value`](Self::add_node_value) once the context and node are checked.
+    #[inline]
+    fn add_checked_node_value(
+        &mut self,
+        context: ContextId,
+        node: NodeId,
+        value_type: ValueTypeId,
+        self_value: Option<f64>,
+        inclusive: Option<f64>,
+    ) -> Result<(), ModelError> {
         check(value_type.0, self.value_types.len(), "value types")?;
-        let index = next_id(self.node_values.len(), "node values")?;
-        self.node_values.push(NodeValue {
-            context,
-            node,
-            value_type,
-            self_value: None,
-            inclusive: None,
-        });
-        self.node_value_index
-            .insert(slot, index, context, node, value_type);
-        Ok(index)
+        let column = self.node_values.column(context, value_type);
+        self.node_values
+            .add(column, node, self_value, inclusive)
+            .map_err(|ColumnFull| ModelError::TooMany {
+                table: "node values",
+                max: MAX_ENTRIES,
+            })
     }
 
     /// Adds the values of one node in one context: for each `(value type, self, inclusive)`,
     /// `self` to the node's self value and `inclusive` to its measured inclusive value (`None`
     /// adds nothing; with both `None` the value type gets no entry). As [`add_self`](Self::add_self) and
-    /// [`add_inclusive`](Self::add_inclusive) value by value, with one lookup of the node's
-    /// values for them all: what a converter adds at each node of a measured tree.
+    /// [`add_inclusive`](Self::add_inclusive) value by value, with the context and node checked
+    /// once for them all: what a converter adds at each node of a measured tree.
     pub fn add_node_values(
         &mut self,
         context: ContextId,
@@ -620,54 +462,9 @@ impl ProfileBuilder {
     ) -> Result<(), ModelError> {
         check(context.0, self.contexts.len(), "contexts")?;
         check(node.0, self.nodes.len(), "nodes")?;
-        let mut head = self.node_value_index.head(context, node);
-        // While the (context, node) had no values before this call, the value types added by
-        // it so far (those below 64, as bits) and the last added: a value type not among them
-        // goes after that one without walking the chain.
-        let mut fresh = head.is_none();
-        let (mut added, mut tail, mut chained) = (0u64, None, 0);
         for (value_type, self_value, inclusive) in values {
-            if self_value.is_none() && inclusive.is_none() {
-                continue;
-            }
-            let bit = 1u64.checked_shl(value_type.0).unwrap_or(0);
-            fresh &= bit != 0 && chained < CHAIN_MAX;
-            let slot = match head {
-                None => Slot::NewPair,
-                Some(_) if fresh && added & bit == 0 => tail.map_or(Slot::NewPair, Slot::After),
-                Some(head) => self.node_value_index.find_from(
-                    &self.node_values,
-                    head,
-                    context,
-                    node,
-                    value_type,
-                ),
-            };
-            let index = match slot {
-                Slot::At(index) => index,
-                slot => {
-                    check(value_type.0, self.value_types.len(), "value types")?;
-                    let index = next_id(self.node_values.len(), "node values")?;
-                    self.node_values.push(NodeValue {
-                        context,
-                        node,
-                        value_type,
-                        self_value: None,
-                        inclusive: None,
-                    });
-                    self.node_value_index
-                        .insert(slot, index, context, node, value_type);
-                    head.get_or_insert(index);
-                    (added, tail, chained) = (added | bit, Some(index), chained + 1);
-                    index
-                }
-            };
-            let entry = &mut self.node_values[index as usize];
-            if let Some(x) = self_value {
-                add_option(&mut entry.self_value, x);
-            }
-            if let Some(x) = inclusive {
-                add_option(&mut entry.inclusive, x);
+            if self_value.is_some() || inclusive.is_some() {
+                self.add_checked_node_value(context, node, value_type, self_value, inclusive)?;
             }
         }
         Ok(())
@@ -681,11 +478,7 @@ impl ProfileBuilder {
         value_type: ValueTypeId,
         value: f64,
     ) -> Result<(), ModelError> {
-        add_option(
-            &mut self.node_value(context, node, value_type)?.self_value,
-            value,
-        );
-        Ok(())
+        self.add_node_value(context, node, value_type, Some(value), None)
     }
 
     /// Adds `value` to the measured inclusive value of `node` in `context`.
@@ -696,11 +489,7 @@ impl ProfileBuilder {
         value_type: ValueTypeId,
         value: f64,
     ) -> Result<(), ModelError> {
-        add_option(
-            &mut self.node_value(context, node, value_type)?.inclusive,
-            value,
-        );
-        Ok(())
+        self.add_node_value(context, node, value_type, None, Some(value))
     }
 
     /// Makes room for `additional` more distinct frames, for a caller that knows a bound (the
@@ -722,8 +511,7 @@ impl ProfileBuilder {
     /// Makes room for `additional` more distinct (context, node, value type) values, for a
     /// caller that knows how many it will add. Pass a count bounded by the input's size.
     pub fn reserve_node_values(&mut self, additional: usize) {
-        self.node_values.reserve(additional);
-        self.node_value_index.reserve(additional);
+        self.node_values.reserve(additional, self.value_types.len());
     }
 
     /// Adds a sample: interns the call path (outermost frame first) and adds `weight` to the
@@ -753,19 +541,18 @@ impl ProfileBuilder {
             self_value: None,
             inclusive: None,
         };
-        let (hash, found) = self.flat_value_index.find(&self.flat_values, &value);
-        let index = match found {
-            Some(index) => index,
-            None => {
-                check(context.0, self.contexts.len(), "contexts")?;
-                check(frame.0, self.frames.len(), "frames")?;
-                check(value_type.0, self.value_types.len(), "value types")?;
-                let index = next_id(self.flat_values.len(), "flat values")?;
-                self.flat_values.push(value);
-                self.flat_value_index.insert(&self.flat_values, hash, index);
-                index
-            }
-        };
+        let (contexts, frames, value_types) = (
+            self.contexts.len(),
+            self.frames.len(),
+            self.value_types.len(),
+        );
+        let index =
+            self.flat_value_index
+                .intern(&mut self.flat_values, value, "flat values", || {
+                    check(context.0, contexts, "contexts")?;
+                    check(frame.0, frames, "frames")?;
+                    check(value_type.0, value_types, "value types")
+                })?;
         Ok(&mut self.flat_values[index as usize])
     }
 
@@ -945,17 +732,17 @@ impl ProfileBuilder {
                 summary: c.summary,
             })?);
         }
-        for v in &profile.node_values {
-            let entry = self.node_value(
-                contexts[v.context.index()],
-                nodes[v.node.index()],
-                value_types[v.value_type.index()],
-            )?;
-            if let Some(x) = v.self_value {
-                add_option(&mut entry.self_value, x);
-            }
-            if let Some(x) = v.inclusive {
-                add_option(&mut entry.inclusive, x);
+        for column in &profile.node_values {
+            let context = contexts[column.context().index()];
+            let value_type = value_types[column.value_type().index()];
+            for v in column.iter() {
+                self.add_node_value(
+                    context,
+                    nodes[v.node.index()],
+                    value_type,
+                    v.self_value,
+                    v.inclusive,
+                )?;
             }
         }
         for v in &profile.flat_values {
@@ -1020,12 +807,10 @@ impl ProfileBuilder {
     /// The profile. The indexes are dropped and the tables trimmed to their length: a built
     /// profile is its tables only.
     pub fn build(mut self) -> Profile {
-        drop(std::mem::take(&mut self.node_value_index));
         drop(std::mem::take(&mut self.node_index));
         drop(std::mem::take(&mut self.frame_index));
         self.nodes.shrink_to_fit();
         self.frames.shrink_to_fit();
-        self.node_values.shrink_to_fit();
         self.flat_values.shrink_to_fit();
         self.edge_values.shrink_to_fit();
         self.spans.shrink_to_fit();
@@ -1040,7 +825,7 @@ impl ProfileBuilder {
             nodes: self.nodes,
             value_types: self.value_types,
             contexts: self.contexts,
-            node_values: self.node_values,
+            node_values: self.node_values.build(),
             flat_values: self.flat_values,
             call_edges: self.call_edges,
             edge_values: self.edge_values,
@@ -1080,7 +865,6 @@ impl Profile {
             self.nodes.len(),
             self.value_types.len(),
             self.contexts.len(),
-            self.node_values.len(),
             self.flat_values.len(),
             self.call_edges.len(),
             self.edge_values.len(),
@@ -1121,10 +905,11 @@ impl Profile {
         let vt = |v: ValueTypeId| check(v.0, self.value_types.len(), "value types");
         let frame = |f: FrameId| check(f.0, self.frames.len(), "frames");
         let node = |n: NodeId| check(n.0, self.nodes.len(), "nodes");
-        for v in &self.node_values {
-            ctx(v.context)?;
-            node(v.node)?;
-            vt(v.value_type)?;
+        for column in &self.node_values {
+            ctx(column.context())?;
+            vt(column.value_type())?;
+            next_id(column.len().saturating_sub(1), "node values")?;
+            column.nodes().iter().try_for_each(|&n| node(n))?;
         }
         for v in &self.flat_values {
             ctx(v.context)?;
@@ -1167,7 +952,7 @@ pub(crate) struct Unchecked {
     nodes: Vec<Node>,
     value_types: Vec<ValueType>,
     contexts: Vec<Context>,
-    node_values: Vec<NodeValue>,
+    node_values: Vec<crate::model::NodeValue>,
     flat_values: Vec<FlatValue>,
     call_edges: Vec<CallEdge>,
     edge_values: Vec<EdgeValue>,
@@ -1191,7 +976,7 @@ impl TryFrom<Unchecked> for Profile {
             nodes: u.nodes,
             value_types: u.value_types,
             contexts: u.contexts,
-            node_values: u.node_values,
+            node_values: Vec::new(),
             flat_values: u.flat_values,
             call_edges: u.call_edges,
             edge_values: u.edge_values,
@@ -1202,6 +987,21 @@ impl TryFrom<Unchecked> for Profile {
             calls_value_type: u.calls_value_type,
         };
         profile.check()?;
-        Ok(profile)
+        for v in &u.node_values {
+            check(v.context.0, profile.contexts.len(), "contexts")?;
+            check(v.node.0, profile.nodes.len(), "nodes")?;
+            check(v.value_type.0, profile.value_types.len(), "value types")?;
+        }
+        let node_values =
+            crate::values::columns_from_rows(&u.node_values).map_err(|ColumnFull| {
+                ModelError::TooMany {
+                    table: "node values",
+                    max: MAX_ENTRIES,
+                }
+            })?;
+        Ok(Profile {
+            node_values,
+            ..profile
+        })
     }
 }

@@ -24,7 +24,7 @@
 //!   and a summary flag for HPCToolkit's summary profile; per-rank and aggregated views both
 //!   come from the same values;
 //! - **node values** ([`NodeValue`]): a self and a measured inclusive value per (context, node,
-//!   value type);
+//!   value type), stored as one [`NodeValueColumn`] per (context, value type);
 //! - **flat values** ([`FlatValue`]): measured per-frame values outside the tree, for tables a
 //!   tool reports as it computed them (NYTProf's per-sub calls, self and inclusive time with its
 //!   own recursion rule; its per-line statement time and count);
@@ -98,6 +98,7 @@ mod builder;
 mod ids;
 mod model;
 pub mod query;
+mod values;
 
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
@@ -109,6 +110,7 @@ pub use query::{
     Combine, ContextFilter, Diff, DiffRow, GroupBy, NodeTotals, Order, Query, QueryError, Row,
     Source, Table, Total, Values, diff,
 };
+pub use values::{NodeValueColumn, NodeValueIter, NodeValues};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

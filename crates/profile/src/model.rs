@@ -1,6 +1,7 @@
 //! The tables of a built [`Profile`] and their read accessors.
 
 use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
+use crate::values::{NodeValueColumn, NodeValues};
 
 /// What a frame stands for. HPCToolkit's context tree mixes functions with the loops, source
 /// lines and instructions inside them; the other formats have functions (subs, blocks) only, or
@@ -439,7 +440,13 @@ pub struct Profile {
     pub(crate) nodes: Vec<Node>,
     pub(crate) value_types: Vec<ValueType>,
     pub(crate) contexts: Vec<Context>,
-    pub(crate) node_values: Vec<NodeValue>,
+    /// One column per (context, value type), in the order they were first given a value;
+    /// serialized as the list of [`NodeValue`]s.
+    #[cfg_attr(
+        feature = "serde",
+        serde(serialize_with = "crate::values::serialize_rows")
+    )]
+    pub(crate) node_values: Vec<NodeValueColumn>,
     pub(crate) flat_values: Vec<FlatValue>,
     pub(crate) call_edges: Vec<CallEdge>,
     pub(crate) edge_values: Vec<EdgeValue>,
@@ -594,10 +601,27 @@ impl Profile {
         label
     }
 
-    /// The values measured on call-tree nodes, one entry per (context, node, value type), in the
-    /// order they were first added.
-    pub fn node_values(&self) -> &[NodeValue] {
+    /// The values measured on call-tree nodes, one per (context, node, value type): column by
+    /// column as [`node_value_columns`](Profile::node_value_columns) holds them.
+    pub fn node_values(&self) -> NodeValues<'_> {
+        NodeValues::new(&self.node_values)
+    }
+
+    /// The node values by column, one column per (context, value type) with values, in the
+    /// order the columns were first given a value: what a consumer of one value type reads.
+    pub fn node_value_columns(&self) -> &[NodeValueColumn] {
         &self.node_values
+    }
+
+    /// The column of one value type in one context, if it has values.
+    pub fn node_value_column(
+        &self,
+        context: ContextId,
+        value_type: ValueTypeId,
+    ) -> Option<&NodeValueColumn> {
+        self.node_values
+            .iter()
+            .find(|c| c.context() == context && c.value_type() == value_type)
     }
 
     /// The values measured per frame outside the call tree, one entry per (context, frame,

@@ -30,6 +30,7 @@ use foldhash::fast::RandomState;
 
 use crate::ids::{ContextId, FrameId, StringId, ValueTypeId};
 use crate::model::{Frame, FrameKind, IdKind, Profile};
+use crate::values::NodeValueColumn;
 
 /// How rows are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -564,14 +565,16 @@ fn node_totals(
     let mut self_values = vec![0.0; n];
     let mut measured_inclusive = vec![0.0; n];
     let mut measured = vec![false; n];
-    for v in &profile.node_values {
-        if v.value_type != value_type || !selected[v.context.index()] {
-            continue;
+    for column in selected_columns(profile, value_type, selected) {
+        for (&node, &x) in column.nodes().iter().zip(column.self_values()) {
+            self_values[node.index()] += x;
+            measured[node.index()] = true;
         }
-        let i = v.node.index();
-        self_values[i] += v.self_value.unwrap_or(0.0);
-        measured_inclusive[i] += v.inclusive.unwrap_or(0.0);
-        measured[i] = true;
+        if let Some(inclusive) = column.inclusive_values() {
+            for (&node, &x) in column.nodes().iter().zip(inclusive) {
+                measured_inclusive[node.index()] += x;
+            }
+        }
     }
     // Children have larger ids than their parents, so one sweep from the last node to the first
     // sees every child of a node before the node itself.
@@ -603,6 +606,18 @@ fn node_totals(
     }
 }
 
+/// The node value columns of `value_type` in the contexts marked in `selected`.
+fn selected_columns<'a>(
+    profile: &'a Profile,
+    value_type: ValueTypeId,
+    selected: &'a [bool],
+) -> impl Iterator<Item = &'a NodeValueColumn> + 'a {
+    profile
+        .node_values
+        .iter()
+        .filter(move |c| c.value_type() == value_type && selected[c.context().index()])
+}
+
 fn group_tree(
     profile: &Profile,
     group: GroupBy,
@@ -623,9 +638,9 @@ fn group_tree(
     } = node_totals(profile, value_type, selected, &parents);
     let mut node_calls = calls_type.map(|_| vec![0.0; n]);
     if let (Some(calls_type), Some(c)) = (calls_type, &mut node_calls) {
-        for v in &profile.node_values {
-            if v.value_type == calls_type && selected[v.context.index()] {
-                c[v.node.index()] += v.self_value.unwrap_or(0.0);
+        for column in selected_columns(profile, calls_type, selected) {
+            for (&node, &x) in column.nodes().iter().zip(column.self_values()) {
+                c[node.index()] += x;
             }
         }
     }
@@ -912,18 +927,20 @@ impl Profile {
     pub fn context_totals(&self, value_type: ValueTypeId) -> Vec<(ContextId, f64)> {
         let measured = self.value_type(value_type).measured;
         let mut totals = vec![0.0; self.contexts.len()];
-        for v in &self.node_values {
-            if v.value_type != value_type {
+        for column in &self.node_values {
+            if column.value_type() != value_type {
                 continue;
             }
-            let value = if measured.has_self() {
-                v.self_value
-            } else if self.node(v.node).parent.is_none() {
-                v.inclusive
-            } else {
-                None
-            };
-            totals[v.context.index()] += value.unwrap_or(0.0);
+            let total = &mut totals[column.context().index()];
+            if measured.has_self() {
+                *total += column.self_values().iter().sum::<f64>();
+            } else if let Some(inclusive) = column.inclusive_values() {
+                for (&node, &x) in column.nodes().iter().zip(inclusive) {
+                    if self.node(node).parent.is_none() {
+                        *total += x;
+                    }
+                }
+            }
         }
         self.contexts().map(|(id, _)| id).zip(totals).collect()
     }

@@ -78,15 +78,16 @@ fn bytes_per_node_and_value_are_bounded() {
              node), peak {peak} bytes ({peak_per_value:.1} per value)",
             held as f64 / nodes as f64
         );
-        // A built profile holds a 48-byte `NodeValue` per value and a 12-byte `Node` per node
-        // (1.5 bytes per value at 8 values a node), trimmed to length.
+        // A built profile holds 13 bytes per value in its columns (node id, self value, a
+        // presence byte) and a 12-byte `Node` per node (1.5 bytes per value at 8 values a node),
+        // trimmed to length.
         assert!(
-            held_per_value < 50.0,
+            held_per_value < 16.0,
             "{held_per_value} bytes per value held"
         );
-        // While building: the tables' spare capacity (none when reserved), a 4-byte chain link
-        // per value and per node a dense slot and the (parent, frame) hash index.
-        let bound = if reserve { 64.0 } else { 110.0 };
+        // While building: the tables' spare capacity (none when reserved), per node the
+        // (parent, frame) hash index; a column whose nodes come in order keeps no index.
+        let bound = if reserve { 36.0 } else { 48.0 };
         assert!(
             peak_per_value < bound,
             "{peak_per_value} bytes per value at the peak"

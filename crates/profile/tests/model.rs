@@ -2,14 +2,27 @@
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
 use profcodec_profile::{
-    CallEdge, Combine, Context, ContextFilter, Frame, FrameId, FrameKind, GroupBy, IdKind,
-    Measured, ModelError, Order, Profile, ProfileBuilder, Query, QueryError, Row, Source, Unit,
-    diff,
+    CallEdge, Combine, Context, ContextFilter, ContextId, Frame, FrameId, FrameKind, GroupBy,
+    IdKind, Measured, ModelError, Order, Profile, ProfileBuilder, Query, QueryError, Row, Source,
+    Unit, ValueTypeId, diff,
 };
 
 fn function(b: &mut ProfileBuilder, name: &str) -> FrameId {
     let name = b.intern_string(name).unwrap();
     b.intern_frame(Frame::function(name)).unwrap()
+}
+
+/// A builder with one context and one value type, as most tests start.
+fn builder(
+    context: Context,
+    value_type: &str,
+    unit: Unit,
+    measured: Measured,
+) -> (ProfileBuilder, ContextId, ValueTypeId) {
+    let mut b = ProfileBuilder::new();
+    let context = b.intern_context(context).unwrap();
+    let value_type = b.intern_value_type(value_type, unit, measured).unwrap();
+    (b, context, value_type)
 }
 
 fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
@@ -21,13 +34,12 @@ fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
 /// Stacks with recursion, one thread: main -> a -> a -> a (30), main -> a -> b -> a (20),
 /// main -> b (5), main (1).
 fn recursive() -> Profile {
-    let mut b = ProfileBuilder::new();
-    let ctx = b
-        .intern_context(Context::new([(IdKind::Thread, 1)]))
-        .unwrap();
-    let time = b
-        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
-        .unwrap();
+    let (mut b, ctx, time) = builder(
+        Context::new([(IdKind::Thread, 1)]),
+        "time",
+        Unit::Nanoseconds,
+        Measured::SelfOnly,
+    );
     let (main, a, bb) = (
         function(&mut b, "main"),
         function(&mut b, "a"),
@@ -65,11 +77,12 @@ fn recursion_counts_once_per_stack() {
 
 #[test]
 fn samples_share_nodes() {
-    let mut b = ProfileBuilder::new();
-    let ctx = b.intern_context(Context::new([])).unwrap();
-    let samples = b
-        .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-        .unwrap();
+    let (mut b, ctx, samples) = builder(
+        Context::new([]),
+        "samples",
+        Unit::Samples,
+        Measured::SelfOnly,
+    );
     let frames: Vec<_> = (0..10)
         .map(|i| function(&mut b, &format!("f{i}")))
         .collect();
@@ -216,11 +229,12 @@ fn context_filters_and_mean() {
 
 #[test]
 fn self_derived_from_inclusive_only() {
-    let mut b = ProfileBuilder::new();
-    let ctx = b.intern_context(Context::new([])).unwrap();
-    let v = b
-        .intern_value_type("cycles", Unit::Count, Measured::InclusiveOnly)
-        .unwrap();
+    let (mut b, ctx, v) = builder(
+        Context::new([]),
+        "cycles",
+        Unit::Count,
+        Measured::InclusiveOnly,
+    );
     let (f, g) = (function(&mut b, "f"), function(&mut b, "g"));
     let nf = b.intern_node(None, f).unwrap();
     let ng = b.intern_node(Some(nf), g).unwrap();
@@ -311,13 +325,12 @@ fn merge_matches_frames_and_contexts() {
     assert_eq!(top.total.self_value, 112.0);
 
     // Same frames interned in another order, another thread.
-    let mut b = ProfileBuilder::new();
-    let time = b
-        .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
-        .unwrap();
-    let ctx = b
-        .intern_context(Context::new([(IdKind::Thread, 2)]))
-        .unwrap();
+    let (mut b, ctx, time) = builder(
+        Context::new([(IdKind::Thread, 2)]),
+        "time",
+        Unit::Nanoseconds,
+        Measured::SelfOnly,
+    );
     let bb = function(&mut b, "b");
     let main = function(&mut b, "main");
     b.add_sample(ctx, [main, bb], time, 7.0).unwrap();
@@ -373,11 +386,7 @@ fn diff_reports_changes() {
 #[test]
 fn diff_refuses_other_units() {
     let base = recursive();
-    let mut b = ProfileBuilder::new();
-    let ctx = b.intern_context(Context::new([])).unwrap();
-    let time = b
-        .intern_value_type("time", Unit::Seconds, Measured::SelfOnly)
-        .unwrap();
+    let (mut b, ctx, time) = builder(Context::new([]), "time", Unit::Seconds, Measured::SelfOnly);
     let f = function(&mut b, "a");
     b.add_sample(ctx, [f], time, 1.0).unwrap();
     let err = diff(&base, &b.build(), &Query::new()).unwrap_err();
@@ -448,11 +457,12 @@ fn foreign_handles_are_errors() {
 #[test]
 fn deep_tree_needs_no_deep_call_stack() {
     // A naive recursive walk would overflow the test thread's stack at this depth.
-    let mut b = ProfileBuilder::new();
-    let ctx = b.intern_context(Context::new([])).unwrap();
-    let v = b
-        .intern_value_type("samples", Unit::Samples, Measured::SelfOnly)
-        .unwrap();
+    let (mut b, ctx, v) = builder(
+        Context::new([]),
+        "samples",
+        Unit::Samples,
+        Measured::SelfOnly,
+    );
     let f = function(&mut b, "f");
     let g = function(&mut b, "g");
     let depth = 100_000;
@@ -543,13 +553,12 @@ fn serde_round_trip_and_checked() {
 /// instructions below them.
 #[test]
 fn modules_addresses_and_inlined_frames() {
-    let mut b = ProfileBuilder::new();
-    let ctx = b
-        .intern_context(Context::new([(IdKind::Rank, 0), (IdKind::Thread, 3)]))
-        .unwrap();
-    let cycles = b
-        .intern_value_type("CYCLES", Unit::Count, Measured::SelfOnly)
-        .unwrap();
+    let (mut b, ctx, cycles) = builder(
+        Context::new([(IdKind::Rank, 0), (IdKind::Thread, 3)]),
+        "CYCLES",
+        Unit::Count,
+        Measured::SelfOnly,
+    );
     let libc = b.intern_string("libc.so.6").unwrap();
     let app = b.intern_string("app").unwrap();
     let unresolved = |b: &mut ProfileBuilder, address| {
@@ -602,13 +611,12 @@ fn modules_addresses_and_inlined_frames() {
 
 #[test]
 fn node_totals_complete_what_was_not_measured() {
-    let mut b = ProfileBuilder::new();
-    let cycles = b
-        .intern_value_type("cycles", Unit::Count, Measured::InclusiveOnly)
-        .unwrap();
-    let t = b
-        .intern_context(Context::new([(IdKind::Thread, 0)]))
-        .unwrap();
+    let (mut b, t, cycles) = builder(
+        Context::new([(IdKind::Thread, 0)]),
+        "cycles",
+        Unit::Count,
+        Measured::InclusiveOnly,
+    );
     let main = function(&mut b, "main");
     let work = function(&mut b, "work");
     let root = b.intern_stack(None, [main]).unwrap();

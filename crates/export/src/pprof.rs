@@ -63,7 +63,9 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
-use profcodec_profile::{ContextId, FrameId, IdKind, NodeId, Profile, StringId, Unit};
+use profcodec_profile::{
+    ContextId, FrameId, IdKind, NodeId, NodeValue, NodeValueColumn, Profile, StringId, Unit,
+};
 use prost::Message;
 
 use crate::{ExportError, ExportOptions};
@@ -429,6 +431,10 @@ struct SampleEntries<'p> {
     profile: &'p Profile,
     exported: Vec<bool>,
     has_self: Vec<bool>,
+    /// The profile's node value columns, and where each starts in their concatenation (the
+    /// order of `Profile::node_values`), which the codes index.
+    columns: &'p [NodeValueColumn],
+    column_starts: Vec<usize>,
     order: Order,
     len: usize,
 }
@@ -456,6 +462,16 @@ impl<'p> SampleEntries<'p> {
             profile,
             exported,
             has_self,
+            columns: profile.node_value_columns(),
+            column_starts: profile
+                .node_value_columns()
+                .iter()
+                .scan(0, |start, column| {
+                    let this = *start;
+                    *start += column.len();
+                    Some(this)
+                })
+                .collect(),
             order: Order::Profile,
             len: 0,
         };
@@ -537,9 +553,19 @@ impl<'p> SampleEntries<'p> {
         }
     }
 
+    /// The `index`th value of `Profile::node_values`.
+    fn node_value(&self, index: usize) -> NodeValue {
+        // Empty columns share their start with the next: the last column starting at or
+        // before `index` holds it.
+        let column = self.column_starts.partition_point(|&s| s <= index) - 1;
+        self.columns[column]
+            .get(index - self.column_starts[column])
+            .expect("an index below the number of node values")
+    }
+
     /// The entry of a code of [`each`](Self::each).
     fn entry(&self, code: u64) -> Entry {
-        let v = &self.profile.node_values()[(code >> 1) as usize];
+        let v = self.node_value((code >> 1) as usize);
         let value_type = v.value_type.index() as u32;
         let (node, value) = if self.has_self[v.value_type.index()] {
             (v.node, v.self_value.unwrap_or(0.0))

@@ -116,6 +116,36 @@ where
     }))
 }
 
+/// The batches of a table made whole by `fill`, which appends at most `limit` rows
+/// (`options.batch_rows`) straight into the columns and returns the batch, or `None` when the
+/// table is done: for the large tables whose rows sit in the mapped file as runs of fixed-size
+/// records, copied a run at a time rather than appended row by row. The first error ends the
+/// stream.
+pub(crate) fn filled_batches<'a>(
+    options: &ScanOptions,
+    mut fill: impl FnMut(usize) -> Result<Option<RecordBatch>, Error> + 'a,
+) -> Batches<'a> {
+    let limit = options.batch_rows.max(1);
+    let mut done = false;
+    Box::new(std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let batch = fill(limit).transpose();
+        done = !matches!(batch, Some(Ok(_)));
+        batch
+    }))
+}
+
+/// A record batch of table `table` from its columns.
+pub(crate) fn record_batch(
+    table: &'static str,
+    schema: SchemaRef,
+    columns: Vec<arrow_array::ArrayRef>,
+) -> Result<RecordBatch, Error> {
+    RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow { table, source })
+}
+
 /// The metadata of a field: its meaning, under the key `description`.
 pub(crate) fn description(text: &str) -> std::collections::HashMap<String, String> {
     std::collections::HashMap::from([("description".to_owned(), text.to_owned())])
@@ -218,10 +248,26 @@ macro_rules! null_doc {
 /// Declares a table: `table!(/// docs  Marker, RowBuilder, "name" { column: Type [nullable] =>
 /// "meaning", ... })`. The marker type is public and documents the columns; its `DEF` is the
 /// table's [`TableDef`]; the row builder is crate-private with one Arrow builder per column.
+/// `table!(/// docs  Marker, "name" { ... })`, without a row builder, is for a table whose
+/// batches are filled column by column ([`filled_batches`]).
 macro_rules! table {
     (
         $(#[doc = $doc:literal])*
-        $name:ident, $rows:ident, $table:literal {
+        $name:ident, $rows:ident, $table:literal { $($cols:tt)+ }
+    ) => {
+        $crate::table::table!(@marker $(#[doc = $doc])* $name, $table { $($cols)+ });
+        $crate::table::table!(@rows $name, $rows, $table { $($cols)+ });
+    };
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident, $table:literal { $($cols:tt)+ }
+    ) => {
+        $crate::table::table!(@marker $(#[doc = $doc])* $name, $table { $($cols)+ });
+    };
+    (
+        @marker
+        $(#[doc = $doc:literal])*
+        $name:ident, $table:literal {
             $( $col:ident : $ty:ident $($null:ident)? => $cdoc:literal ),+ $(,)?
         }
     ) => {
@@ -261,7 +307,13 @@ macro_rules! table {
                     .clone()
             }
         }
-
+    };
+    (
+        @rows
+        $name:ident, $rows:ident, $table:literal {
+            $( $col:ident : $ty:ident $($null:ident)? => $cdoc:literal ),+ $(,)?
+        }
+    ) => {
         /// The row builder of the table of the same name.
         pub(crate) struct $rows {
             $( pub(crate) $col: $crate::table::column_builder!($ty), )+
@@ -282,8 +334,7 @@ macro_rules! table {
                 let columns: Vec<arrow_array::ArrayRef> = vec![$(
                     std::sync::Arc::new(self.$col.finish())
                 ),+];
-                arrow_array::RecordBatch::try_new($name::schema(), columns)
-                    .map_err(|source| $crate::Error::Arrow { table: $table, source })
+                $crate::table::record_batch($table, $name::schema(), columns)
             }
         }
     };

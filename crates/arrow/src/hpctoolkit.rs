@@ -16,15 +16,17 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use arrow_array::builder::BooleanBufferBuilder;
-use arrow_array::{BooleanArray, Float64Array, RecordBatch, UInt16Array, UInt32Array, UInt64Array};
+use arrow_array::types::{Float64Type, UInt16Type, UInt32Type, UInt64Type};
 use profcodec_hpctoolkit::raw::{CtxIndex, TraceElem, Value};
 use profcodec_hpctoolkit::read::{ContextNode, IdTuple, Profile};
 use profcodec_hpctoolkit::{Database, FileKind};
 
-use crate::table::{Batches, ScanOptions, TableDef, batches, filled_batches, record_batch, table};
+use crate::table::{
+    Batches, Column, Columns, ScanOptions, TableDef, batches, columns, filled_batches,
+    record_batch, table,
+};
 use crate::{Error, Mapped};
 
 table! {
@@ -387,14 +389,6 @@ trait Block {
     fn take(&mut self, columns: &mut Self::Columns, room: usize);
 }
 
-/// The columns of a batch being filled.
-trait Columns {
-    fn with_capacity(rows: usize) -> Self;
-    fn len(&self) -> usize;
-    /// The batch, or `None` for no rows.
-    fn finish(self) -> Result<Option<RecordBatch>, Error>;
-}
-
 /// The batches of the rows of `count` blocks, opened one after the other (block `i` by
 /// `open(i)`) when the one before is taken: a batch gathers the records of as many blocks as it
 /// takes, copied a run at a time.
@@ -420,7 +414,15 @@ fn block_batches<'a, B: Block + 'a>(
                 }
             }
         }
-        columns.finish()
+        if columns.len() == 0 {
+            return Ok(None);
+        }
+        record_batch(
+            B::Columns::TABLE,
+            B::Columns::schema(),
+            columns.into_arrays(),
+        )
+        .map(Some)
     })
 }
 
@@ -470,17 +472,22 @@ impl Block for ProfileRun<'_> {
         let n = chunk.len();
         columns
             .profile
-            .resize(columns.profile.len() + n, self.index);
+            .0
+            .resize(columns.profile.0.len() + n, self.index);
         columns.summary.append_n(n, self.summary);
-        columns.metric_id.extend(chunk.iter().map(Value::metric_id));
-        columns.value.extend(chunk.iter().map(Value::value));
+        columns
+            .metric_id
+            .0
+            .extend(chunk.iter().map(Value::metric_id));
+        columns.value.0.extend(chunk.iter().map(Value::value));
         while self.pos < end {
             let Some(ctx) = self.ctxs.get(self.ctx) else {
                 // Unreachable once validated (the last run ends at the last value); the rows
                 // keep their length all the same.
                 columns
                     .ctx_id
-                    .resize(columns.ctx_id.len() + (end - self.pos), 0);
+                    .0
+                    .resize(columns.ctx_id.0.len() + (end - self.pos), 0);
                 self.pos = end;
                 break;
             };
@@ -492,7 +499,8 @@ impl Block for ProfileRun<'_> {
             if upto > self.pos {
                 columns
                     .ctx_id
-                    .resize(columns.ctx_id.len() + (upto - self.pos), ctx.ctx_id());
+                    .0
+                    .resize(columns.ctx_id.0.len() + (upto - self.pos), ctx.ctx_id());
                 self.pos = upto;
             }
             if run_end <= self.pos {
@@ -502,46 +510,14 @@ impl Block for ProfileRun<'_> {
     }
 }
 
-/// The columns of a `values` batch being filled.
-struct ValueColumns {
-    profile: Vec<u32>,
-    summary: BooleanBufferBuilder,
-    ctx_id: Vec<u32>,
-    metric_id: Vec<u16>,
-    value: Vec<f64>,
-}
-
-impl Columns for ValueColumns {
-    fn with_capacity(rows: usize) -> Self {
-        ValueColumns {
-            profile: Vec::with_capacity(rows),
-            summary: BooleanBufferBuilder::new(rows),
-            ctx_id: Vec::with_capacity(rows),
-            metric_id: Vec::with_capacity(rows),
-            value: Vec::with_capacity(rows),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.profile.len()
-    }
-
-    fn finish(mut self) -> Result<Option<RecordBatch>, Error> {
-        if self.profile.is_empty() {
-            return Ok(None);
-        }
-        record_batch(
-            Values::NAME,
-            Values::schema(),
-            vec![
-                Arc::new(UInt32Array::from(self.profile)),
-                Arc::new(BooleanArray::new(self.summary.finish(), None)),
-                Arc::new(UInt32Array::from(self.ctx_id)),
-                Arc::new(UInt16Array::from(self.metric_id)),
-                Arc::new(Float64Array::from(self.value)),
-            ],
-        )
-        .map(Some)
+columns! {
+    /// The columns of a `values` batch being filled.
+    ValueColumns for Values {
+        profile: Column<UInt32Type>,
+        summary: BooleanBufferBuilder,
+        ctx_id: Column<UInt32Type>,
+        metric_id: Column<UInt16Type>,
+        value: Column<Float64Type>,
     }
 }
 
@@ -564,48 +540,22 @@ impl Block for TraceRun<'_> {
         self.elems = rest;
         columns
             .profile
-            .resize(columns.profile.len() + chunk.len(), self.profile);
+            .0
+            .resize(columns.profile.0.len() + chunk.len(), self.profile);
         columns
             .timestamp
+            .0
             .extend(chunk.iter().map(TraceElem::timestamp));
-        columns.ctx_id.extend(chunk.iter().map(TraceElem::ctx_id));
+        columns.ctx_id.0.extend(chunk.iter().map(TraceElem::ctx_id));
     }
 }
 
-/// The columns of a `traces` batch being filled.
-struct TraceColumns {
-    profile: Vec<u32>,
-    timestamp: Vec<u64>,
-    ctx_id: Vec<u32>,
-}
-
-impl Columns for TraceColumns {
-    fn with_capacity(rows: usize) -> Self {
-        TraceColumns {
-            profile: Vec::with_capacity(rows),
-            timestamp: Vec::with_capacity(rows),
-            ctx_id: Vec::with_capacity(rows),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.profile.len()
-    }
-
-    fn finish(self) -> Result<Option<RecordBatch>, Error> {
-        if self.profile.is_empty() {
-            return Ok(None);
-        }
-        record_batch(
-            Traces::NAME,
-            Traces::schema(),
-            vec![
-                Arc::new(UInt32Array::from(self.profile)),
-                Arc::new(UInt64Array::from(self.timestamp)),
-                Arc::new(UInt32Array::from(self.ctx_id)),
-            ],
-        )
-        .map(Some)
+columns! {
+    /// The columns of a `traces` batch being filled.
+    TraceColumns for Traces {
+        profile: Column<UInt32Type>,
+        timestamp: Column<UInt64Type>,
+        ctx_id: Column<UInt32Type>,
     }
 }
 

@@ -137,6 +137,93 @@ pub(crate) fn filled_batches<'a>(
     }))
 }
 
+/// The columns of a batch of a table filled in bulk ([`filled_batches`]), made by [`columns!`].
+pub(crate) trait Columns {
+    /// The table's name.
+    const TABLE: &'static str;
+    /// The table's schema.
+    fn schema() -> SchemaRef;
+    /// Empty columns with room for `rows` rows.
+    fn with_capacity(rows: usize) -> Self;
+    /// The rows filled.
+    fn len(&self) -> usize;
+    /// The columns as arrays, in the schema's order.
+    fn into_arrays(self) -> Vec<arrow_array::ArrayRef>;
+}
+
+/// A non-null column of numbers filled in bulk (`extend`, `resize`), handed to Arrow without a
+/// copy.
+pub(crate) struct Column<T: arrow_array::ArrowPrimitiveType>(pub(crate) Vec<T::Native>);
+
+/// A column being filled in bulk: a [`Column`] of numbers, or a bit buffer of booleans.
+pub(crate) trait ColumnBuffer {
+    fn with_capacity(rows: usize) -> Self;
+    fn len(&self) -> usize;
+    fn into_array(self) -> arrow_array::ArrayRef;
+}
+
+impl<T: arrow_array::ArrowPrimitiveType> ColumnBuffer for Column<T> {
+    fn with_capacity(rows: usize) -> Self {
+        Column(Vec::with_capacity(rows))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn into_array(self) -> arrow_array::ArrayRef {
+        Arc::new(arrow_array::PrimitiveArray::<T>::new(self.0.into(), None))
+    }
+}
+
+impl ColumnBuffer for arrow_array::builder::BooleanBufferBuilder {
+    fn with_capacity(rows: usize) -> Self {
+        arrow_array::builder::BooleanBufferBuilder::new(rows)
+    }
+
+    fn len(&self) -> usize {
+        arrow_array::builder::BooleanBufferBuilder::len(self)
+    }
+
+    fn into_array(mut self) -> arrow_array::ArrayRef {
+        Arc::new(arrow_array::BooleanArray::new(self.finish(), None))
+    }
+}
+
+/// Declares the [`Columns`] of a table filled in bulk: `columns!(/// docs  Name for Marker {
+/// column: Buffer, ... })`, one [`ColumnBuffer`] per column of the marker's schema, in order.
+macro_rules! columns {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident for $table:ident { $( $col:ident : $buf:ty ),+ $(,)? }
+    ) => {
+        $(#[doc = $doc])*
+        struct $name {
+            $( $col: $buf, )+
+        }
+
+        impl $crate::table::Columns for $name {
+            const TABLE: &'static str = $table::NAME;
+
+            fn schema() -> arrow_schema::SchemaRef {
+                $table::schema()
+            }
+
+            fn with_capacity(rows: usize) -> Self {
+                $name { $( $col: $crate::table::ColumnBuffer::with_capacity(rows), )+ }
+            }
+
+            fn len(&self) -> usize {
+                [$( $crate::table::ColumnBuffer::len(&self.$col) ),+][0]
+            }
+
+            fn into_arrays(self) -> Vec<arrow_array::ArrayRef> {
+                vec![$( $crate::table::ColumnBuffer::into_array(self.$col) ),+]
+            }
+        }
+    };
+}
+
 /// A record batch of table `table` from its columns.
 pub(crate) fn record_batch(
     table: &'static str,
@@ -340,4 +427,4 @@ macro_rules! table {
     };
 }
 
-pub(crate) use {column_builder, column_type, null_doc, nullable, table, type_doc};
+pub(crate) use {column_builder, column_type, columns, null_doc, nullable, table, type_doc};

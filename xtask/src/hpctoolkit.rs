@@ -106,7 +106,7 @@ fn bench_peers(ws: &Workspace, args: &[String]) -> Result<()> {
     peers::compare(&rows, options.runs())
 }
 
-fn generate(args: &[String]) -> Result<()> {
+pub(crate) fn generate(args: &[String]) -> Result<()> {
     let (config, out) = profcodec_benches::hpctoolkit::parse_args(args).map_err(|e| {
         anyhow!(
             "{e}\nusage: cargo xtask gen-hpctoolkit --profiles N --contexts M --metrics K \

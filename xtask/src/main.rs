@@ -12,6 +12,8 @@
 //!   (easyprofiler, statprofiler; optional for hpcrun). BENCHMARKS.md has the figures.
 //! - `cargo xtask interop-spark [DATABASE]`: Spark reads `profcodec export --parquet`'s dataset
 //!   (`src/tables.rs`, which also installs DuckDB for the tests).
+//! - `cargo xtask bench-peers tables [--runs N] [GEN OPTIONS]`: `profcodec export --parquet` and
+//!   `profcodec sql` over a synthetic HPCToolkit database of 2.3 GB (`src/tables.rs`).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -275,6 +277,9 @@ fn main() -> Result<()> {
         Some("fuzz-replay") => fuzz::replay(&ws),
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "python") => {
             python::bench(&ws, &args[2..])
+        }
+        Some("bench-peers") if args.get(1).is_some_and(|a| a == "tables") => {
+            tables::bench(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("bench-peers") => {

@@ -83,13 +83,13 @@ pub(crate) struct Row {
 
 /// One timed run: wall-clock, user and system seconds.
 #[derive(Debug, Clone, Copy)]
-struct Sample {
-    wall: f64,
-    cpu: f64,
+pub(crate) struct Sample {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
 }
 
 /// Runs `cmd` once as a whole process under bash's `time` keyword, its output discarded.
-fn time_once(cmd: &CommandLine) -> Result<Sample> {
+pub(crate) fn time_once(cmd: &CommandLine) -> Result<Sample> {
     let mut bash = Command::new("bash");
     bash.arg("-c")
         .arg(
@@ -129,7 +129,7 @@ fn time_once(cmd: &CommandLine) -> Result<Sample> {
 }
 
 /// The median of `values` (the mean of the two middle ones for an even count).
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n == 0 {
@@ -142,14 +142,14 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Size of a file, or of every file below a folder.
-fn size_of(path: &Path) -> u64 {
+pub(crate) fn size_of(path: &Path) -> u64 {
     if path.is_dir() {
         std::fs::read_dir(path)
             .into_iter()
@@ -162,7 +162,7 @@ fn size_of(path: &Path) -> u64 {
     }
 }
 
-fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     if bytes >= 1_000_000 {
         format!("{:.1} MB", bytes as f64 / 1e6)
     } else {
@@ -170,7 +170,7 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-fn seconds(s: f64) -> String {
+pub(crate) fn seconds(s: f64) -> String {
     if s < 0.1 {
         format!("{:.1} ms", s * 1e3)
     } else {

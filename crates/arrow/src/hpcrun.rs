@@ -461,12 +461,9 @@ fn id_tuple_text(view: &V4View<'_>) -> String {
         physical: r.physical.get(),
         logical: r.logical.get(),
     });
-    name_id_tuple(&view.dictionary, tuple)
-        .iter()
-        .map(|(id, name)| match name {
-            Some(name) => format!("{} {}", name.to_string_lossy(), id.logical),
-            None => format!("KIND{} {}", id.kind_id(), id.logical),
-        })
-        .collect::<Vec<_>>()
-        .join(" / ")
+    crate::id_tuple_text(
+        name_id_tuple(&view.dictionary, tuple)
+            .iter()
+            .map(|(id, name)| (name.map(|n| n.to_string_lossy()), id.kind_id(), id.logical)),
+    )
 }

@@ -17,10 +17,16 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_hpctoolkit::read::{ContextNode, IdTuple};
+use arrow_array::builder::BooleanBufferBuilder;
+use arrow_array::types::{Float64Type, UInt16Type, UInt32Type, UInt64Type};
+use profcodec_hpctoolkit::raw::{CtxIndex, TraceElem, Value};
+use profcodec_hpctoolkit::read::{ContextNode, IdTuple, Profile};
 use profcodec_hpctoolkit::{Database, FileKind};
 
-use crate::table::{Batches, ScanOptions, TableDef, batches, table};
+use crate::table::{
+    Batches, Column, Columns, ScanOptions, TableDef, batches, columns, filled_batches,
+    record_batch, table,
+};
 use crate::{Error, Mapped};
 
 table! {
@@ -79,7 +85,7 @@ table! {
 table! {
     /// HPCToolkit `values`: every non-zero value of profile.db in long form, one row per
     /// (profile, context, metric id).
-    Values, ValueRows, "values" {
+    Values, "values" {
         profile: UInt32 => "The profile (`profiles.profile`).",
         summary: Boolean => "True in the summary profile, whose metric ids are summary statistics.",
         ctx_id: UInt32 => "The context (`contexts.ctx_id`); ids meta.db elides (instructions) have no `contexts` row.",
@@ -90,7 +96,7 @@ table! {
 
 table! {
     /// HPCToolkit `traces`: every sample of trace.db, one row per (profile, timestamp).
-    Traces, TraceRows, "traces" {
+    Traces, "traces" {
         profile: UInt32 => "The profile the trace line belongs to (`profiles.profile`).",
         timestamp: UInt64 => "The sample's time in nanoseconds.",
         ctx_id: UInt32 => "The context sampled (`contexts.ctx_id`).",
@@ -347,48 +353,12 @@ impl Source {
             return Box::new(std::iter::empty());
         };
         let path = self.path.as_path();
-        let items = (0..pdb.profile_count()).flat_map(
-            move |i| -> Box<dyn Iterator<Item = Result<ValueRow, Error>> + 'a> {
-                // Each profile's block is checked (sorted ids, runs inside the block) just before
-                // its values are read, so the values are read in one pass over profile.db.
-                let profile = pdb.profile(i).and_then(|p| {
-                    pdb.validate_profile(&p)?;
-                    Ok(p)
-                });
-                let p = match profile {
-                    Ok(p) => p,
-                    Err(e) => return Box::new(std::iter::once(Err(invalid(path, e)))),
-                };
-                let (index, summary) = (p.index, p.is_summary());
-                let (ctxs, values) = (p.ctx_indices, p.values);
-                Box::new(ctxs.iter().enumerate().flat_map(move |(k, c)| {
-                    let start = c.start_index() as usize;
-                    let end = ctxs
-                        .get(k + 1)
-                        .map_or(values.len(), |next| next.start_index() as usize);
-                    let ctx_id = c.ctx_id();
-                    values
-                        .get(start..end)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(move |v| {
-                            Ok(ValueRow {
-                                profile: index,
-                                summary,
-                                ctx_id,
-                                metric_id: v.metric_id(),
-                                value: v.value(),
-                            })
-                        })
-                }))
-            },
-        );
-        batches(ValueRows::new(), items, options, |rows, v: ValueRow| {
-            rows.profile.append_value(v.profile);
-            rows.summary.append_value(v.summary);
-            rows.ctx_id.append_value(v.ctx_id);
-            rows.metric_id.append_value(v.metric_id);
-            rows.value.append_value(v.value);
+        block_batches(options, pdb.profile_count(), move |i| {
+            // Each profile's block is checked (sorted ids, runs inside the block) just before
+            // its values are read, so the values are read in one pass over profile.db.
+            let p = pdb.profile(i).map_err(|e| invalid(path, e))?;
+            pdb.validate_profile(&p).map_err(|e| invalid(path, e))?;
+            Ok(ProfileRun::new(&p))
         })
     }
 
@@ -397,35 +367,195 @@ impl Source {
             return Box::new(std::iter::empty());
         };
         let path = self.path.as_path();
-        let items = (0..tdb.trace_count()).flat_map(
-            move |i| -> Box<dyn Iterator<Item = Result<(u32, u64, u32), Error>> + 'a> {
-                let trace = tdb.trace(i).and_then(|t| {
-                    tdb.validate_trace(&t)?;
-                    Ok(t)
-                });
-                match trace {
-                    Ok(t) => {
-                        let profile = t.prof_index;
-                        Box::new(
-                            t.elems
-                                .iter()
-                                .map(move |e| Ok((profile, e.timestamp(), e.ctx_id()))),
-                        )
-                    }
-                    Err(e) => Box::new(std::iter::once(Err(invalid(path, e)))),
+        block_batches(options, tdb.trace_count(), move |i| {
+            let t = tdb.trace(i).map_err(|e| invalid(path, e))?;
+            tdb.validate_trace(&t).map_err(|e| invalid(path, e))?;
+            Ok(TraceRun {
+                profile: t.prof_index,
+                elems: t.elems,
+            })
+        })
+    }
+}
+
+/// A block of fixed-size records in a mapped file (a profile's values, a trace line's samples)
+/// being turned into rows.
+trait Block {
+    /// The columns of a batch of the table the rows go to.
+    type Columns: Columns;
+    /// Whether every row is taken.
+    fn is_done(&self) -> bool;
+    /// Appends up to `room` of the next rows to `columns`.
+    fn take(&mut self, columns: &mut Self::Columns, room: usize);
+}
+
+/// The batches of the rows of `count` blocks, opened one after the other (block `i` by
+/// `open(i)`) when the one before is taken: a batch gathers the records of as many blocks as it
+/// takes, copied a run at a time.
+fn block_batches<'a, B: Block + 'a>(
+    options: &ScanOptions,
+    count: u32,
+    mut open: impl FnMut(u32) -> Result<B, Error> + 'a,
+) -> Batches<'a> {
+    let mut next = 0;
+    let mut current: Option<B> = None;
+    filled_batches(options, move |limit| {
+        let mut columns = B::Columns::with_capacity(limit);
+        while columns.len() < limit {
+            match &mut current {
+                Some(block) if !block.is_done() => {
+                    let room = limit - columns.len();
+                    block.take(&mut columns, room);
                 }
-            },
-        );
-        batches(
-            TraceRows::new(),
-            items,
-            options,
-            |rows, (profile, timestamp, ctx_id)| {
-                rows.profile.append_value(profile);
-                rows.timestamp.append_value(timestamp);
-                rows.ctx_id.append_value(ctx_id);
-            },
+                _ if next == count => break,
+                _ => {
+                    current = Some(open(next)?);
+                    next += 1;
+                }
+            }
+        }
+        if columns.len() == 0 {
+            return Ok(None);
+        }
+        record_batch(
+            B::Columns::TABLE,
+            B::Columns::schema(),
+            columns.into_arrays(),
         )
+        .map(Some)
+    })
+}
+
+/// A profile's values being read: its sparse block in profile.db and how far it is taken.
+struct ProfileRun<'a> {
+    index: u32,
+    summary: bool,
+    ctxs: &'a [CtxIndex],
+    values: &'a [Value],
+    /// The next value to take.
+    pos: usize,
+    /// The context whose run holds `pos` (or an empty run before it).
+    ctx: usize,
+}
+
+impl<'a> ProfileRun<'a> {
+    fn new(p: &Profile<'a>) -> Self {
+        // Validated: start indices ascend and stay within the values, so a profile's rows are
+        // the values from the first context's start on, in one piece.
+        let first = p
+            .ctx_indices
+            .first()
+            .map_or(p.values.len(), |c| c.start_index() as usize);
+        ProfileRun {
+            index: p.index,
+            summary: p.is_summary(),
+            ctxs: p.ctx_indices,
+            values: p.values,
+            pos: first.min(p.values.len()),
+            ctx: 0,
+        }
+    }
+}
+
+impl Block for ProfileRun<'_> {
+    type Columns = ValueColumns;
+
+    fn is_done(&self) -> bool {
+        self.pos >= self.values.len()
+    }
+
+    /// The values' ids and numbers are copied out of the block in one go, each context id
+    /// repeated over its run.
+    fn take(&mut self, columns: &mut ValueColumns, room: usize) {
+        let end = self.values.len().min(self.pos + room);
+        let chunk = &self.values[self.pos..end];
+        let n = chunk.len();
+        columns
+            .profile
+            .0
+            .resize(columns.profile.0.len() + n, self.index);
+        columns.summary.append_n(n, self.summary);
+        columns
+            .metric_id
+            .0
+            .extend(chunk.iter().map(Value::metric_id));
+        columns.value.0.extend(chunk.iter().map(Value::value));
+        while self.pos < end {
+            let Some(ctx) = self.ctxs.get(self.ctx) else {
+                // Unreachable once validated (the last run ends at the last value); the rows
+                // keep their length all the same.
+                columns
+                    .ctx_id
+                    .0
+                    .resize(columns.ctx_id.0.len() + (end - self.pos), 0);
+                self.pos = end;
+                break;
+            };
+            let run_end = self
+                .ctxs
+                .get(self.ctx + 1)
+                .map_or(self.values.len(), |c| c.start_index() as usize);
+            let upto = run_end.min(end);
+            if upto > self.pos {
+                columns
+                    .ctx_id
+                    .0
+                    .resize(columns.ctx_id.0.len() + (upto - self.pos), ctx.ctx_id());
+                self.pos = upto;
+            }
+            if run_end <= self.pos {
+                self.ctx += 1;
+            }
+        }
+    }
+}
+
+columns! {
+    /// The columns of a `values` batch being filled.
+    ValueColumns for Values {
+        profile: Column<UInt32Type>,
+        summary: BooleanBufferBuilder,
+        ctx_id: Column<UInt32Type>,
+        metric_id: Column<UInt16Type>,
+        value: Column<Float64Type>,
+    }
+}
+
+/// A trace line's samples being read, from trace.db.
+struct TraceRun<'a> {
+    profile: u32,
+    /// The samples not taken yet.
+    elems: &'a [TraceElem],
+}
+
+impl Block for TraceRun<'_> {
+    type Columns = TraceColumns;
+
+    fn is_done(&self) -> bool {
+        self.elems.is_empty()
+    }
+
+    fn take(&mut self, columns: &mut TraceColumns, room: usize) {
+        let (chunk, rest) = self.elems.split_at(room.min(self.elems.len()));
+        self.elems = rest;
+        columns
+            .profile
+            .0
+            .resize(columns.profile.0.len() + chunk.len(), self.profile);
+        columns
+            .timestamp
+            .0
+            .extend(chunk.iter().map(TraceElem::timestamp));
+        columns.ctx_id.0.extend(chunk.iter().map(TraceElem::ctx_id));
+    }
+}
+
+columns! {
+    /// The columns of a `traces` batch being filled.
+    TraceColumns for Traces {
+        profile: Column<UInt32Type>,
+        timestamp: Column<UInt64Type>,
+        ctx_id: Column<UInt32Type>,
     }
 }
 
@@ -461,14 +591,6 @@ struct MetricRow<'a> {
     formula: Option<&'a str>,
 }
 
-struct ValueRow {
-    profile: u32,
-    summary: bool,
-    ctx_id: u32,
-    metric_id: u16,
-    value: f64,
-}
-
 /// An identifier tuple's ids by kind, and its text.
 #[derive(Default)]
 struct SpelledIds {
@@ -490,18 +612,11 @@ fn spell_ids(
     tuple: IdTuple<'_>,
 ) -> Result<SpelledIds, profcodec_hpctoolkit::Error> {
     let mut out = SpelledIds::default();
-    let mut text = String::new();
+    let mut named = Vec::with_capacity(tuple.ids.len());
     for id in tuple.ids {
         let logical = id.logical_id.get();
         let name = meta.id_name(id.kind)?;
-        if !text.is_empty() {
-            text.push_str(" / ");
-        }
-        match name {
-            Some(name) => text.push_str(name),
-            None => text.push_str(&format!("KIND{}", id.kind)),
-        }
-        text.push_str(&format!(" {logical}"));
+        named.push((name, id.kind, logical));
         let slot = match name.map(str::to_ascii_uppercase).as_deref() {
             Some("NODE") => &mut out.node,
             Some("RANK") => &mut out.rank,
@@ -514,6 +629,6 @@ fn spell_ids(
         };
         *slot = Some(logical);
     }
-    out.text = Some(text);
+    out.text = Some(crate::id_tuple_text(named));
     Ok(out)
 }

@@ -50,7 +50,7 @@
 //! `parquet::export` writes every table of every input as
 //! `OUT/<set>/<table>/input=<k>/part-<n>.parquet`, a Hive-partitioned dataset that DuckDB,
 //! Spark, Trino and DataFusion read as one table per folder, with column statistics, row groups
-//! of up to a million rows and zstd, Snappy or no compression.
+//! of up to a million rows and zstd, Snappy or no compression, one table per core at once.
 //!
 //! # SQL (feature `sql`)
 //!
@@ -335,6 +335,30 @@ impl AsRef<[u8]> for Mapped {
     fn as_ref(&self) -> &[u8] {
         self.0.bytes()
     }
+}
+
+/// An identifier tuple (HPCToolkit's and hpcrun's: the ids of a profile's node, rank, thread,
+/// GPU stream...) as text, `RANK 0 / THREAD 1`: each id's kind by the name the file gives it
+/// (`KIND<k>` for a kind it names not) and its logical id.
+pub(crate) fn id_tuple_text<N, K, L>(ids: impl IntoIterator<Item = (Option<N>, K, L)>) -> String
+where
+    N: std::fmt::Display,
+    K: std::fmt::Display,
+    L: std::fmt::Display,
+{
+    use std::fmt::Write;
+    let mut text = String::new();
+    for (name, kind, logical) in ids {
+        if !text.is_empty() {
+            text.push_str(" / ");
+        }
+        // Writing into a String does not fail.
+        let _ = match name {
+            Some(name) => write!(text, "{name} {logical}"),
+            None => write!(text, "KIND{kind} {logical}"),
+        };
+    }
+    text
 }
 
 /// The error for a table name `table` that `set` (whose tables are `tables`) lacks.

@@ -20,7 +20,8 @@
 //! compression chosen, the Arrow schema with each column's meaning
 //! (its `description` field metadata) in the file's metadata; a new part starts after
 //! [`ExportOptions::file_rows`] rows. Batches are written as they are read: memory is a row
-//! group being encoded, whatever the input's size.
+//! group being encoded per table being written ([`ExportOptions::threads`] at once), whatever
+//! the input's size.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,7 +30,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
-use crate::{Error, InputTables, ScanOptions, TableSet};
+use crate::{Error, InputTables, ScanOptions, TableDef, TableSet, Tables};
 
 /// The compression of the Parquet pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,6 +59,8 @@ pub struct ExportOptions {
     pub scan: ScanOptions,
     /// Only these tables (`set.table`, `table` or `set`); every table when empty.
     pub tables: Vec<String>,
+    /// How many tables are written at once, each by a thread of its own (at least 1).
+    pub threads: usize,
 }
 
 impl Default for ExportOptions {
@@ -68,12 +71,14 @@ impl Default for ExportOptions {
             file_rows: 8 << 20,
             scan: ScanOptions::new(),
             tables: Vec::new(),
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
 }
 
 impl ExportOptions {
-    /// The default options: zstd, row groups of 1 Mi rows, parts of 8 Mi rows, every table.
+    /// The default options: zstd, row groups of 1 Mi rows, parts of 8 Mi rows, every table, as
+    /// many tables at once as the machine has cores.
     pub fn new() -> Self {
         ExportOptions::default()
     }
@@ -87,6 +92,12 @@ impl ExportOptions {
     /// These options exporting only `tables` (`set.table`, `table` or `set`).
     pub fn tables(mut self, tables: Vec<String>) -> Self {
         self.tables = tables;
+        self
+    }
+
+    /// These options writing `threads` tables at once (0 is taken as 1).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
         self
     }
 
@@ -142,13 +153,14 @@ pub struct Written {
 
 /// Writes the tables of `inputs` under `out` (which must exist; files are created, never
 /// replaced: give a fresh folder) and returns the files written, in order. The `k`-th input is
-/// `input=k`.
+/// `input=k`. Tables are written [`ExportOptions::threads`] at a time, each read and encoded by
+/// one thread (the large ones, an HPCToolkit database's `values` and `traces`, on cores of their
+/// own).
 pub fn export(
     out: &Path,
     inputs: &[InputTables],
     options: &ExportOptions,
 ) -> Result<Vec<Written>, Error> {
-    let mut written = Vec::new();
     // The `inputs` table: small, one file.
     let batch = crate::inputs::batch(inputs)?;
     let dir = out.join("inputs");
@@ -157,40 +169,142 @@ pub fn export(
     let properties = options.properties(&batch.schema());
     let mut file = PartFile::create(&path, batch.schema(), &properties)?;
     file.write(&batch)?;
-    written.push(file.close()?);
+    let mut written = vec![file.close()?];
+    for files in run_jobs(&jobs(inputs, options), options.threads, |job| {
+        job.export(out, options)
+    })? {
+        written.extend(files);
+    }
+    Ok(written)
+}
+
+/// Reads every table `export` would write, as it would (the same batches, the same threads), and
+/// writes nothing: the rows of each table of each input, in the order `export` writes them. What
+/// the export costs besides encoding and compressing, and a check that every table of the
+/// inputs reads.
+pub fn scan(inputs: &[InputTables], options: &ExportOptions) -> Result<Vec<Scanned>, Error> {
+    run_jobs(&jobs(inputs, options), options.threads, |job| {
+        let mut rows = 0;
+        for batch in job.tables.batches(job.table.name, &options.scan)? {
+            rows += batch?.num_rows() as u64;
+        }
+        Ok(Scanned {
+            input: job.input,
+            set: job.tables.set(),
+            table: job.table.name,
+            rows,
+        })
+    })
+}
+
+/// One table read by [`scan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Scanned {
+    /// The input's position.
+    pub input: usize,
+    /// The table's set.
+    pub set: TableSet,
+    /// The table's name.
+    pub table: &'static str,
+    /// Its rows.
+    pub rows: u64,
+}
+
+/// The tables of `inputs` that `options` exports, in order.
+fn jobs<'a>(inputs: &'a [InputTables], options: &ExportOptions) -> Vec<Job<'a>> {
+    let mut jobs = Vec::new();
     for (k, input) in inputs.iter().enumerate() {
         for tables in input.sets() {
             let set = tables.set();
             for table in set.tables() {
-                if !options.wants(set, table.name) {
-                    continue;
+                if options.wants(set, table.name) {
+                    jobs.push(Job {
+                        input: k,
+                        tables: tables.as_ref(),
+                        table,
+                    });
                 }
-                let dir = out
-                    .join(set.name())
-                    .join(table.name)
-                    .join(format!("input={k}"));
-                create_dir(&dir)?;
-                let schema = table.schema();
-                let properties = options.properties(&schema);
-                let part = |n: usize| dir.join(format!("part-{n:05}.parquet"));
-                let mut n = 0;
-                let mut file = PartFile::create(&part(n), schema.clone(), &properties)?;
-                for batch in tables.batches(table.name, &options.scan)? {
-                    let batch = batch?;
-                    if file.rows > 0
-                        && file.rows + batch.num_rows() as u64 > options.file_rows as u64
-                    {
-                        written.push(file.close()?);
-                        n += 1;
-                        file = PartFile::create(&part(n), schema.clone(), &properties)?;
-                    }
-                    file.write(&batch)?;
-                }
-                written.push(file.close()?);
             }
         }
     }
-    Ok(written)
+    jobs
+}
+
+/// One table of one input to export.
+struct Job<'a> {
+    input: usize,
+    tables: &'a dyn Tables,
+    table: &'static TableDef,
+}
+
+impl Job<'_> {
+    /// Writes the table's part files under `out`.
+    fn export(&self, out: &Path, options: &ExportOptions) -> Result<Vec<Written>, Error> {
+        let (tables, table) = (self.tables, self.table);
+        let dir = out
+            .join(tables.set().name())
+            .join(table.name)
+            .join(format!("input={}", self.input));
+        create_dir(&dir)?;
+        let schema = table.schema();
+        let properties = options.properties(&schema);
+        let part = |n: usize| dir.join(format!("part-{n:05}.parquet"));
+        let mut written = Vec::new();
+        let mut n = 0;
+        let mut file = PartFile::create(&part(n), schema.clone(), &properties)?;
+        for batch in tables.batches(table.name, &options.scan)? {
+            let batch = batch?;
+            if file.rows > 0 && file.rows + batch.num_rows() as u64 > options.file_rows as u64 {
+                written.push(file.close()?);
+                n += 1;
+                file = PartFile::create(&part(n), schema.clone(), &properties)?;
+            }
+            file.write(&batch)?;
+        }
+        written.push(file.close()?);
+        Ok(written)
+    }
+}
+
+/// The results of `work` on every job, in the jobs' order, `threads` jobs at a time; the first
+/// error (in the jobs' order) is returned, and no job starts after one has failed.
+fn run_jobs<J: Sync, T: Send>(
+    jobs: &[J],
+    threads: usize,
+    work: impl Fn(&J) -> Result<T, Error> + Sync,
+) -> Result<Vec<T>, Error> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let worker = || {
+        let mut done = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = jobs.get(i) else { break };
+            let result = work(job);
+            failed.fetch_or(result.is_err(), Ordering::Relaxed);
+            done.push((i, result));
+        }
+        done
+    };
+    let threads = threads.clamp(1, jobs.len().max(1));
+    let mut results: Vec<(usize, Result<T, Error>)> = if threads == 1 {
+        worker()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
+    };
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 fn create_dir(dir: &Path) -> Result<(), Error> {

@@ -116,6 +116,123 @@ where
     }))
 }
 
+/// The batches of a table made whole by `fill`, which appends at most `limit` rows
+/// (`options.batch_rows`) straight into the columns and returns the batch, or `None` when the
+/// table is done: for the large tables whose rows sit in the mapped file as runs of fixed-size
+/// records, copied a run at a time rather than appended row by row. The first error ends the
+/// stream.
+pub(crate) fn filled_batches<'a>(
+    options: &ScanOptions,
+    mut fill: impl FnMut(usize) -> Result<Option<RecordBatch>, Error> + 'a,
+) -> Batches<'a> {
+    let limit = options.batch_rows.max(1);
+    let mut done = false;
+    Box::new(std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let batch = fill(limit).transpose();
+        done = !matches!(batch, Some(Ok(_)));
+        batch
+    }))
+}
+
+/// The columns of a batch of a table filled in bulk ([`filled_batches`]), made by [`columns!`].
+pub(crate) trait Columns {
+    /// The table's name.
+    const TABLE: &'static str;
+    /// The table's schema.
+    fn schema() -> SchemaRef;
+    /// Empty columns with room for `rows` rows.
+    fn with_capacity(rows: usize) -> Self;
+    /// The rows filled.
+    fn len(&self) -> usize;
+    /// The columns as arrays, in the schema's order.
+    fn into_arrays(self) -> Vec<arrow_array::ArrayRef>;
+}
+
+/// A non-null column of numbers filled in bulk (`extend`, `resize`), handed to Arrow without a
+/// copy.
+pub(crate) struct Column<T: arrow_array::ArrowPrimitiveType>(pub(crate) Vec<T::Native>);
+
+/// A column being filled in bulk: a [`Column`] of numbers, or a bit buffer of booleans.
+pub(crate) trait ColumnBuffer {
+    fn with_capacity(rows: usize) -> Self;
+    fn len(&self) -> usize;
+    fn into_array(self) -> arrow_array::ArrayRef;
+}
+
+impl<T: arrow_array::ArrowPrimitiveType> ColumnBuffer for Column<T> {
+    fn with_capacity(rows: usize) -> Self {
+        Column(Vec::with_capacity(rows))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn into_array(self) -> arrow_array::ArrayRef {
+        Arc::new(arrow_array::PrimitiveArray::<T>::new(self.0.into(), None))
+    }
+}
+
+impl ColumnBuffer for arrow_array::builder::BooleanBufferBuilder {
+    fn with_capacity(rows: usize) -> Self {
+        arrow_array::builder::BooleanBufferBuilder::new(rows)
+    }
+
+    fn len(&self) -> usize {
+        arrow_array::builder::BooleanBufferBuilder::len(self)
+    }
+
+    fn into_array(mut self) -> arrow_array::ArrayRef {
+        Arc::new(arrow_array::BooleanArray::new(self.finish(), None))
+    }
+}
+
+/// Declares the [`Columns`] of a table filled in bulk: `columns!(/// docs  Name for Marker {
+/// column: Buffer, ... })`, one [`ColumnBuffer`] per column of the marker's schema, in order.
+macro_rules! columns {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident for $table:ident { $( $col:ident : $buf:ty ),+ $(,)? }
+    ) => {
+        $(#[doc = $doc])*
+        struct $name {
+            $( $col: $buf, )+
+        }
+
+        impl $crate::table::Columns for $name {
+            const TABLE: &'static str = $table::NAME;
+
+            fn schema() -> arrow_schema::SchemaRef {
+                $table::schema()
+            }
+
+            fn with_capacity(rows: usize) -> Self {
+                $name { $( $col: $crate::table::ColumnBuffer::with_capacity(rows), )+ }
+            }
+
+            fn len(&self) -> usize {
+                [$( $crate::table::ColumnBuffer::len(&self.$col) ),+][0]
+            }
+
+            fn into_arrays(self) -> Vec<arrow_array::ArrayRef> {
+                vec![$( $crate::table::ColumnBuffer::into_array(self.$col) ),+]
+            }
+        }
+    };
+}
+
+/// A record batch of table `table` from its columns.
+pub(crate) fn record_batch(
+    table: &'static str,
+    schema: SchemaRef,
+    columns: Vec<arrow_array::ArrayRef>,
+) -> Result<RecordBatch, Error> {
+    RecordBatch::try_new(schema, columns).map_err(|source| Error::Arrow { table, source })
+}
+
 /// The metadata of a field: its meaning, under the key `description`.
 pub(crate) fn description(text: &str) -> std::collections::HashMap<String, String> {
     std::collections::HashMap::from([("description".to_owned(), text.to_owned())])
@@ -218,10 +335,26 @@ macro_rules! null_doc {
 /// Declares a table: `table!(/// docs  Marker, RowBuilder, "name" { column: Type [nullable] =>
 /// "meaning", ... })`. The marker type is public and documents the columns; its `DEF` is the
 /// table's [`TableDef`]; the row builder is crate-private with one Arrow builder per column.
+/// `table!(/// docs  Marker, "name" { ... })`, without a row builder, is for a table whose
+/// batches are filled column by column ([`filled_batches`]).
 macro_rules! table {
     (
         $(#[doc = $doc:literal])*
-        $name:ident, $rows:ident, $table:literal {
+        $name:ident, $rows:ident, $table:literal { $($cols:tt)+ }
+    ) => {
+        $crate::table::table!(@marker $(#[doc = $doc])* $name, $table { $($cols)+ });
+        $crate::table::table!(@rows $name, $rows, $table { $($cols)+ });
+    };
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident, $table:literal { $($cols:tt)+ }
+    ) => {
+        $crate::table::table!(@marker $(#[doc = $doc])* $name, $table { $($cols)+ });
+    };
+    (
+        @marker
+        $(#[doc = $doc:literal])*
+        $name:ident, $table:literal {
             $( $col:ident : $ty:ident $($null:ident)? => $cdoc:literal ),+ $(,)?
         }
     ) => {
@@ -261,7 +394,13 @@ macro_rules! table {
                     .clone()
             }
         }
-
+    };
+    (
+        @rows
+        $name:ident, $rows:ident, $table:literal {
+            $( $col:ident : $ty:ident $($null:ident)? => $cdoc:literal ),+ $(,)?
+        }
+    ) => {
         /// The row builder of the table of the same name.
         pub(crate) struct $rows {
             $( pub(crate) $col: $crate::table::column_builder!($ty), )+
@@ -282,11 +421,10 @@ macro_rules! table {
                 let columns: Vec<arrow_array::ArrayRef> = vec![$(
                     std::sync::Arc::new(self.$col.finish())
                 ),+];
-                arrow_array::RecordBatch::try_new($name::schema(), columns)
-                    .map_err(|source| $crate::Error::Arrow { table: $table, source })
+                $crate::table::record_batch($table, $name::schema(), columns)
             }
         }
     };
 }
 
-pub(crate) use {column_builder, column_type, null_doc, nullable, table, type_doc};
+pub(crate) use {column_builder, column_type, columns, null_doc, nullable, table, type_doc};

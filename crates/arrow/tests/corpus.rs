@@ -227,6 +227,29 @@ fn hpctoolkit_tables_agree_with_the_reader() {
                 .unwrap();
             assert_eq!(got, vv[i], "{what}: value {i}");
         }
+        // Every row, in order (batches of 100 rows cut across contexts and profiles): each
+        // context's run of values, the context's id on every row of it.
+        let mut k = 0;
+        for p in pdb.profiles() {
+            let p = p.unwrap();
+            for (i, c) in p.ctx_indices.iter().enumerate() {
+                let end = p
+                    .ctx_indices
+                    .get(i + 1)
+                    .map_or(p.values.len(), |n| n.start_index() as usize);
+                for v in &p.values[c.start_index() as usize..end] {
+                    let want = (
+                        i64::from(p.index),
+                        i64::from(c.ctx_id()),
+                        i64::from(v.metric_id()),
+                        v.value(),
+                    );
+                    assert_eq!((vp[k], vc[k], vm[k], vv[k]), want, "{what}: value row {k}");
+                    k += 1;
+                }
+            }
+        }
+        assert_eq!(k, values.rows, "{what}: values by context");
 
         // traces: every element, and the sum of timestamps per profile.
         let traces = Table::read(&input, "traces");

@@ -35,6 +35,14 @@ pub(crate) struct ExportArgs {
     /// Replace an existing OUT_DIR whole.
     #[arg(long)]
     force: bool,
+    /// How many tables are written at once, each by a thread of its own. The machine's cores
+    /// by default.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Read every table as the export would, write nothing (OUT_DIR is not touched), and print
+    /// the rows of each: checks that the inputs read, and times the reading alone.
+    #[arg(long)]
+    dry_run: bool,
     /// Inputs (files, database, measurement or session folders), numbered from 0 in order
     /// (the `input` column).
     #[arg(required = true)]
@@ -82,6 +90,25 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                 Compression::None => parquet::Compression::None,
             })
             .tables(args.tables.clone());
+        let options = match args.threads {
+            Some(n) => options.threads(n),
+            None => options,
+        };
+        if args.dry_run {
+            let scanned = parquet::scan(&inputs, &options).map_err(failure)?;
+            let mut totals: Vec<(String, u64)> = Vec::new();
+            for s in scanned {
+                let table = format!("{}.{}", s.set, s.table);
+                match totals.iter_mut().find(|(t, _)| *t == table) {
+                    Some((_, total)) => *total += s.rows,
+                    None => totals.push((table, s.rows)),
+                }
+            }
+            for (table, rows) in totals {
+                println!("{table}: {rows} rows");
+            }
+            return Ok(());
+        }
         // The files written, relative to the output.
         let written = crate::ops::write_atomically(&args.parquet, args.force, |staged| {
             std::fs::create_dir(staged)?;

@@ -211,13 +211,51 @@ fn export(inputs: &[PathBuf], name: &str) -> (PathBuf, BTreeMap<String, u64>) {
             .arg(&out)
             .args(inputs),
     );
+    (out, reported_rows(&report))
+}
+
+/// The rows per `set.table` an export (or its `--dry-run`) reported: `set.table: N rows...`.
+fn reported_rows(report: &[u8]) -> BTreeMap<String, u64> {
     let mut rows = BTreeMap::new();
-    for line in String::from_utf8(report).unwrap().lines() {
+    for line in String::from_utf8_lossy(report).lines() {
         let (table, rest) = line.split_once(": ").unwrap();
         let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
         rows.insert(table.to_owned(), n);
     }
-    (out, rows)
+    rows
+}
+
+/// `export --dry-run` reads every table of every corpus input as the export does and reports the
+/// same rows, writing nothing; an export on one thread writes the same rows as on several.
+#[test]
+fn dry_run_and_one_thread_read_what_the_export_writes() {
+    let Some(corpus) = corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+        return;
+    };
+    let inputs = corpus_inputs(&corpus);
+    let out = std::env::temp_dir().join(format!("profcodec-tables-dry-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let export = |extra: &[&str]| {
+        reported_rows(&run_ok(
+            profcodec()
+                .args(["export", "--table", "hpctoolkit", "--table", "nytprof"])
+                .args(extra)
+                .arg("--parquet")
+                .arg(&out)
+                .args(&inputs),
+        ))
+    };
+    let dry = export(&["--dry-run"]);
+    assert!(!out.exists(), "--dry-run writes nothing");
+    let mut written = export(&["--threads", "2", "--compression", "none"]);
+    // The `inputs` table is the export's own, not read from the inputs.
+    assert_eq!(written.remove("inputs"), Some(inputs.len() as u64));
+    assert_eq!(dry, written);
+    assert!(written["hpctoolkit.values"] > 0 && written["nytprof.lines"] > 0);
+    let mut one = export(&["--threads", "1", "--force", "--compression", "none"]);
+    one.remove("inputs");
+    assert_eq!(one, written);
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]

@@ -2,53 +2,30 @@
 //! sql`): the consumers that judge the Parquet export, DuckDB for the tests and Spark for
 //! `cargo xtask interop-spark`, installed from PyPI into a venv under `target/`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::peers::{CommandLine, Sample};
 use crate::{TestEnv, Workspace, apt_install, run, succeeds};
 
-/// The venv DuckDB (and, for `interop-spark`, pyspark) is installed into.
-fn venv(ws: &Workspace) -> PathBuf {
-    ws.root.join("target").join("tables-venv")
-}
+/// The venv under `target/` DuckDB (and, for `interop-spark`, pyspark) is installed into.
+const VENV: &str = "tables-venv";
 
-/// The venv's python, after making the venv and installing `module` from the PyPI package
-/// `package` when it cannot be imported yet.
+/// The tables venv's python, with `module` installed from the PyPI package `package`.
 fn python_with(ws: &Workspace, module: &str, package: &str) -> Result<PathBuf> {
-    let venv = venv(ws);
-    let python = venv.join("bin").join("python");
-    if !succeeds(Command::new(&python).args(["-c", &format!("import {module}")])) {
-        if !python.exists() {
-            run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
-                .context("creating the tables venv (needs python3 with venv)")?;
-        }
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            package,
-        ]))
-        .with_context(|| format!("installing {package} from PyPI"))?;
-    }
-    Ok(python)
-}
-
-fn utf8(path: &Path) -> Result<String> {
-    path.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))
+    crate::python_venv(ws, VENV, &format!("import {module}"), &[package])
 }
 
 /// Installs DuckDB (PyPI `duckdb`) and returns `PROFCODEC_DUCKDB_PYTHON` for the Parquet test
 /// (crates/cli/tests/tables.rs).
 pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
     let python = python_with(ws, "duckdb", "duckdb")?;
-    Ok(vec![("PROFCODEC_DUCKDB_PYTHON".to_owned(), utf8(&python)?)])
+    Ok(vec![(
+        "PROFCODEC_DUCKDB_PYTHON".to_owned(),
+        crate::utf8(&python)?,
+    )])
 }
 
 /// Spark computes the top 10 functions of an HPCToolkit database from the export.
@@ -245,7 +222,7 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         }
         std::fs::create_dir_all(&db)?;
         let mut gen_args = shape.clone();
-        gen_args.push(utf8(&db)?);
+        gen_args.push(crate::utf8(&db)?);
         crate::hpctoolkit::generate(&gen_args)?;
     }
     let profcodec = crate::peers::profcodec(ws)?;

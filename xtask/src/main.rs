@@ -130,18 +130,23 @@ pub(crate) fn python_venv(
             run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
                 .with_context(|| format!("creating target/{name} (needs python3 with venv)"))?;
         }
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(packages))
+        run(pip_install(&python).args(packages))
         .with_context(|| format!("installing {} from PyPI", packages.join(", ")))?;
     }
     Ok(python)
+}
+
+/// `python -m pip install`, quiet, for the arguments to add.
+pub(crate) fn pip_install(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    cmd
 }
 
 /// A path as the UTF-8 string an environment variable passes on.

@@ -50,16 +50,8 @@ fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .ok_or_else(|| anyhow!("maturin wrote no wheel into {}", wheels.display()))?;
-    run(Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--force-reinstall",
-            "--no-deps",
-        ])
+    run(crate::pip_install(python)
+        .args(["--force-reinstall", "--no-deps"])
         .arg(&wheel))
 }
 

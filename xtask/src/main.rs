@@ -131,7 +131,7 @@ pub(crate) fn python_venv(
                 .with_context(|| format!("creating target/{name} (needs python3 with venv)"))?;
         }
         run(pip_install(&python).args(packages))
-        .with_context(|| format!("installing {} from PyPI", packages.join(", ")))?;
+            .with_context(|| format!("installing {} from PyPI", packages.join(", ")))?;
     }
     Ok(python)
 }

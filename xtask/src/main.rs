@@ -271,7 +271,36 @@ fn packaging(ws: &Workspace) -> Result<()> {
     // The package step builds each crate in target/package: the same target directory, so the
     // dependencies built for the tests are reused.
     forget_unpacked_packages()?;
+    forget_packaged_builds(ws)?;
     run(&mut ws.cargo(&["publish", "--dry-run", "--workspace", "--allow-dirty"]))
+}
+
+/// Removes what earlier builds left of the workspace's packages in `target/debug`. The dry run
+/// verifies each package against the others as crates of a local registry, and cargo never
+/// rebuilds a registry crate of a name and version it has built before (a registry's sources
+/// cannot change): a rerun would check a package against another's stale build. The workspace's
+/// own builds of these packages go with them, and the next test run builds them again.
+fn forget_packaged_builds(ws: &Workspace) -> Result<()> {
+    let debug = ws.target().join("debug");
+    for folder in [".fingerprint", "deps", "build"] {
+        let Ok(entries) = std::fs::read_dir(debug.join(folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with("profcodec") || name.starts_with("libprofcodec")) {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn main() -> Result<()> {

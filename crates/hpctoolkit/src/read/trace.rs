@@ -160,9 +160,9 @@ impl<'a> TraceDb<'a> {
         self.bytes.read(a.at(index.into()))
     }
 
-    /// Where trace `index`'s elements lie: `(pStart, element count)`, checked to be whole
-    /// elements inside the file.
-    pub fn line_extent(&self, index: u32) -> Result<(u64, u64), Error> {
+    /// Trace `index`'s header, the header's offset and its line's element count, checked to be
+    /// whole elements (not yet checked to lie inside the file).
+    fn header_and_count(&self, index: u32) -> Result<(ContextTraceHeader, u64, u64), Error> {
         let h = self.trace_header(index)?;
         let at = self.layout.traces.at(index.into());
         let b = &self.bytes;
@@ -178,36 +178,31 @@ impl<'a> TraceDb<'a> {
                 len,
             ));
         }
-        if len > 0 {
-            b.check_within(b.payload(), h.p_start, len, "CTH.pStart", at + 8)?;
+        Ok((h, at, len / TraceElem::SIZE as u64))
+    }
+
+    /// Where trace `index`'s elements lie: `(pStart, element count)`, checked to be whole
+    /// elements inside the file.
+    pub fn line_extent(&self, index: u32) -> Result<(u64, u64), Error> {
+        let (h, at, count) = self.header_and_count(index)?;
+        if count > 0 {
+            let b = &self.bytes;
+            b.check_within(
+                b.payload(),
+                h.p_start,
+                count * TraceElem::SIZE as u64,
+                "CTH.pStart",
+                at + 8,
+            )?;
         }
-        Ok((h.p_start, len / TraceElem::SIZE as u64))
+        Ok((h.p_start, count))
     }
 
     /// Trace `index`, with its line bounded.
     pub fn trace(&self, index: u32) -> Result<Trace<'a>, Error> {
-        let h = self.trace_header(index)?;
-        let at = self.layout.traces.at(index.into());
+        let (h, at, count) = self.header_and_count(index)?;
         let b = &self.bytes;
-        let len = h
-            .p_end
-            .checked_sub(h.p_start)
-            .ok_or_else(|| b.invalid("CTH.pEnd", at + 0x10, "pEnd at or after pStart", h.p_end))?;
-        if len % TraceElem::SIZE as u64 != 0 {
-            return Err(b.invalid(
-                "CTH.pEnd",
-                at + 0x10,
-                "pEnd - pStart a multiple of 0xc",
-                len,
-            ));
-        }
-        let elems = b.array::<TraceElem>(
-            b.payload(),
-            h.p_start,
-            len / TraceElem::SIZE as u64,
-            "CTH.pStart",
-            at + 8,
-        )?;
+        let elems = b.array::<TraceElem>(b.payload(), h.p_start, count, "CTH.pStart", at + 8)?;
         Ok(Trace {
             index,
             offset: at,

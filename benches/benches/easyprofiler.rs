@@ -13,7 +13,7 @@
 //! - `to_model` and `write`: the owned model and back.
 //! - `profile model + top-20`: parse, build the tree, convert it into the format-neutral profile
 //!   model (`BlockTree::to_profile`, no spans) and rank the top 20 blocks by self time: what
-//!   `profcodec top` does, to compare with `full tree build` (issue 14 asks for at most 2x).
+//!   `profcodec top` does, to compare with `full tree build` (the target is at most 2x).
 //! - `to_profile + top-20, built tree`: the conversion and the query alone.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -3,7 +3,7 @@
 //! inclusive sums, and the file in the format-neutral profile model with its top 20 functions
 //! (`hpcrun-profile`: `read_measurement` + `to_profile` + `Profile::top`, what `profcodec top`
 //! does), beside the full decode it builds on (`read_measurement`, every node and value into the
-//! owned model; issue 14 asks at most twice its time).
+//! owned model; the target is at most twice its time).
 
 use std::hint::black_box;
 

@@ -13,7 +13,7 @@
 //! - `model`: the database in the format-neutral profile model (`Database::to_profile` from the
 //!   bytes in memory, meta.db and profile.db parsed as `validate` parses them) and its top 20
 //!   functions, for the summary profile only (the CLI's choice on large databases) and for every
-//!   profile, to set against `validate` (issue 14 asks at most twice its time).
+//!   profile, to set against `validate` (the target is at most twice its time).
 //!
 //! Inputs: the largest corpus database (hatchet-gamess, when the corpus is around) and two synthetic
 //! databases from the writer's generator (`profcodec_benches::hpctoolkit`: 16 thread profiles,
@@ -50,7 +50,7 @@ fn bench_dir() -> PathBuf {
 }
 
 /// The same shape with a single thread profile (1.29 million values; about 17 MB of profile.db
-/// in play): the smallest database the lookup target of issue 3 allows.
+/// in play): the smallest database the lookup target allows.
 const SYNTHETIC_ONE: SyntheticConfig = SyntheticConfig {
     profiles: 1,
     ..SYNTHETIC

@@ -3,7 +3,7 @@
 //! full decode (`model`: `Profile::from_bytes`, every record into the aggregated model), the
 //! file in the format-neutral profile model with its top 20 subs (`profile model + top-20`:
 //! `to_profile::to_profile`, which also builds the call paths of the `<` records, then
-//! `Profile::top`, what `profcodec top` does; issue 14 asks at most twice the full decode).
+//! `Profile::top`, what `profcodec top` does; the target is at most twice the full decode).
 
 use std::hint::black_box;
 

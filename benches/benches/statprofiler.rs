@@ -3,7 +3,7 @@
 //! every sample and frame read as the real reader returns them (on one thread, and with the
 //! Snappy decompression on a second one), every record, and the Snappy decompression alone (the
 //! floor under the single-threaded reads); and the session in the profile model with its top 20
-//! functions (`profcodec top`), beside the full decode it builds on (issue 14: at most twice
+//! functions (`profcodec top`), beside the full decode it builds on (the target: at most twice
 //! its time).
 
 use std::hint::black_box;

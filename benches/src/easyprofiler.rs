@@ -300,7 +300,7 @@ pub fn testdata() -> Vec<(&'static str, Capture)> {
     ]
 }
 
-/// The hostile shapes of issue 20, as `cargo xtask gen-easyprofiler hostile KIND OUT [N]` writes
+/// The hostile shapes (inputs that cost far more than their size), as `cargo xtask gen-easyprofiler hostile KIND OUT [N]` writes
 /// them for measuring the `profcodec` command (`/usr/bin/time -v`) and as fuzz seeds; N sizes each
 /// shape:
 /// - `empty-slots`: N empty descriptor slots (default 4,000,000; 2 bytes each), then one

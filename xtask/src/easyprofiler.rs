@@ -5,7 +5,7 @@
 //!   uses.
 //! - `cargo xtask gen-easyprofiler testdata [DIR]`: the small captures of
 //!   `testdata/easyprofiler/` (DIR defaults to that folder).
-//! - `cargo xtask gen-easyprofiler hostile KIND OUT [N]`: a hostile shape of issue 20
+//! - `cargo xtask gen-easyprofiler hostile KIND OUT [N]`: a hostile shape (an input that costs far more than its size)
 //!   (`empty-slots`, `long-name`, `flat`, `deep`; see `profcodec_benches::easyprofiler::hostile`),
 //!   optionally followed by `--trailing BYTES` zero bytes; `--name BYTES` sets the long name's
 //!   length.

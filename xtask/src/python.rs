@@ -78,13 +78,13 @@ struct BenchDatabase {
     args: &'static [&'static str],
 }
 
-/// The databases of `bench-peers python`: one of the size of hpcviewer issue 233's database
-/// (8.4 MB: 10,000 contexts, 10 thread profiles, short traces; hatchet reads it in about the
-/// 0.14-0.32 s it takes on that database), and one of more than 500 MB (200,000 contexts, 16
+/// The databases of `bench-peers python`: one of 8.4 MB (10,000 contexts, 10 thread profiles,
+/// short traces: the size of a real database hatchet's reader is quoted as taking 0.14-0.32 s
+/// on, and hatchet takes about that here), and one of more than 500 MB (200,000 contexts, 16
 /// thread profiles with traces).
 const BENCH_DATABASES: &[BenchDatabase] = &[
     BenchDatabase {
-        name: "issue-233-shape",
+        name: "small-8mb",
         args: &[
             "--profiles",
             "10",

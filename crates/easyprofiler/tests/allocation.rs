@@ -1,4 +1,4 @@
-//! Allocation bound (issue 8): whatever the counts in a file say, reading allocates at most a
+//! Allocation bound: whatever the counts in a file say, reading allocates at most a
 //! small multiple of the input. One test in its own binary, so no other test allocates meanwhile.
 //!
 //! Every 4- and 8-byte window of a 1.2.0 capture and of a 2.1.0 GUI capture with bookmarks is

@@ -1,4 +1,4 @@
-//! Inputs that cost far more than their size (issue 20), each held by a count of allocated bytes
+//! Inputs that cost far more than their size, each held by a count of allocated bytes
 //! (the counting allocator), never a timer. The tests share the allocator, so they take turns.
 //!
 //! - 4 million empty descriptor slots (2 bytes each): the strict tree, which `profcodec validate`

@@ -1,4 +1,4 @@
-//! Hostile input (issue 8): every corpus and testdata capture, cut at every truncation point and
+//! Hostile input: every corpus and testdata capture, cut at every truncation point and
 //! with single-bit flips, read in both modes through every entry point, gives `Ok` or a typed
 //! error, never a panic. A mutant that reads gives back its own bytes when written again.
 

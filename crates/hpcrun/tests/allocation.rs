@@ -1,4 +1,4 @@
-//! Allocation bound (issue 8): whatever the counts in a file say, decoding allocates at most a
+//! Allocation bound: whatever the counts in a file say, decoding allocates at most a
 //! small multiple of the input. One test in its own binary, so no other test allocates meanwhile.
 //!
 //! Every 4- and 8-byte window of every testdata file is overwritten with 0xff (u32::MAX and

@@ -1,4 +1,4 @@
-//! Hostile input (issue 8): every truncation point and many single-bit flips of every corpus and
+//! Hostile input: every truncation point and many single-bit flips of every corpus and
 //! testdata file give `Ok` or a typed error, never a panic; truncated files keep what came before
 //! the damage.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic

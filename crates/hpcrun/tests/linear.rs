@@ -1,4 +1,4 @@
-//! Linear work (issue 20): inputs built at a size where a pass that rescans a growing structure
+//! Linear work: inputs built at a size where a pass that rescans a growing structure
 //! per record would take seconds. Each case counts the steps of the helper
 //! ([`profcodec_hpcrun::work`], per thread) and the bytes allocated (the counting allocator),
 //! never the time.
@@ -45,7 +45,7 @@ fn v4(nodes: u32, chain: bool) -> Measurement {
     b.build()
 }
 
-/// hpcrun 04.00b `info` in issue 20: a 65,535-entry id tuple against a 65,535-entry dictionary.
+/// hpcrun 04.00b `info` on a hostile file: a 65,535-entry id tuple against a 65,535-entry dictionary.
 /// Every tuple kind is found at the end of the dictionary (kinds descending), so a scan per entry
 /// would compare 65,535 x ~57,000 times.
 fn id_tuple_file() -> Vec<u8> {
@@ -293,7 +293,7 @@ fn a_folder_lists_regular_files_only_paired_and_sorted_by_thread() {
 #[ignore = "writes the fuzz seeds when HPCRUN_SEED_DIR is set"]
 fn write_fuzz_seeds() {
     let _turn = turn();
-    // The full-size issue-20 file, for timing the CLI by hand (BENCHMARKS.md, hpcrun).
+    // The full-size hostile file, for timing the CLI by hand (BENCHMARKS.md, hpcrun).
     if let Some(dir) = std::env::var_os("HPCRUN_HOSTILE_DIR") {
         let path = std::path::Path::new(&dir).join("id-tuple-65535.hpcrun");
         std::fs::write(path, id_tuple_file()).unwrap();

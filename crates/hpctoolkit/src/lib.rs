@@ -48,16 +48,16 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-// Reading half (issue 3): raw on-disk structures, views, errors.
+// Reading half: raw on-disk structures, views, errors.
 pub mod error;
 pub mod raw;
 pub mod read;
 
-// Writing half (issue 4): the owned model, builders and writers.
+// Writing half: the owned model, builders and writers.
 pub mod model;
 pub mod write;
 
-// The format-neutral profile model (issue 14).
+// The format-neutral profile model.
 #[cfg(feature = "profile")]
 pub mod profile;
 #[cfg(feature = "profile")]

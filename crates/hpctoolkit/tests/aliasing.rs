@@ -1,4 +1,4 @@
-//! Aliasing (issue 20): files whose structures all point at one shared array or string. Each
+//! Aliasing: files whose structures all point at one shared array or string. Each
 //! file is written by the crate's writers and then patched so that every pointer names the
 //! same bytes, at the sizes of the issue (where a pass per alias takes seconds to hours). The
 //! decoders must answer a typed error after work and memory linear in the file: each test

@@ -1,4 +1,4 @@
-//! Allocation bound under hostile counts (issue 8): u32::MAX / u64::MAX (the field's largest
+//! Allocation bound under hostile counts: u32::MAX / u64::MAX (the field's largest
 //! value) patched into every count and size field of real files must not make the reader
 //! allocate more than a small multiple of the input.
 //!

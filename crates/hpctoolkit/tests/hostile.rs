@@ -1,4 +1,4 @@
-//! Hostile input (issue 8): every corpus file, cut at every truncation point (with and without
+//! Hostile input: every corpus file, cut at every truncation point (with and without
 //! its footer restored) and with single bits flipped, gives `Ok` or a typed error, never a panic.
 
 mod read_support;

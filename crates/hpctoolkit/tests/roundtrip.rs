@@ -337,7 +337,7 @@ proptest! {
     }
 }
 
-/// `Database::validate` follows every trace element to meta.db (issue 13): a ctxId meta.db
+/// `Database::validate` follows every trace element to meta.db: a ctxId meta.db
 /// does not list, or a profIndex beyond profile.db, is a `Dangling` error at its offset; ctxId 0
 /// (idle samples) is fine.
 #[test]

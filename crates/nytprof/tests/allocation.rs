@@ -1,4 +1,4 @@
-//! Allocation bound under hostile counts (issue 8). One test in its own binary, so nothing else
+//! Allocation bound under hostile counts. One test in its own binary, so nothing else
 //! allocates while it measures.
 //!
 //! The only counts in a NYTProf file are string lengths (varints) and, in the Pynytprof layout,

@@ -1,4 +1,4 @@
-//! Input that would cost far more than its size (issue 20): a zlib bomb, a string bomb, the
+//! Input that would cost far more than its size: a zlib bomb, a string bomb, the
 //! line table's fid pattern, sibling evals, statements on undefined fids, Pynytprof call counts,
 //! and trailing bytes. Each case is built here at a size where a quadratic pass or a whole
 //! inflation would take seconds or gigabytes, and asserts what was allocated (the counting

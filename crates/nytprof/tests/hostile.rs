@@ -1,4 +1,4 @@
-//! Hostile input (issue 8): every truncation point and many single-bit flips of every corpus and
+//! Hostile input: every truncation point and many single-bit flips of every corpus and
 //! testdata file give `Ok` or a typed error, never a panic; a cut file yields every complete
 //! record before the cut, then the error.
 #![allow(clippy::unwrap_used)]

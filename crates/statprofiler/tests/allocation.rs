@@ -1,4 +1,4 @@
-//! Allocation bound (issue 8): hostile lengths patched into every length field of valid files
+//! Allocation bound: hostile lengths patched into every length field of valid files
 //! keep the decoders' total allocation under `hostile::allocation_limit(input_len, FACTOR)`.
 //! One test in its own binary, so nothing else allocates concurrently.
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Inputs that cost far more than their size (issue 20), each held by a count of work or of
+//! Inputs that cost far more than their size, each held by a count of work or of
 //! allocated bytes, never a timer. One binary with its own counting allocator; the tests run one
 //! after the other (a lock), so that each measures only itself.
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Hostile input (issue 8): every truncation point and many bit flips of every corpus and
+//! Hostile input: every truncation point and many bit flips of every corpus and
 //! testdata file, in the container and in the logical stream, give `Ok` or a typed error; a
 //! truncated file yields every record complete before the cut, then the error.
 #![allow(clippy::unwrap_used)]

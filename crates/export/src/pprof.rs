@@ -543,11 +543,11 @@ impl<'p> SampleEntries<'p> {
             }
             let code = (i as u64) << 1;
             if self.has_self[v.value_type.index()] || v.inclusive.is_some() {
-                f(code, self.entry(code));
+                f(code, self.entry_of(v, false));
                 if !self.has_self[v.value_type.index()]
                     && self.profile.node(v.node).parent.is_some()
                 {
-                    f(code | 1, self.entry(code | 1));
+                    f(code | 1, self.entry_of(v, true));
                 }
             }
         }
@@ -565,14 +565,19 @@ impl<'p> SampleEntries<'p> {
 
     /// The entry of a code of [`each`](Self::each).
     fn entry(&self, code: u64) -> Entry {
-        let v = self.node_value((code >> 1) as usize);
+        self.entry_of(self.node_value((code >> 1) as usize), code & 1 == 1)
+    }
+
+    /// Node value `v`'s entry, or with `parent_part` its parent's part (the opposite of an
+    /// inclusive-only value).
+    fn entry_of(&self, v: NodeValue, parent_part: bool) -> Entry {
         let value_type = v.value_type.index() as u32;
         let (node, value) = if self.has_self[v.value_type.index()] {
             (v.node, v.self_value.unwrap_or(0.0))
         } else {
             let inclusive = v.inclusive.unwrap_or(0.0);
             match self.profile.node(v.node).parent {
-                Some(parent) if code & 1 == 1 => (parent, -inclusive),
+                Some(parent) if parent_part => (parent, -inclusive),
                 _ => (v.node, inclusive),
             }
         };

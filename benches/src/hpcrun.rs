@@ -13,8 +13,8 @@ use crate::Rng;
 /// Metrics in the synthetic profile: half integer counters, half real times.
 const METRICS: u16 = 16;
 
-/// A 04.00b measurement of about `target_bytes` bytes: a random tree of CCT nodes (each node's
-/// parent an earlier node), every node holding 1..=16 non-zero values.
+/// A 04.00b measurement of about `target_bytes` bytes: a random tree of CCT nodes written in
+/// preorder, every node holding 1..=16 non-zero values.
 pub fn measurement(target_bytes: u64, seed: u64) -> Measurement {
     let mut rng = Rng::new(seed);
     // Per node: 19 bytes of CCT, 12 of context index, on average 8.5 values of 10 bytes.
@@ -61,18 +61,49 @@ pub fn measurement(target_bytes: u64, seed: u64) -> Measurement {
         contexts: Vec::with_capacity(nodes),
         end: SparseContext::default(),
     };
+    // The tree is drawn as a random recursive tree (each node's parent an earlier node), then
+    // written in preorder, as hpcrun writes its CCT (`hpcrun_cct_fwrite` walks each node before
+    // its children; every measurement of the corpus is in preorder).
+    let mut drawn = Vec::with_capacity(nodes);
     for i in 0..nodes {
-        let id = i as i32 + 1;
         let parent = if i == 0 {
-            0
+            None
         } else {
-            rng.below(i as u64) as i32 + 1
+            Some(rng.below(i as u64) as usize)
         };
+        let lm_id = rng.below(32) as u16 + 1;
+        let ip = rng.below(1 << 24);
+        let count = rng.below(u64::from(METRICS)) as u16 + 1;
+        let first = rng.below(u64::from(METRICS - count + 1)) as u16;
+        let values: Vec<SparseValue> = (first..first + count)
+            .map(|metric| {
+                let value = if metric % 2 == 0 {
+                    rng.below(1_000_000) + 1
+                } else {
+                    (rng.below(1_000_000) as f64 * 1e-6 + 1e-9).to_bits()
+                };
+                SparseValue { value, metric }
+            })
+            .collect();
+        drawn.push((parent, lm_id, ip, values));
+    }
+    let mut children = vec![Vec::new(); nodes];
+    for (i, node) in drawn.iter().enumerate() {
+        if let Some(p) = node.0 {
+            children[p].push(i);
+        }
+    }
+    let mut new_id = vec![0i32; nodes];
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        let id = cct.len() as i32 + 1;
+        new_id[i] = id;
+        let (parent, lm_id, ip, values) = &drawn[i];
         cct.push(CctNode {
             id,
-            parent,
-            lm_id: rng.below(32) as u16 + 1,
-            ip: rng.below(1 << 24),
+            parent: parent.map_or(0, |p| new_id[p]),
+            lm_id: *lm_id,
+            ip: *ip,
             lush: None,
             flags: 1,
         });
@@ -80,16 +111,8 @@ pub fn measurement(target_bytes: u64, seed: u64) -> Measurement {
             ctx: id as u32,
             start: sparse.values.len() as u64,
         });
-        let count = rng.below(u64::from(METRICS)) as u16 + 1;
-        let first = rng.below(u64::from(METRICS - count + 1)) as u16;
-        for metric in first..first + count {
-            let value = if metric % 2 == 0 {
-                rng.below(1_000_000) + 1
-            } else {
-                (rng.below(1_000_000) as f64 * 1e-6 + 1e-9).to_bits()
-            };
-            sparse.values.push(SparseValue { value, metric });
-        }
+        sparse.values.extend_from_slice(values);
+        stack.extend(children[i].iter().rev());
     }
     sparse.end = SparseContext {
         ctx: raw::CONTEXT_END,

@@ -215,7 +215,11 @@ impl ProfileConverter {
         m: &Measurement,
         files: Option<&ThreadFiles>,
     ) -> Result<ContextId, ModelError> {
-        self.add_with_nodes(m, files).map(|(context, _)| context)
+        let context = self.start(m, files)?;
+        for epoch in 0..m.epochs.len() {
+            self.add_epoch(m, epoch, context)?;
+        }
+        Ok(context)
     }
 
     /// [`add`](Self::add), and which model node each CCT node id became (what the ids of the
@@ -227,15 +231,7 @@ impl ProfileConverter {
         m: &Measurement,
         files: Option<&ThreadFiles>,
     ) -> Result<(ContextId, Vec<(i32, NodeId)>), ModelError> {
-        let b = &mut self.builder;
-        if !self.name_set
-            && let Some(name) = m.header_value("program-name")
-        {
-            b.set_name(&name.to_string_lossy())?;
-            self.name_set = true;
-        }
-        let ids = self.context_ids(m, files)?;
-        let context = self.builder.intern_context(Context::new(ids))?;
+        let context = self.start(m, files)?;
         let mut nodes = Vec::new();
         for epoch in 0..m.epochs.len() {
             let model = self.add_epoch(m, epoch, context)?;
@@ -253,6 +249,22 @@ impl ProfileConverter {
         nodes.sort_by_key(|e| e.0);
         nodes.dedup_by_key(|e| e.0);
         Ok((context, nodes))
+    }
+
+    /// Takes the program's name if none yet, and makes the measurement's context.
+    fn start(
+        &mut self,
+        m: &Measurement,
+        files: Option<&ThreadFiles>,
+    ) -> Result<ContextId, ModelError> {
+        if !self.name_set
+            && let Some(name) = m.header_value("program-name")
+        {
+            self.builder.set_name(&name.to_string_lossy())?;
+            self.name_set = true;
+        }
+        let ids = self.context_ids(m, files)?;
+        self.builder.intern_context(Context::new(ids))
     }
 
     /// The profile built so far.
@@ -349,14 +361,14 @@ impl ProfileConverter {
         // every per-node table in sequence. Only a file whose parents do not all come first
         // needs the walk from the roots (a preorder of a shuffled file visits them at random).
         let parents_first = (0..e.cct.len()).all(|i| index.parent(i).is_none_or(|p| p < i));
-        let preorder;
-        let order: &mut dyn Iterator<Item = usize> = if parents_first {
-            &mut (0..e.cct.len())
-        } else {
-            preorder = index.preorder();
-            &mut preorder.iter().copied()
+        let preorder = (!parents_first).then(|| index.preorder());
+        let order = || -> Box<dyn Iterator<Item = usize> + '_> {
+            match &preorder {
+                None => Box::new(0..e.cct.len()),
+                Some(preorder) => Box::new(preorder.iter().copied()),
+            }
         };
-        for i in order {
+        for i in order() {
             let node = &e.cct[i];
             let parent = index.parent(i).and_then(|p| model[p]);
             let is_root = index.parent(i).is_none();
@@ -404,8 +416,16 @@ impl ProfileConverter {
                     }
                 }
             };
-            let id = self.builder.intern_node(parent, frame)?;
-            model[i] = Some(id);
+            model[i] = Some(self.builder.intern_node(parent, frame)?);
+        }
+        // The values in a second pass over the nodes: interleaved with the interning above, the
+        // stream of values evicted the frame and node indexes from the cache between two
+        // lookups (each lookup then a miss to memory).
+        // In the same order, so that each column takes its nodes in increasing order. Each
+        // metric's column is found once, when it gets its first value (a metric without any
+        // value has none).
+        for i in order() {
+            let Some(id) = model[i] else { continue };
             let node_values = values.of(i).filter_map(|(metric, value)| {
                 let &(vt, factor) = types.get(usize::from(metric))?.as_ref()?;
                 Some((vt, Some(value.as_f64() * factor), None))

@@ -322,6 +322,8 @@ pub struct ProfileConverter {
     /// share their outer frames, found here by one comparison each.
     previous: Vec<NodeId>,
     key: Vec<u8>,
+    /// The leaf nodes of the stacks seen in the current batch, by their frame records.
+    stacks: StackCache,
     /// The last op name looked up in [`SLOW_OPS`] and whether it is one.
     last_op: (Vec<u8>, bool),
     text: String,
@@ -366,6 +368,61 @@ impl std::hash::Hasher for KeyHasher {
 
 /// A frame key's model frame and the key's index in [`ProfileConverter::keys`].
 type KeyMap = HashMap<Box<[u8]>, (FrameId, u32), std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The bytes of keys [`StackCache`] keeps at most: beyond, samples of stacks not seen yet are
+/// walked frame by frame every time (a profile with that many distinct stacks gains little from
+/// the cache).
+const STACK_CACHE_BYTES: usize = 8 << 20;
+
+/// What [`StackCache`] counts for each entry besides its key's bytes (the box and the slot).
+const STACK_ENTRY_BYTES: usize = 40;
+
+/// The node a sample's stack ends at, by the sample's encoded frame records
+/// ([`Trace::frame_records`]), the reader's setting and the op name when it adds a frame: a
+/// sampled program returns to the same stacks, and one comparison of their bytes replaces
+/// resolving, comparing and walking every frame. Keys hash with a random seed (they come from
+/// the file); the table holds [`STACK_CACHE_BYTES`] at most.
+#[derive(Debug, Default)]
+struct StackCache {
+    leaves: HashMap<Box<[u8]>, NodeId, foldhash::fast::RandomState>,
+    bytes: usize,
+    /// The key of the last lookup.
+    key: Vec<u8>,
+}
+
+impl StackCache {
+    /// Makes the key of a sample and returns the node its stack ended at last time, if known.
+    fn find(
+        &mut self,
+        records: &[u8],
+        drop_after_begin: bool,
+        slow_op: Option<&[u8]>,
+    ) -> Option<NodeId> {
+        self.key.clear();
+        self.key.push(u8::from(drop_after_begin));
+        if let Some(op) = slow_op {
+            // Length first, so that no op and record bytes can pass for another's.
+            self.key.extend_from_slice(&(op.len() as u64).to_le_bytes());
+            self.key.extend_from_slice(op);
+        }
+        self.key.extend_from_slice(records);
+        self.leaves.get(self.key.as_slice()).copied()
+    }
+
+    /// Records `leaf` for the key of the last [`find`](Self::find), while there is room.
+    fn insert(&mut self, leaf: NodeId) {
+        let cost = self.key.len() + STACK_ENTRY_BYTES;
+        if self.bytes + cost <= STACK_CACHE_BYTES {
+            self.bytes += cost;
+            self.leaves.insert(self.key.as_slice().into(), leaf);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.leaves.clear();
+        self.bytes = 0;
+    }
+}
 
 /// The callees of a node scanned one by one, each compared with the frame sought, before the
 /// frame is looked up by its key: a sampled node has few callees.
@@ -593,6 +650,7 @@ impl ProfileConverter {
             },
             previous: Vec::new(),
             key: Vec::new(),
+            stacks: StackCache::default(),
             last_op: (Vec::new(), false),
             text: String::new(),
             batch: Batch {
@@ -606,6 +664,7 @@ impl ProfileConverter {
     /// `CORE::<op>` frame, as the report adds it (the default), or keeps its stack as stored.
     pub fn set_slow_op_frames(&mut self, on: bool) {
         self.slow_op_frames = on;
+        self.stacks.clear();
     }
 
     /// Adds every sample of one file (read from memory).
@@ -632,11 +691,12 @@ impl ProfileConverter {
                 pos: at_start(traces),
             })?;
         let id = process.unwrap_or_default();
+        let drop_after_begin = traces.drop_frame_after_begin();
         loop {
             let Some(trace) = traces.next_trace()? else {
                 return Ok(());
             };
-            if let Err(source) = self.add_trace(&trace, &id) {
+            if let Err(source) = self.add_trace(&trace, &id, drop_after_begin) {
                 return Err(ProfileError::Model {
                     source,
                     pos: at_start(traces),
@@ -661,6 +721,9 @@ impl ProfileConverter {
     ) -> Result<(), ModelError> {
         if self.batch.process != process || self.batch.tick_us != tick_us {
             self.flush()?;
+            // A stack's first sample in a batch does what a sample of a new stack does (the
+            // program's name), so each batch starts with no stack known.
+            self.stacks.clear();
             if self.batch.process != process {
                 // An eval's file name holds the process id: frames are looked up per process.
                 self.frames.clear();
@@ -723,9 +786,23 @@ impl ProfileConverter {
         Ok(id)
     }
 
-    fn add_trace(&mut self, trace: &Trace<'_>, process: &ProcessId) -> Result<(), ModelError> {
+    fn add_trace(
+        &mut self,
+        trace: &Trace<'_>,
+        process: &ProcessId,
+        drop_after_begin: bool,
+    ) -> Result<(), ModelError> {
         // Empty traces (the reader's at section records) and weightless samples add nothing.
         if trace.weight == 0 || trace.frame_count() == 0 {
+            return Ok(());
+        }
+        let op = trace.op_name.bytes;
+        let slow_op = (self.slow_op_frames && self.is_slow_op(op)).then_some(op);
+        let cached = trace
+            .frame_records()
+            .map(|records| self.stacks.find(records, drop_after_begin, slow_op));
+        if let Some(Some(leaf)) = cached {
+            self.add_weight(leaf, trace.weight);
             return Ok(());
         }
         let mut node = None;
@@ -746,10 +823,8 @@ impl ProfileConverter {
             outermost.get_or_insert(frame);
             innermost = Some(frame);
         }
-        let op = trace.op_name.bytes;
-        if self.slow_op_frames
+        if let Some(op) = slow_op
             && let Some(innermost) = innermost
-            && self.is_slow_op(op)
         {
             let parts = slow_op_parts(op, &innermost);
             node = Some(self.callee(
@@ -777,6 +852,15 @@ impl ProfileConverter {
         let Some(node) = node else {
             return Ok(());
         };
+        if cached.is_some() {
+            self.stacks.insert(node);
+        }
+        self.add_weight(node, trace.weight);
+        Ok(())
+    }
+
+    /// Adds a sample's weight to the node its stack ends at.
+    fn add_weight(&mut self, node: NodeId, weight: u32) {
         let weights = &mut self.batch.weights;
         if weights.len() <= node.index() {
             weights.resize(node.index() + 1, 0);
@@ -784,8 +868,7 @@ impl ProfileConverter {
         if weights[node.index()] == 0 {
             self.batch.touched.push(node);
         }
-        weights[node.index()] += u64::from(trace.weight);
-        Ok(())
+        weights[node.index()] += u64::from(weight);
     }
 
     /// [`is_slow_op`], remembering the last op asked about: samples mostly end in a few ops.

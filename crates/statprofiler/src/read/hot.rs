@@ -267,6 +267,8 @@ fn record(h: &mut impl Src, base: u64) -> Option<(SpanRecord, usize)> {
 pub(crate) struct HotSample {
     pub(crate) weight: u32,
     pub(crate) op_name: Span,
+    /// Window index of the first frame record (of the end record when there is none).
+    pub(crate) frames_start: usize,
     /// Window index of the end record.
     pub(crate) end_record: usize,
     /// Window index after the end record.
@@ -293,6 +295,7 @@ pub(crate) fn hot_sample(
     h.varint()?;
     let weight = h.varint()?;
     let op_name = h.span(base)?;
+    let frames_start = h.i;
     let mut i = h.i;
     let mut keep = Keep {
         window,
@@ -320,6 +323,7 @@ pub(crate) fn hot_sample(
             return Some(HotSample {
                 weight,
                 op_name,
+                frames_start,
                 end_record: record,
                 end: i,
             });

@@ -39,6 +39,7 @@ pub struct Trace<'r> {
     frames: &'r [Frame<Span>],
     window: &'r [u8],
     base: u64,
+    frame_records: Option<&'r [u8]>,
 }
 
 impl<'r> Trace<'r> {
@@ -56,6 +57,15 @@ impl<'r> Trace<'r> {
     /// The number of frames.
     pub fn frame_count(&self) -> usize {
         self.frames.len()
+    }
+
+    /// The encoded frame records of this sample, when it was read in one piece and holds frame
+    /// records only (nearly every sample; `None` for the others). Two samples of one file with
+    /// equal frame records have equal [`frames`](Self::frames) for readers with the same
+    /// [`set_drop_frame_after_begin`](TraceReader::set_drop_frame_after_begin): the bytes
+    /// identify a stack seen before without resolving its frames.
+    pub fn frame_records(&self) -> Option<&'r [u8]> {
+        self.frame_records
     }
 }
 
@@ -262,7 +272,20 @@ impl<S: StreamSource> TraceReader<S> {
         self.stream_ended
     }
 
-    fn trace(&mut self, weight: u32, op_name: Option<Span>) -> Trace<'_> {
+    /// Whether an eval/main frame right after a `BEGIN` frame is dropped
+    /// ([`set_drop_frame_after_begin`](Self::set_drop_frame_after_begin)).
+    pub fn drop_frame_after_begin(&self) -> bool {
+        self.drop_after_begin
+    }
+
+    /// The trace of what was read since the last one; `frame_records` is the window range of
+    /// the sample's frame records when they were read in one piece.
+    fn trace(
+        &mut self,
+        weight: u32,
+        op_name: Option<Span>,
+        frame_records: Option<std::ops::Range<usize>>,
+    ) -> Trace<'_> {
         let sections_changed = std::mem::take(&mut self.sections_changed);
         let metadata_changed = std::mem::take(&mut self.metadata_changed);
         let op_name = op_name.map_or(PerlStr::default(), |s| self.reader.str(s));
@@ -276,6 +299,7 @@ impl<S: StreamSource> TraceReader<S> {
             frames: &self.frames,
             window,
             base,
+            frame_records: frame_records.and_then(|r| window.get(r)),
         }
     }
 
@@ -289,7 +313,12 @@ impl<S: StreamSource> TraceReader<S> {
             .reader
             .hot_sample(&mut self.frames, self.drop_after_begin)
         {
-            return Ok(Some(self.trace(hot.weight, Some(hot.op_name))));
+            let records = hot.frames_start..hot.end_record;
+            return Ok(Some(self.trace(
+                hot.weight,
+                Some(hot.op_name),
+                Some(records),
+            )));
         }
         self.frames.clear();
         let mut sample: Option<(u32, Span)> = None;
@@ -346,7 +375,7 @@ impl<S: StreamSource> TraceReader<S> {
                             pos: self.reader.position_of(at),
                         });
                     };
-                    return Ok(Some(self.trace(weight, Some(op_name))));
+                    return Ok(Some(self.trace(weight, Some(op_name), None)));
                 }
                 Record::Metadata { key, value } => {
                     let key = self.reader.str(key).to_owned();
@@ -360,7 +389,7 @@ impl<S: StreamSource> TraceReader<S> {
                     *self.sections.entry(name).or_insert(0) += 1;
                     self.sections_changed = true;
                     self.frames.clear();
-                    return Ok(Some(self.trace(0, None)));
+                    return Ok(Some(self.trace(0, None, None)));
                 }
                 Record::SectionEnd { name } => {
                     let name = self.reader.str(name).to_owned();
@@ -377,7 +406,7 @@ impl<S: StreamSource> TraceReader<S> {
                     }
                     self.sections_changed = true;
                     self.frames.clear();
-                    return Ok(Some(self.trace(0, None)));
+                    return Ok(Some(self.trace(0, None, None)));
                 }
                 Record::StreamEnd => {
                     self.stream_ended = true;

@@ -273,7 +273,9 @@ impl From<AtomicWriteError<OpError>> for OpError {
                 OpError::Usage(e.to_string())
             }
             e => {
-                let kind = e.io_error().map_or(std::io::ErrorKind::Other, |io| io.kind());
+                let kind = e
+                    .io_error()
+                    .map_or(std::io::ErrorKind::Other, |io| io.kind());
                 OpError::Io(std::io::Error::new(kind, e.to_string()))
             }
         }

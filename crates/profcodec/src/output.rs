@@ -249,7 +249,12 @@ fn stage_and_rename<T, E>(
                 folder: folder.to_path_buf(),
             });
         }
-        Err(source) if matches!(source.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+        Err(source)
+            if matches!(
+                source.kind(),
+                ErrorKind::NotFound | ErrorKind::NotADirectory
+            ) =>
+        {
             return Err(AtomicWriteError::FolderMissing {
                 folder: folder.to_path_buf(),
                 source,
@@ -477,7 +482,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(err.io_error().map(io::Error::kind), Some(ErrorKind::NotFound));
+        assert_eq!(
+            err.io_error().map(io::Error::kind),
+            Some(ErrorKind::NotFound)
+        );
         let message = err.to_string();
         assert!(
             message.contains("does not exist") && message.contains("no such folder"),
@@ -512,9 +520,8 @@ mod tests {
 
     #[test]
     fn an_io_error_names_the_step_and_the_path() {
-        let err: AtomicWriteError<io::Error> = io_at(Step::Rename, Path::new("/x/out"))(io::Error::other(
-            "disk full",
-        ));
+        let err: AtomicWriteError<io::Error> =
+            io_at(Step::Rename, Path::new("/x/out"))(io::Error::other("disk full"));
         assert_eq!(
             err.to_string(),
             "could not rename the staged output into place at /x/out: disk full"

@@ -231,13 +231,9 @@ pub(crate) fn write_json(
     Ok(())
 }
 
-/// Runs `codec`'s rewrite of `input` into `output` so that `output` only ever holds a complete
-/// result, and never a mix of old and new content:
-/// - the parent folder of `output` must exist (it is not created: a typo should not make one);
-/// - an existing `output` other than an empty folder is refused unless `force`, which replaces it
-///   whole;
-/// - the codec writes into a fresh temporary sibling, which is renamed into place only when it
-///   is complete; on failure nothing at `output` changes and the temporary is removed.
+/// Runs `codec`'s rewrite of `input` into `output` with [`profcodec::output::write_atomically`]:
+/// `output` appears whole once complete or not at all, is never merged with old output, and an
+/// existing one other than an empty folder is refused unless `force`, which replaces it whole.
 pub(crate) fn rewrite_atomically(
     codec: &dyn Codec,
     input: &Opened,
@@ -245,10 +241,10 @@ pub(crate) fn rewrite_atomically(
     options: &RewriteOptions,
     force: bool,
 ) -> Result<RewriteReport, OpError> {
-    let written = profcodec::output::write_atomically(output, replace(force), |staged| {
+    profcodec::output::write_atomically(output, replace(force), |staged| {
         codec.rewrite(input, staged, options)
-    });
-    Ok(written?)
+    })
+    .map_err(OpError::from)
 }
 
 /// What `--force` says to do with an existing output.

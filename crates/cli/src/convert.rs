@@ -187,11 +187,6 @@ pub(crate) fn write_output(
         out.flush()?;
         return Ok(());
     };
-    ops::write_atomically(output, force, |staged| {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(staged)?);
-        write(&mut out)?;
-        out.flush()?;
-        Ok(())
-    })?;
+    profcodec::output::write_file_atomically(output, ops::replace(force), write)?;
     Ok(())
 }

@@ -135,6 +135,12 @@ impl From<OpError> for Failure {
     }
 }
 
+impl From<profcodec::output::AtomicWriteError<OpError>> for Failure {
+    fn from(e: profcodec::output::AtomicWriteError<OpError>) -> Self {
+        OpError::from(e).into()
+    }
+}
+
 impl From<profcodec::OpenError> for Failure {
     fn from(e: profcodec::OpenError) -> Self {
         // An input that cannot be read, or is no profile at all, is invalid (1); bytes of a

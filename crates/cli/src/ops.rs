@@ -14,6 +14,7 @@ use std::path::Path;
 
 use dump::Dump;
 
+use profcodec::output::{AtomicWriteError, Replace};
 use profcodec::{Format, Opened};
 
 pub(crate) mod dump;
@@ -230,13 +231,9 @@ pub(crate) fn write_json(
     Ok(())
 }
 
-/// Runs `codec`'s rewrite of `input` into `output` so that `output` only ever holds a complete
-/// result, and never a mix of old and new content:
-/// - the parent folder of `output` must exist (it is not created: a typo should not make one);
-/// - an existing `output` other than an empty folder is refused unless `force`, which replaces it
-///   whole;
-/// - the codec writes into a fresh temporary sibling, which is renamed into place only when it
-///   is complete; on failure nothing at `output` changes and the temporary is removed.
+/// Runs `codec`'s rewrite of `input` into `output` with [`profcodec::output::write_atomically`]:
+/// `output` appears whole once complete or not at all, is never merged with old output, and an
+/// existing one other than an empty folder is refused unless `force`, which replaces it whole.
 pub(crate) fn rewrite_atomically(
     codec: &dyn Codec,
     input: &Opened,
@@ -244,66 +241,39 @@ pub(crate) fn rewrite_atomically(
     options: &RewriteOptions,
     force: bool,
 ) -> Result<RewriteReport, OpError> {
-    write_atomically(output, force, |staged| {
+    profcodec::output::write_atomically(output, replace(force), |staged| {
         codec.rewrite(input, staged, options)
     })
+    .map_err(OpError::from)
 }
 
-/// Runs `write` on a fresh staging path beside `output` (a file or a folder, as `write` makes
-/// it) and renames the result into place only when `write` succeeded: a failure leaves neither
-/// output nor staging behind, and an existing output is never merged with. An existing output
-/// other than an empty folder is refused unless `force`, which replaces it whole; a missing
-/// parent folder is refused, not created.
-pub(crate) fn write_atomically<T>(
-    output: &Path,
-    force: bool,
-    write: impl FnOnce(&Path) -> Result<T, OpError>,
-) -> Result<T, OpError> {
-    use std::io::ErrorKind;
-    let parent = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(OpError::Usage(format!(
-            "the output's folder {} does not exist (it is not created; make it first)",
-            parent.display()
-        )));
-    }
-    let existing = match std::fs::symlink_metadata(output) {
-        Ok(meta) => {
-            let empty_dir = meta.is_dir() && std::fs::read_dir(output)?.next().is_none();
-            if !empty_dir && !force {
-                return Err(OpError::Usage(format!(
-                    "{} already exists and is not an empty folder; pass --force to replace it \
-                     whole",
-                    output.display()
-                )));
-            }
-            true
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => false,
-        Err(e) => return Err(e.into()),
-    };
-    // The staging folder is a sibling, so the final rename stays on one file system.
-    let staging = tempfile::Builder::new()
-        .prefix(".profcodec-rewrite-")
-        .tempdir_in(parent)?;
-    let staged = staging.path().join("output");
-    let report = write(&staged)?;
-    if existing {
-        // Moved aside, not deleted, until the new output is in place: the input may be the
-        // output itself (its mapping stays valid), and a failed rename can put it back.
-        let aside = staging.path().join("replaced");
-        std::fs::rename(output, &aside)?;
-        if let Err(e) = std::fs::rename(&staged, output) {
-            std::fs::rename(&aside, output)?;
-            return Err(e.into());
-        }
+/// What `--force` says to do with an existing output.
+pub(crate) fn replace(force: bool) -> Replace {
+    if force {
+        Replace::Always
     } else {
-        std::fs::rename(&staged, output)?;
+        Replace::IfEmptyFolder
     }
-    // Dropping the staging folder removes what was replaced.
-    staging.close()?;
-    Ok(report)
+}
+
+impl From<AtomicWriteError<OpError>> for OpError {
+    /// The writer's own error stays as it was; an output that cannot be written where asked is
+    /// a usage error (exit status 2), an I/O error an I/O error (1).
+    fn from(e: AtomicWriteError<OpError>) -> Self {
+        match e {
+            AtomicWriteError::Write(e) => e,
+            e @ AtomicWriteError::Exists { .. } => {
+                OpError::Usage(format!("{e}; pass --force to replace it whole"))
+            }
+            e @ (AtomicWriteError::FolderMissing { .. } | AtomicWriteError::NotAFolder { .. }) => {
+                OpError::Usage(e.to_string())
+            }
+            e => {
+                let kind = e
+                    .io_error()
+                    .map_or(std::io::ErrorKind::Other, |io| io.kind());
+                OpError::Io(std::io::Error::new(kind, e.to_string()))
+            }
+        }
+    }
 }

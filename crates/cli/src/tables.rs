@@ -110,7 +110,8 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
             return Ok(());
         }
         // The files written, relative to the output.
-        let written = crate::ops::write_atomically(&args.parquet, args.force, |staged| {
+        let replace = crate::ops::replace(args.force);
+        let written = profcodec::output::write_atomically(&args.parquet, replace, |staged| {
             std::fs::create_dir(staged)?;
             let written = parquet::export(staged, &inputs, &options).map_err(|e| {
                 crate::ops::OpError::Invalid {

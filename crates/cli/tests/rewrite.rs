@@ -50,7 +50,9 @@ fn assert_no_staging_left(dir: &Path) {
     for entry in std::fs::read_dir(dir).expect("read_dir") {
         let name = entry.expect("entry").file_name();
         assert!(
-            !name.to_string_lossy().starts_with(".profcodec-rewrite-"),
+            !name
+                .to_string_lossy()
+                .starts_with(profcodec::output::STAGING_PREFIX),
             "staging folder left behind: {name:?}"
         );
     }

@@ -10,7 +10,10 @@
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
 //!   profile model of `profcodec-profile`, which answers `top` and `diff`;
 //! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
-//! - [`ReadError`]: any format's error, with its message and byte offset.
+//! - [`ReadError`]: any format's error, with its message and byte offset;
+//! - [`output`]: atomic writes of a file or folder, which appears whole once complete or not at
+//!   all, never merged with an old output (what `profcodec rewrite`, `convert` and `export`
+//!   write with).
 //!
 //! ```
 //! use profcodec::Format;
@@ -32,6 +35,7 @@ mod hpctoolkit_files;
 #[cfg(feature = "info")]
 mod info;
 mod open;
+pub mod output;
 #[cfg(feature = "profile")]
 mod profile;
 

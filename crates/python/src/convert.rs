@@ -1,9 +1,9 @@
 //! `to_folded()` and `convert(to=...)`: a profile model into a viewer's format through
 //! profcodec-export, as `profcodec convert` writes it for one input.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use profcodec::output::{AtomicWriteError, Replace, write_file_atomically};
 use profcodec::profcodec_profile::Profile;
 use profcodec_export::{ExportError, ExportOptions, Target};
 use pyo3::exceptions::PyValueError;
@@ -51,10 +51,11 @@ pub(crate) fn convert(
                 .map_err(export_error)?;
             Ok(Some(out))
         }
-        Some(path) => write_atomically(&path, |out| {
-            to.write(profile, &options, out).map_err(export_error)
+        Some(path) => write_file_atomically(&path, Replace::Always, |out| {
+            to.write(profile, &options, out)
         })
-        .map(|()| None),
+        .map(|()| None)
+        .map_err(output_error),
     })
     .map_err(PyErr::from)
 }
@@ -76,34 +77,15 @@ pub(crate) fn into_py(py: Python<'_>, out: Option<Vec<u8>>) -> Option<Bound<'_, 
     out.map(|bytes| PyBytes::new(py, &bytes))
 }
 
-/// Runs `write` into a temporary sibling of `path` and renames it over `path` when it succeeds.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::io(format!("{}: {e}", path.display()), &e);
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    // The folder is not created (a typo should not make one); its error carries the errno,
-    // which tempfile's own error would hide.
-    std::fs::metadata(parent).map_err(io)?;
-    // A sibling folder, so that the rename stays on one file system; removed with whatever it
-    // holds if anything fails. The file is made by `File::create`, with the usual permissions.
-    let staging = tempfile::Builder::new()
-        .prefix(".profcodec-convert-")
-        .tempdir_in(parent)
-        .map_err(io)?;
-    let staged = staging.path().join("output");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&staged).map_err(io)?);
-    write(&mut out)?;
-    out.into_inner()
-        .map_err(|e| io(e.into_error()))?
-        .sync_all()
-        .map_err(io)?;
-    std::fs::rename(&staged, path).map_err(io)?;
-    staging.close().map_err(io)
+/// A failed atomic write: the export's own error, or the output's file error with its errno.
+fn output_error(e: AtomicWriteError<ExportError>) -> Error {
+    match e {
+        AtomicWriteError::Write(e) => export_error(e),
+        e => match e.io_error() {
+            Some(io) => Error::io(e.to_string(), io),
+            None => Error::new(Kind::File, e.to_string()),
+        },
+    }
 }
 
 fn export_error(e: ExportError) -> Error {

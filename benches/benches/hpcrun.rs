@@ -88,6 +88,18 @@ fn benches(c: &mut Criterion) {
             (top.rows.len(), top.total.self_value)
         })
     });
+    // What any model that keeps its own values and interns its frames and nodes must do at
+    // least, measured alone after the same decode: each value copied into a column per metric
+    // (node, value), and each CCT node's frame and node looked up in hash tables. Their sum
+    // against `read_measurement` bounds the ratio `model_and_top20` can reach.
+    let decoded = read_measurement(&small_file).expect("reads");
+    g.bench_function("floor: values into columns", |b| {
+        b.iter(|| value_columns(black_box(&decoded)))
+    });
+    g.bench_function("floor: frames and nodes hashed", |b| {
+        b.iter(|| interned_nodes(black_box(&decoded)))
+    });
+    drop(decoded);
     g.finish();
 
     // A 64 MiB trace.
@@ -123,6 +135,51 @@ fn benches(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Every sparse value of `m` appended to the (node, value) column of its metric.
+fn value_columns(m: &profcodec_hpcrun::Measurement) -> usize {
+    let Some(sparse) = &m.sparse else { return 0 };
+    let mut columns: Vec<(Vec<u32>, Vec<f64>)> = Vec::new();
+    for (i, context) in sparse.contexts.iter().enumerate() {
+        let end = sparse
+            .contexts
+            .get(i + 1)
+            .map_or(sparse.values.len() as u64, |next| next.start);
+        for v in &sparse.values[context.start as usize..end as usize] {
+            let metric = usize::from(v.metric);
+            if columns.len() <= metric {
+                columns.resize_with(metric + 1, Default::default);
+            }
+            columns[metric].0.push(i as u32);
+            columns[metric].1.push(v.value as f64);
+        }
+    }
+    black_box(&columns).len()
+}
+
+/// Each CCT node's frame (load module, address) and node (parent node, frame) found or added
+/// in a hash table, as the model's builder interns them.
+fn interned_nodes(m: &profcodec_hpcrun::Measurement) -> usize {
+    let cct = &m.epochs[0].cct;
+    let hasher = foldhash::fast::RandomState::default();
+    let mut frames: hashbrown::HashMap<(u16, u64), u32, _> =
+        hashbrown::HashMap::with_capacity_and_hasher(cct.len(), hasher.clone());
+    let mut nodes: hashbrown::HashMap<(u32, u32), u32, _> =
+        hashbrown::HashMap::with_capacity_and_hasher(cct.len(), hasher);
+    let mut by_position = vec![0u32; cct.len()];
+    // The generator numbers nodes 1.. in file order: a parent's position is its id - 1.
+    for (i, node) in cct.iter().enumerate() {
+        let count = frames.len() as u32;
+        let frame = *frames.entry((node.lm_id, node.ip)).or_insert(count);
+        let parent = usize::try_from(node.parent - 1)
+            .ok()
+            .and_then(|p| by_position.get(p).copied())
+            .unwrap_or(u32::MAX);
+        let count = nodes.len() as u32;
+        by_position[i] = *nodes.entry((parent, frame)).or_insert(count);
+    }
+    black_box(&by_position).len()
 }
 
 criterion_group!(group, benches);

@@ -4,52 +4,31 @@
 #![cfg(feature = "profile")]
 #![allow(clippy::unwrap_used)]
 
-use profcodec_statprofiler::{
-    Container, Event, Frame, Header, PerlStr, Writer, profcodec_profile::Query, to_profile,
-};
+mod common;
+
+use profcodec_statprofiler::{Event, Frame, PerlStr, profcodec_profile::Query, to_profile};
 
 #[global_allocator]
 static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
 
 /// A file of `samples` samples cycling over 50 distinct stacks of 3 to 12 frames.
 fn file(samples: u32) -> Vec<u8> {
-    let header = Header {
-        tick_duration_us: Some(1000),
-        ..Header::default()
-    };
-    let mut w = Writer::new(Vec::new(), &header, Container::Snappy).unwrap();
     let names: Vec<String> = (0..20).map(|i| format!("f{i}")).collect();
-    for s in 0..samples {
+    common::file_of_events((0..samples).flat_map(|s| {
         let shape = s % 50;
-        w.write(&Event::SampleStart {
-            weight: 1 + s % 3,
-            op_name: PerlStr::bytes(if s % 7 == 0 {
-                &b"sort"[..]
-            } else {
-                &b"add"[..]
-            }),
-        })
-        .unwrap();
-        for depth in 0..(3 + shape % 10) {
+        let op: &[u8] = if s % 7 == 0 { b"sort" } else { b"add" };
+        let frames = (0..(3 + shape % 10)).map(|depth| {
             let name = &names[((shape + depth * 3) % 20) as usize];
-            w.write(&Event::Frame(Frame::Sub {
+            Event::Frame(Frame::Sub {
                 package: PerlStr::bytes(b"App"),
                 name: PerlStr::bytes(name.as_bytes()),
                 file: PerlStr::bytes(b"lib/App.pm"),
                 line: 10 + depth as i32,
                 first_line: 5,
-            }))
-            .unwrap();
-        }
-        w.write(&Event::Frame(Frame::Main {
-            file: PerlStr::bytes(b"bin/app.pl"),
-            line: 3,
-        }))
-        .unwrap();
-        w.write(&Event::SampleEnd { skipped: &[] }).unwrap();
-    }
-    w.write(&Event::StreamEnd).unwrap();
-    w.finish().unwrap()
+            })
+        });
+        common::sample_in_main(1 + s % 3, op, frames.collect::<Vec<_>>())
+    }))
 }
 
 /// The bytes allocated while converting `data` and answering a top-20.

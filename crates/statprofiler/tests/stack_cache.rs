@@ -5,8 +5,10 @@
 #![cfg(feature = "profile")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use profcodec_statprofiler::{
-    Container, Event, Frame, Header, PerlStr, Writer,
+    Event, Frame, PerlStr,
     profcodec_profile::{GroupBy, Profile, Query},
     to_profile,
 };
@@ -15,70 +17,52 @@ use profcodec_statprofiler::{
 /// after a `BEGIN` frame (which the reader drops), an eval STRING file, and stacks that differ
 /// only in a line.
 fn file(eval_source_in_each_sample: bool) -> Vec<u8> {
-    let header = Header {
-        tick_duration_us: Some(1000),
-        ..Header::default()
-    };
-    let mut w = Writer::new(Vec::new(), &header, Container::Snappy).unwrap();
-    for s in 0u32..600 {
+    common::file_of_events((0u32..600).flat_map(|s| {
         let op: &[u8] = match s % 4 {
             0 => b"readline",
             1 => b"print",
             _ => b"add",
         };
-        w.write(&Event::SampleStart {
-            weight: 1 + s % 3,
-            op_name: PerlStr::bytes(op),
-        })
-        .unwrap();
+        let mut frames = Vec::new();
         if eval_source_in_each_sample {
-            w.write(&Event::EvalSource {
+            frames.push(Event::EvalSource {
                 seq: s % 5,
                 source: PerlStr::bytes(b"1 + 1"),
-            })
-            .unwrap();
+            });
         }
         let shape = s % 7;
+        let file: &[u8] = if shape == 3 {
+            b"(eval 7)"
+        } else {
+            b"lib/App.pm"
+        };
         for depth in 0..(1 + shape % 4) {
-            let name = format!("f{}", (shape + depth) % 5);
-            w.write(&Event::Frame(Frame::Sub {
+            frames.push(Event::Frame(Frame::Sub {
                 package: PerlStr::bytes(b"App"),
-                name: PerlStr::bytes(name.as_bytes()),
-                file: PerlStr::bytes(if shape == 3 {
-                    &b"(eval 7)"[..]
-                } else {
-                    b"lib/App.pm"
-                }),
+                name: PerlStr::bytes(NAMES[((shape + depth) % 5) as usize]),
+                file: PerlStr::bytes(file),
                 line: 10 + depth as i32 + i32::from(s % 11 == 0),
                 first_line: 5,
-            }))
-            .unwrap();
+            }));
         }
         if shape == 5 {
-            w.write(&Event::Frame(Frame::Sub {
+            frames.push(Event::Frame(Frame::Sub {
                 package: PerlStr::bytes(b"App"),
                 name: PerlStr::bytes(b"BEGIN"),
                 file: PerlStr::bytes(b"lib/App.pm"),
                 line: 2,
                 first_line: 1,
-            }))
-            .unwrap();
-            w.write(&Event::Frame(Frame::Eval {
+            }));
+            frames.push(Event::Frame(Frame::Eval {
                 file: PerlStr::bytes(b"lib/App.pm"),
                 line: 1,
-            }))
-            .unwrap();
+            }));
         }
-        w.write(&Event::Frame(Frame::Main {
-            file: PerlStr::bytes(b"bin/app.pl"),
-            line: 3,
-        }))
-        .unwrap();
-        w.write(&Event::SampleEnd { skipped: &[] }).unwrap();
-    }
-    w.write(&Event::StreamEnd).unwrap();
-    w.finish().unwrap()
+        common::sample_in_main(1 + s % 3, op, frames)
+    }))
 }
+
+const NAMES: [&[u8]; 5] = [b"f0", b"f1", b"f2", b"f3", b"f4"];
 
 fn rows(profile: &Profile, group: GroupBy) -> Vec<(String, f64, Option<f64>)> {
     let table = profile

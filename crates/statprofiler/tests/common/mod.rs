@@ -63,3 +63,44 @@ pub(crate) fn record_starts(data: &[u8]) -> Vec<u64> {
     }
     starts
 }
+
+/// A snappy file (ticks of 1 ms) of `events`, then a stream end.
+#[cfg(feature = "profile")]
+pub(crate) fn file_of_events<'a>(
+    events: impl IntoIterator<Item = profcodec_statprofiler::Event<'a>>,
+) -> Vec<u8> {
+    use profcodec_statprofiler::{Event, Header, Writer};
+    let header = Header {
+        tick_duration_us: Some(1000),
+        ..Header::default()
+    };
+    let mut w = Writer::new(Vec::new(), &header, Container::Snappy).unwrap();
+    for event in events {
+        w.write(&event).unwrap();
+    }
+    w.write(&Event::StreamEnd).unwrap();
+    w.finish().unwrap()
+}
+
+/// The events of a sample: its start, `frames` (innermost first), the frame of the main
+/// program `bin/app.pl`, its end.
+#[cfg(feature = "profile")]
+pub(crate) fn sample_in_main<'a>(
+    weight: u32,
+    op: &'a [u8],
+    frames: impl IntoIterator<Item = profcodec_statprofiler::Event<'a>>,
+) -> impl Iterator<Item = profcodec_statprofiler::Event<'a>> {
+    use profcodec_statprofiler::{Event, Frame, PerlStr};
+    std::iter::once(Event::SampleStart {
+        weight,
+        op_name: PerlStr::bytes(op),
+    })
+    .chain(frames)
+    .chain([
+        Event::Frame(Frame::Main {
+            file: PerlStr::bytes(b"bin/app.pl"),
+            line: 3,
+        }),
+        Event::SampleEnd { skipped: &[] },
+    ])
+}

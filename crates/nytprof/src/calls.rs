@@ -27,6 +27,8 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// A multiply-rotate hasher (as rustc's FxHasher) for the small integer keys of the tree: a
 /// return costs a few lookups, and SipHash would dominate them.
@@ -518,6 +520,97 @@ fn followed_by_place(b: &[u8]) -> bool {
             digits > 0 && body.get(colon + 1 + digits) == Some(&b']')
         }
     })
+}
+
+/// One `<` record's fields, its name borrowed from the input.
+type Return<'a> = (u32, f64, f64, &'a [u8], bool);
+
+/// The `<` records of an input in memory, added to [`CallPaths`] on a second thread while the
+/// reading thread decodes the rest: the call paths cost about as much as the rest of the
+/// decode, and the records reach them in batches, in the order read, so the paths are the
+/// ones one thread makes.
+pub(crate) struct CallPathsThread<'scope, 'a> {
+    batch: Vec<Return<'a>>,
+    /// `None` once the thread has been asked to finish.
+    batches: Option<SyncSender<Vec<Return<'a>>>>,
+    /// Emptied batches coming back, so that the two threads reuse a few vectors.
+    returned: Receiver<Vec<Return<'a>>>,
+    thread: ScopedJoinHandle<'scope, CallPaths>,
+}
+
+/// Records per batch: large enough that handing a batch over costs little next to adding it.
+const RETURNS_PER_BATCH: usize = 4096;
+
+/// Batches queued at most: the memory of the records waiting stays bounded.
+const BATCHES_QUEUED: usize = 4;
+
+impl<'scope, 'a: 'scope> CallPathsThread<'scope, 'a> {
+    /// Starts the thread adding returns to `paths`.
+    pub(crate) fn spawn<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        mut paths: CallPaths,
+    ) -> CallPathsThread<'scope, 'a> {
+        let (batches, incoming) = sync_channel::<Vec<Return<'a>>>(BATCHES_QUEUED);
+        let (give_back, returned) = sync_channel(BATCHES_QUEUED + 1);
+        let thread = scope.spawn(move || {
+            for mut batch in incoming {
+                for (depth, incl, excl, name, utf8) in batch.drain(..) {
+                    paths.add_return_raw(depth, incl, excl, name, utf8);
+                }
+                // The reader may have finished: a batch it will not reuse is dropped.
+                let _ = give_back.try_send(batch);
+            }
+            paths
+        });
+        CallPathsThread {
+            batch: Vec::with_capacity(RETURNS_PER_BATCH),
+            batches: Some(batches),
+            returned,
+            thread,
+        }
+    }
+
+    /// Queues one `<` record ([`CallPaths::add_return_raw`]).
+    #[inline]
+    pub(crate) fn add_return_raw(
+        &mut self,
+        depth: u32,
+        incl_ticks: f64,
+        excl_ticks: f64,
+        name: &'a [u8],
+        utf8: bool,
+    ) {
+        self.batch.push((depth, incl_ticks, excl_ticks, name, utf8));
+        if self.batch.len() == RETURNS_PER_BATCH {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let next = self
+            .returned
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(RETURNS_PER_BATCH));
+        let batch = std::mem::replace(&mut self.batch, next);
+        if let Some(batches) = &self.batches
+            && batches.send(batch).is_err()
+        {
+            // The thread ended early: only a panic ends it, which `finish` passes on.
+            self.batches = None;
+        }
+    }
+
+    /// Hands over the last records and returns the call paths once every record is added.
+    pub(crate) fn finish(mut self) -> CallPaths {
+        if !self.batch.is_empty() {
+            self.send();
+        }
+        self.batches = None;
+        match self.thread.join() {
+            Ok(paths) => paths,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,9 +16,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::calls::CallPaths;
+use crate::calls::{CallPaths, CallPathsThread};
 use crate::error::Error;
-use crate::read::{Reader, Record, Str, Trailing, atoi, parse};
+use crate::read::{Reader, Record, Records, Str, Trailing, atoi, parse};
+
+/// The input size from which [`Profile::from_bytes_with_call_paths`] builds the call paths on
+/// a second thread: below, starting the thread costs more than it saves.
+const CALL_PATHS_THREAD_FROM: usize = 1 << 20;
+
+/// What takes each `<` record's fields (depth, inclusive and exclusive ticks, name, whether
+/// the name is UTF-8) while a file is read: the call paths, on this thread or another.
+type ReturnSink<'s, 'a> = dyn FnMut(u32, f64, f64, &'a [u8], bool) + 's;
+
+/// Where the uncompressed part of a file ended ([`Profile::load_plain`]).
+enum PlainEnd {
+    /// At the end of the input, at this offset.
+    End(u64),
+    /// At the record that starts the compressed part, read.
+    Deflate,
+}
 
 /// Per fid, per line: time and count.
 pub type LineTimes = BTreeMap<u32, BTreeMap<u32, LineTime>>;
@@ -357,54 +373,118 @@ impl Profile {
         loader.set_input_read(data.len() as u64);
         let mut records = file.plain_records();
         let mut count = 0u64;
+        // The call paths are taken out of the loader while the records before any compressed
+        // part are read, and built beside them: on a second thread for a large input.
+        let plain = match loader.calls.take() {
+            None => Self::load_plain(&mut records, loader, report, &mut count, None),
+            Some(calls) if data.len() >= CALL_PATHS_THREAD_FROM => std::thread::scope(|scope| {
+                let mut thread = CallPathsThread::spawn(scope, calls);
+                let plain = Self::load_plain(
+                    &mut records,
+                    loader,
+                    report,
+                    &mut count,
+                    Some(&mut |depth, incl, excl, name, utf8| {
+                        thread.add_return_raw(depth, incl, excl, name, utf8)
+                    }),
+                );
+                loader.calls = Some(thread.finish());
+                plain
+            }),
+            Some(mut calls) => {
+                let plain = Self::load_plain(
+                    &mut records,
+                    loader,
+                    report,
+                    &mut count,
+                    Some(&mut |depth, incl, excl, name, utf8| {
+                        calls.add_return_raw(depth, incl, excl, name, utf8)
+                    }),
+                );
+                loader.calls = Some(calls);
+                plain
+            }
+        };
+        match plain? {
+            PlainEnd::End(offset) => Ok(offset),
+            PlainEnd::Deflate => {
+                let z_end = records.offset();
+                let rest = &data[(z_end as usize).min(data.len())..];
+                let (e, end) = crate::read::with_inflate_ahead(rest, z_end, |ahead| {
+                    let mut reader = Reader::after_deflate_ahead(rest, z_end - 1, h, ahead);
+                    load_stream(&mut reader, loader, report)
+                });
+                e.map_or(Ok(end), Err)
+            }
+        }
+    }
+
+    /// Feeds the records of the uncompressed part of a file to `loader`, up to its end or to
+    /// the record that starts the compressed part; each `<` record goes to `returns` (skipped
+    /// when `None`).
+    fn load_plain<'a>(
+        records: &mut Records<'a>,
+        loader: &mut Loader,
+        report: &mut LoadReport,
+        count: &mut u64,
+        mut returns: Option<&mut ReturnSink<'_, 'a>>,
+    ) -> Result<PlainEnd, Error> {
         loop {
             // The two record kinds that make up most of a profile skip the general decoder.
             let at = records.offset();
             if let Some((ticks, fid, line)) = records.next_time_line() {
-                count += 1;
-                report.records = count;
+                *count += 1;
+                report.records = *count;
                 loader.time(at, ticks, fid, line, None)?;
                 continue;
             }
             if records.next_discount() {
-                count += 1;
+                *count += 1;
                 loader.statement_discount += 1;
                 continue;
             }
-            match &mut loader.calls {
+            match &mut returns {
                 None if records.skip_sub_return() => {
-                    count += 1;
+                    *count += 1;
                     continue;
                 }
-                Some(calls) => {
+                Some(returns) => {
                     if let Some((depth, incl, excl, name, utf8)) = records.next_sub_return() {
-                        count += 1;
-                        calls.add_return_raw(depth, incl, excl, name, utf8);
+                        *count += 1;
+                        returns(depth, incl, excl, name, utf8);
                         continue;
                     }
                 }
                 None => {}
             }
             let offset = records.offset();
-            report.records = count;
+            report.records = *count;
             report.input_offset = offset;
             match records.next() {
-                None => return Ok(offset),
+                None => return Ok(PlainEnd::End(offset)),
                 Some(Ok(Record::StartDeflate)) => {
-                    count += 1;
+                    *count += 1;
                     report.compressed = true;
-                    let z_end = records.offset();
-                    let rest = &data[(z_end as usize).min(data.len())..];
-                    report.records = count;
-                    let (e, end) = crate::read::with_inflate_ahead(rest, z_end, |ahead| {
-                        let mut reader = Reader::after_deflate_ahead(rest, z_end - 1, h, ahead);
-                        load_stream(&mut reader, loader, report)
-                    });
-                    return e.map_or(Ok(end), Err);
+                    report.records = *count;
+                    return Ok(PlainEnd::Deflate);
+                }
+                Some(Ok(Record::SubReturn {
+                    depth,
+                    incl_ticks,
+                    excl_ticks,
+                    name,
+                })) if returns.is_some() => {
+                    // A `<` record the fast path above leaves to the general decoder (near the
+                    // end of the input): to the call paths in its turn all the same.
+                    *count += 1;
+                    report.records = *count;
+                    if let Some(returns) = &mut returns {
+                        returns(depth, incl_ticks, excl_ticks, name.bytes, name.utf8);
+                    }
                 }
                 Some(Ok(r)) => {
-                    count += 1;
-                    report.records = count;
+                    *count += 1;
+                    report.records = *count;
                     loader.record(offset, &r)?;
                 }
                 Some(Err(e)) => return Err(e),

@@ -386,12 +386,21 @@ const STACK_ENTRY_BYTES: usize = 40;
 struct StackCache {
     leaves: HashMap<Box<[u8]>, NodeId, foldhash::fast::RandomState>,
     bytes: usize,
-    /// The key of the last lookup.
+    /// The key of the last lookup (empty when the cache has stopped).
     key: Vec<u8>,
+    /// Lookups and hits since the batch started.
+    lookups: u32,
+    hits: u32,
 }
 
+/// Lookups after which [`StackCache`] stops for the batch when fewer than a quarter found their
+/// stack: samples that rarely repeat a stack (a program that never returns to the same stacks)
+/// would pay for a key, a lookup and an entry each and gain nothing.
+const STACK_CACHE_TRIAL: u32 = 4096;
+
 impl StackCache {
-    /// Makes the key of a sample and returns the node its stack ended at last time, if known.
+    /// Makes the key of a sample and returns the node its stack ended at last time, if known;
+    /// `None` also when the cache has stopped (then [`insert`](Self::insert) does nothing).
     fn find(
         &mut self,
         records: &[u8],
@@ -399,6 +408,10 @@ impl StackCache {
         slow_op: Option<&[u8]>,
     ) -> Option<NodeId> {
         self.key.clear();
+        if self.lookups >= STACK_CACHE_TRIAL && self.hits < self.lookups / 4 {
+            return None;
+        }
+        self.lookups = self.lookups.saturating_add(1);
         self.key.push(u8::from(drop_after_begin));
         if let Some(op) = slow_op {
             // Length first, so that no op and record bytes can pass for another's.
@@ -406,13 +419,15 @@ impl StackCache {
             self.key.extend_from_slice(op);
         }
         self.key.extend_from_slice(records);
-        self.leaves.get(self.key.as_slice()).copied()
+        let found = self.leaves.get(self.key.as_slice()).copied();
+        self.hits = self.hits.saturating_add(u32::from(found.is_some()));
+        found
     }
 
     /// Records `leaf` for the key of the last [`find`](Self::find), while there is room.
     fn insert(&mut self, leaf: NodeId) {
         let cost = self.key.len() + STACK_ENTRY_BYTES;
-        if self.bytes + cost <= STACK_CACHE_BYTES {
+        if !self.key.is_empty() && self.bytes + cost <= STACK_CACHE_BYTES {
             self.bytes += cost;
             self.leaves.insert(self.key.as_slice().into(), leaf);
         }
@@ -421,6 +436,8 @@ impl StackCache {
     fn clear(&mut self) {
         self.leaves.clear();
         self.bytes = 0;
+        self.lookups = 0;
+        self.hits = 0;
     }
 }
 

@@ -47,7 +47,8 @@
 //! messages reused from batch to batch (no allocation per sample), and compressed as they go:
 //! gzip at its fastest level, as the Go runtime writes its profiles, on a second thread for
 //! profiles of more than a few thousand samples. The tables of functions, locations, mappings
-//! and strings follow, as protobuf's concatenation of messages allows; functions and mappings
+//! and strings follow, in batches too, as protobuf's concatenation of messages allows (so gzip
+//! compresses the first while the next are encoded); functions and mappings
 //! are found through tables indexed by the profile's frames and strings, not by hashing their
 //! names. Memory: the tables, a call path, a few batches of encoded samples, and the sorted
 //! copies of one thread's columns not in node order (12 bytes a value; 16 to 32 for a value
@@ -152,19 +153,47 @@ pub fn write_pprof(
     batch.flush(&mut gz)?;
 
     let default_sample_type = default_type.map_or(0, |vt| sample_types[vt.index()].r#type);
-    let tables = proto::Profile {
+    // The tables go in batches too, so that gzip compresses the first while the next are
+    // encoded, instead of after the whole of them.
+    write_in_batches(&mut gz, writer.mappings, |p| &mut p.mapping)?;
+    write_in_batches(&mut gz, writer.locations, |p| &mut p.location)?;
+    write_in_batches(&mut gz, writer.functions, |p| &mut p.function)?;
+    write_in_batches(&mut gz, writer.strings.table, |p| &mut p.string_table)?;
+    let types = proto::Profile {
         sample_type: sample_types,
-        mapping: writer.mappings,
-        location: writer.locations,
-        function: writer.functions,
-        string_table: writer.strings.table,
         default_sample_type,
         ..proto::Profile::default()
     };
-    let mut buf = Vec::with_capacity(tables.encoded_len());
-    tables.encode(&mut buf).map_err(std::io::Error::other)?;
+    let mut buf = gz.buffer();
+    types.encode(&mut buf).map_err(std::io::Error::other)?;
     gz.write(buf)?;
     gz.finish()
+}
+
+/// Table entries (mappings, locations, functions, strings) encoded per message: a few hundred
+/// kilobytes at most.
+const TABLE_ENTRIES_PER_BATCH: usize = 16 * 1024;
+
+/// Encodes `entries` as the `field` of messages of [`TABLE_ENTRIES_PER_BATCH`] entries each,
+/// in order (protobuf's concatenation appends them, so indices into the string table hold).
+fn write_in_batches<T, W: Write>(
+    gz: &mut Compressor<W>,
+    entries: Vec<T>,
+    field: fn(&mut proto::Profile) -> &mut Vec<T>,
+) -> Result<(), ExportError> {
+    let mut message = proto::Profile::default();
+    let mut entries = entries.into_iter();
+    loop {
+        let batch = field(&mut message);
+        batch.clear();
+        batch.extend(entries.by_ref().take(TABLE_ENTRIES_PER_BATCH));
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut buf = gz.buffer();
+        message.encode(&mut buf).map_err(std::io::Error::other)?;
+        gz.write(buf)?;
+    }
 }
 
 /// Samples encoded together as one `Profile` message holding only samples: protobuf merges

@@ -196,33 +196,36 @@ fn write_in_batches<T, W: Write>(
     }
 }
 
-/// Samples encoded together as one `Profile` message holding only samples: protobuf merges
-/// concatenated messages, appending their repeated fields. The samples and their vectors are
-/// reused from batch to batch, so that a sample costs no allocation.
+/// The key of `Profile.sample` (field 2, length-delimited): each sample is encoded as that
+/// field of a `Profile` message. Protobuf merges concatenated messages, appending their repeated
+/// fields, so a run of such fields is a message holding only samples.
+const SAMPLE_FIELD_KEY: u8 = (2 << 3) | 2;
+
+/// Samples encoded together, each as the sample field of a `Profile` message ([`SAMPLE_FIELD_KEY`];
+/// prost would size the batch's message before encoding it, walking every sample once more).
+/// The samples and their vectors are reused from batch to batch, so that a sample costs no
+/// allocation.
 struct SampleBatch {
-    message: proto::Profile,
-    /// The samples of the batch: `message.sample[..len]`; those past it are spare.
+    samples: Vec<proto::Sample>,
+    /// The samples of the batch: `samples[..len]`; those past it are spare.
     len: usize,
 }
 
 impl SampleBatch {
     fn new() -> SampleBatch {
         SampleBatch {
-            message: proto::Profile {
-                sample: Vec::with_capacity(SAMPLES_PER_BATCH),
-                ..proto::Profile::default()
-            },
+            samples: Vec::with_capacity(SAMPLES_PER_BATCH),
             len: 0,
         }
     }
 
     /// A new sample of the batch, holding what a sample of an earlier batch held.
     fn next(&mut self) -> &mut proto::Sample {
-        if self.len == self.message.sample.len() {
-            self.message.sample.push(proto::Sample::default());
+        if self.len == self.samples.len() {
+            self.samples.push(proto::Sample::default());
         }
         self.len += 1;
-        &mut self.message.sample[self.len - 1]
+        &mut self.samples[self.len - 1]
     }
 
     /// Takes back the sample [`next`](Self::next) gave.
@@ -239,13 +242,17 @@ impl SampleBatch {
         if self.len == 0 {
             return Ok(());
         }
-        // Spare samples exist only in the last batch of the profile.
-        let spare = self.message.sample.split_off(self.len);
         let mut buf = out.buffer();
-        let encoded = self.message.encode(&mut buf).map_err(std::io::Error::other);
-        self.message.sample.extend(spare);
+        let mut encoded = Ok(());
+        for sample in &self.samples[..self.len] {
+            buf.push(SAMPLE_FIELD_KEY);
+            encoded = sample.encode_length_delimited(&mut buf);
+            if encoded.is_err() {
+                break;
+            }
+        }
         self.len = 0;
-        encoded?;
+        encoded.map_err(std::io::Error::other)?;
         out.write(buf)
     }
 }

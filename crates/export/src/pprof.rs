@@ -459,7 +459,7 @@ impl Strings {
     fn new(profile: &Profile) -> Strings {
         let mut strings = Strings {
             table: Vec::new(),
-            index: HashTable::with_capacity(profile.frames().len()),
+            index: HashTable::new(),
             hasher: RandomState::default(),
             by_id: vec![-1; profile.string_count()],
         };
@@ -490,6 +490,13 @@ impl Strings {
             }
         };
         i64::from(at)
+    }
+
+    /// Adds `s` to the table without looking it up, nor making it found by
+    /// [`intern`](Self::intern): for a string that is rarely written twice.
+    fn push(&mut self, s: String) -> i64 {
+        self.table.push(s);
+        self.table.len() as i64 - 1
     }
 
     /// The table index of a profile string. The profile's strings are distinct already, so
@@ -617,9 +624,14 @@ impl<'p> Writer<'p> {
         }
         let profile = self.profile;
         let f = profile.frame(frame);
-        let name = match f.function {
-            Some(name) => self.strings.id_of(profile, name),
-            None => self.strings.intern_cow(profile.function_name(frame)),
+        let name = match (f.function, f.address) {
+            (Some(name), _) => self.strings.id_of(profile, name),
+            // Named by its address, `[0x…]`: a name of its own (two such frames differ in their
+            // module), written without looking it up, which for a profile of many addresses
+            // (hpcrun's) was a hash table's cache miss per frame. pprof reads a name written
+            // twice as well as once, and groups its functions by name.
+            (None, Some(_)) => self.strings.push(profile.function_name(frame).into_owned()),
+            (None, None) => self.strings.intern_cow(profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);

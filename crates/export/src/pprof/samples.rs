@@ -234,16 +234,15 @@ fn merge_by_heap<E, F: FnMut(NodeId, &[f64]) -> Result<(), E> + ?Sized>(
 mod tests {
     use super::*;
 
+    /// A merge of the sources, as the test calls it.
+    type Merge = fn(
+        &[View<'_>],
+        &mut [f64],
+        &mut dyn FnMut(NodeId, &[f64]) -> Result<(), ()>,
+    ) -> Result<(), ()>;
+
     /// Every (node, values) a merge gives, in its order.
-    fn merged(
-        sources: &[View<'_>],
-        types: usize,
-        merge: fn(
-            &[View<'_>],
-            &mut [f64],
-            &mut dyn FnMut(NodeId, &[f64]) -> Result<(), ()>,
-        ) -> Result<(), ()>,
-    ) -> Vec<(NodeId, Vec<f64>)> {
+    fn merged(sources: &[View<'_>], types: usize, merge: Merge) -> Vec<(NodeId, Vec<f64>)> {
         let mut out = Vec::new();
         let mut values = vec![0.0; types];
         merge(sources, &mut values, &mut |node, v| {

@@ -1,12 +1,12 @@
 //! The samples of the pprof export, gathered from the profile's node value columns: one per
 //! (context, call-tree node) with a value, holding the node's value of every value type.
 //!
-//! The model stores a context's values column by column (one column per value type), and every
-//! format's converter gives a column its nodes in increasing order, so a merge of a context's
-//! columns by node gives each node its values together, without sorting or looking anything
-//! up. A column not in node order (HPCToolkit's, whose profile.db lists its contexts in an
-//! order of its own) is copied and sorted first; a value type measured inclusive only is turned
-//! into self values first (see [`Source`]).
+//! The model stores a context's values column by column (one column per value type), and the
+//! formats' converters mostly give a column its nodes in increasing order, so a merge of a
+//! context's columns by node gives each node its values together, without sorting or looking
+//! anything up. A column not in node order (HPCToolkit's, whose profile.db lists its contexts
+//! in an order of its own: a few increasing runs) is copied and sorted first; a value type
+//! measured inclusive only is turned into self values first (see `Samples::source`).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;

@@ -51,8 +51,8 @@
 //! compresses the first while the next are encoded); functions and mappings
 //! are found through tables indexed by the profile's frames and strings, not by hashing their
 //! names. Memory: the tables, a call path, a few batches of encoded samples, and the sorted
-//! copies of one thread's columns not in node order (12 bytes a value; 16 to 32 for a value
-//! type measured inclusive only); never the encoded profile. Time: linear in the node values
+//! copies of one thread's columns not in node order (12 bytes a value, 16 while one is sorted;
+//! twice that for a value type measured inclusive only); never the encoded profile. Time: linear in the node values
 //! and the length of the call paths written, plus the sorting of columns not in node order
 //! (linear for a column made of a few increasing runs).
 

@@ -37,19 +37,24 @@
 //!
 //! # Cost
 //!
-//! Samples are written thread by thread, each thread's call tree in the order the profile holds
-//! its values when that is depth first or by node (as the formats add them), else depth first
-//! (a counting sort of the runs of one node's values), so consecutive samples share call paths
-//! (kept from one sample to the next: a sample costs the nodes that change, plus copying its
-//! path). They are encoded into messages reused from batch to batch (no allocation per sample),
-//! and compressed as they go: gzip at its fastest level, as the Go runtime writes its profiles,
-//! on a second thread for profiles of more than a few thousand samples. The tables of
-//! functions, locations, mappings and strings follow, as protobuf's concatenation of messages
-//! allows; functions and mappings are found through tables indexed by the profile's frames and
-//! strings, not by hashing their names. Memory: the tables, a call path, a few batches of
-//! encoded samples, and, when the values must be reordered, 8 bytes per node value (or 16 per
-//! run of one node's values); never the encoded profile. Time: linear in the node values and
-//! the length of the call paths written.
+//! Samples are written thread by thread, each thread's call tree by node id (parents before
+//! children, as the formats number their trees), so consecutive samples share call paths (kept
+//! from one sample to the next: a sample costs the nodes that change, plus copying its path).
+//! A thread's values come from the model's columns (one per value type) merged by node: each
+//! column is in node order as the formats add their values, so the merge gives each node its
+//! values directly; a column in another order (HPCToolkit's) is sorted first, and one of a value
+//! type measured inclusive only is turned into self values first. Samples are encoded into
+//! messages reused from batch to batch (no allocation per sample), and compressed as they go:
+//! gzip at its fastest level, as the Go runtime writes its profiles, on a second thread for
+//! profiles of more than a few thousand samples. The tables of functions, locations, mappings
+//! and strings follow, in batches too, as protobuf's concatenation of messages allows (so gzip
+//! compresses the first while the next are encoded); functions and mappings
+//! are found through tables indexed by the profile's frames and strings, not by hashing their
+//! names. Memory: the tables, a call path, a few batches of encoded samples, and the sorted
+//! copies of one thread's columns not in node order (12 bytes a value, 16 while one is sorted;
+//! twice that for a value type measured inclusive only); never the encoded profile. Time: linear in the node values
+//! and the length of the call paths written, plus the sorting of columns not in node order
+//! (linear for a column made of a few increasing runs).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -63,9 +68,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
-use profcodec_profile::{
-    ContextId, FrameId, IdKind, NodeId, NodeValue, NodeValueColumn, Profile, StringId, Unit,
-};
+use profcodec_profile::{ContextId, FrameId, IdKind, NodeId, Profile, StringId, Unit};
 use prost::Message;
 
 use crate::{ExportError, ExportOptions};
@@ -79,6 +82,8 @@ use crate::{ExportError, ExportOptions};
     reason = "prost-build output, kept as generated"
 )]
 mod proto;
+
+mod samples;
 
 /// Samples encoded per message of the stream: large enough that the per-message cost vanishes,
 /// small enough that the buffer stays small.
@@ -115,23 +120,18 @@ pub fn write_pprof(
         .map(|(_, vt)| pprof_unit(profile, vt.unit).1)
         .collect();
 
-    let entries = SampleEntries::new(profile);
-    let mut gz = Compressor::new(out, entries.len());
+    let samples = samples::Samples::new(profile);
+    let mut gz = Compressor::new(out, samples.len());
     let mut batch = SampleBatch::new();
-    let mut exact = vec![0.0; scales.len()];
     // The call path of the sample being written, root first, kept from one sample to the next:
-    // samples go depth first, so consecutive ones share most of it.
+    // samples go by node id, parents before children, so consecutive ones share most of it.
     let mut path = CallPath::new(profile);
-    entries.for_each_sample(|context, node, parts| {
-        exact.iter_mut().for_each(|v| *v = 0.0);
-        for &(value_type, value) in parts {
-            exact[value_type as usize] += value;
-        }
+    samples.for_each(|context, node, values| {
         let sample = batch.next();
         sample.value.clear();
         // A float outside i64 saturates; NaN becomes 0 (`as` never panics).
         sample.value.extend(
-            exact
+            values
                 .iter()
                 .zip(&scales)
                 .map(|(v, scale)| (v * scale).round() as i64),
@@ -151,51 +151,81 @@ pub fn write_pprof(
         Ok(())
     })?;
     batch.flush(&mut gz)?;
-    drop(entries);
 
     let default_sample_type = default_type.map_or(0, |vt| sample_types[vt.index()].r#type);
-    let tables = proto::Profile {
+    // The tables go in batches too, so that gzip compresses the first while the next are
+    // encoded, instead of after the whole of them.
+    write_in_batches(&mut gz, writer.mappings, |p| &mut p.mapping)?;
+    write_in_batches(&mut gz, writer.locations, |p| &mut p.location)?;
+    write_in_batches(&mut gz, writer.functions, |p| &mut p.function)?;
+    write_in_batches(&mut gz, writer.strings.table, |p| &mut p.string_table)?;
+    let types = proto::Profile {
         sample_type: sample_types,
-        mapping: writer.mappings,
-        location: writer.locations,
-        function: writer.functions,
-        string_table: writer.strings.table,
         default_sample_type,
         ..proto::Profile::default()
     };
-    let mut buf = Vec::with_capacity(tables.encoded_len());
-    tables.encode(&mut buf).map_err(std::io::Error::other)?;
+    let mut buf = gz.buffer();
+    types.encode(&mut buf).map_err(std::io::Error::other)?;
     gz.write(buf)?;
     gz.finish()
 }
 
-/// Samples encoded together as one `Profile` message holding only samples: protobuf merges
-/// concatenated messages, appending their repeated fields. The samples and their vectors are
-/// reused from batch to batch, so that a sample costs no allocation.
+/// Table entries (mappings, locations, functions, strings) encoded per message: a few hundred
+/// kilobytes at most.
+const TABLE_ENTRIES_PER_BATCH: usize = 16 * 1024;
+
+/// Encodes `entries` as the `field` of messages of [`TABLE_ENTRIES_PER_BATCH`] entries each,
+/// in order (protobuf's concatenation appends them, so indices into the string table hold).
+fn write_in_batches<T, W: Write>(
+    gz: &mut Compressor<W>,
+    entries: Vec<T>,
+    field: fn(&mut proto::Profile) -> &mut Vec<T>,
+) -> Result<(), ExportError> {
+    let mut message = proto::Profile::default();
+    let mut entries = entries.into_iter();
+    loop {
+        let batch = field(&mut message);
+        batch.clear();
+        batch.extend(entries.by_ref().take(TABLE_ENTRIES_PER_BATCH));
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut buf = gz.buffer();
+        message.encode(&mut buf).map_err(std::io::Error::other)?;
+        gz.write(buf)?;
+    }
+}
+
+/// The key of `Profile.sample` (field 2, length-delimited): each sample is encoded as that
+/// field of a `Profile` message. Protobuf merges concatenated messages, appending their repeated
+/// fields, so a run of such fields is a message holding only samples.
+const SAMPLE_FIELD_KEY: u8 = (2 << 3) | 2;
+
+/// Samples encoded together, each as the sample field of a `Profile` message ([`SAMPLE_FIELD_KEY`];
+/// prost would size the batch's message before encoding it, walking every sample once more).
+/// The samples and their vectors are reused from batch to batch, so that a sample costs no
+/// allocation.
 struct SampleBatch {
-    message: proto::Profile,
-    /// The samples of the batch: `message.sample[..len]`; those past it are spare.
+    samples: Vec<proto::Sample>,
+    /// The samples of the batch: `samples[..len]`; those past it are spare.
     len: usize,
 }
 
 impl SampleBatch {
     fn new() -> SampleBatch {
         SampleBatch {
-            message: proto::Profile {
-                sample: Vec::with_capacity(SAMPLES_PER_BATCH),
-                ..proto::Profile::default()
-            },
+            samples: Vec::with_capacity(SAMPLES_PER_BATCH),
             len: 0,
         }
     }
 
     /// A new sample of the batch, holding what a sample of an earlier batch held.
     fn next(&mut self) -> &mut proto::Sample {
-        if self.len == self.message.sample.len() {
-            self.message.sample.push(proto::Sample::default());
+        if self.len == self.samples.len() {
+            self.samples.push(proto::Sample::default());
         }
         self.len += 1;
-        &mut self.message.sample[self.len - 1]
+        &mut self.samples[self.len - 1]
     }
 
     /// Takes back the sample [`next`](Self::next) gave.
@@ -212,13 +242,17 @@ impl SampleBatch {
         if self.len == 0 {
             return Ok(());
         }
-        // Spare samples exist only in the last batch of the profile.
-        let spare = self.message.sample.split_off(self.len);
         let mut buf = out.buffer();
-        let encoded = self.message.encode(&mut buf).map_err(std::io::Error::other);
-        self.message.sample.extend(spare);
+        let mut encoded = Ok(());
+        for sample in &self.samples[..self.len] {
+            buf.push(SAMPLE_FIELD_KEY);
+            encoded = sample.encode_length_delimited(&mut buf);
+            if encoded.is_err() {
+                break;
+            }
+        }
         self.len = 0;
-        encoded?;
+        encoded.map_err(std::io::Error::other)?;
         out.write(buf)
     }
 }
@@ -411,268 +445,6 @@ impl CallPath {
     }
 }
 
-/// One node value's part of a sample.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    context: ContextId,
-    node: NodeId,
-    value_type: u32,
-    value: f64,
-}
-
-/// The node values of the exported contexts, in sample order: by context and, in each context,
-/// depth first through the call tree, so that each run of one (context, node) is one sample and
-/// consecutive samples share most of their call paths. Formats mostly add their values in that
-/// order, or at least a node's values together: then the runs of one (context, node) are
-/// ordered, not the values. The order is made by two stable counting sorts (by node, then by
-/// context), so the cost is linear in the node values and nodes, and each sample's values are
-/// summed in the profile's order.
-struct SampleEntries<'p> {
-    profile: &'p Profile,
-    exported: Vec<bool>,
-    has_self: Vec<bool>,
-    /// The profile's node value columns, and where each starts in their concatenation (the
-    /// order of `Profile::node_values`), which the codes index.
-    columns: &'p [NodeValueColumn],
-    column_starts: Vec<usize>,
-    order: Order,
-    len: usize,
-}
-
-/// The sample order of [`SampleEntries`].
-enum Order {
-    /// The profile's own order.
-    Profile,
-    /// Ranges of node values, each of one (context, node).
-    Runs(Vec<(usize, usize)>),
-    /// The codes of the entries ([`SampleEntries::each`]): with value types measured inclusive
-    /// only, a node value gives parts to two nodes.
-    Codes(Vec<u64>),
-}
-
-impl<'p> SampleEntries<'p> {
-    fn new(profile: &'p Profile) -> SampleEntries<'p> {
-        let exported = crate::select::exported_contexts(profile);
-        let has_self: Vec<bool> = profile
-            .value_types()
-            .map(|(_, vt)| vt.measured.has_self())
-            .collect();
-        let self_only = has_self.iter().all(|&h| h);
-        let mut entries = SampleEntries {
-            profile,
-            exported,
-            has_self,
-            columns: profile.node_value_columns(),
-            column_starts: profile
-                .node_value_columns()
-                .iter()
-                .scan(0, |start, column| {
-                    let this = *start;
-                    *start += column.len();
-                    Some(this)
-                })
-                .collect(),
-            order: Order::Profile,
-            len: 0,
-        };
-        let rank = crate::select::depth_first_order(profile);
-        let key = |e: &Entry| (e.context.index(), rank[e.node.index()]);
-        // The profile's order will do when it is depth first, or by node id (parents before
-        // children, as the formats walk their trees): with either, each (context, node) is one
-        // run of values.
-        let (mut depth_first, mut by_id) = (true, true);
-        let (mut last, mut last_id) = (None, None);
-        let mut len = 0;
-        let mut several_contexts = false;
-        let mut first_context = None;
-        entries.each(|_, e| {
-            let k = key(&e);
-            depth_first &= last.is_none_or(|l| k >= l);
-            last = Some(k);
-            let id = (e.context, e.node);
-            by_id &= last_id.is_none_or(|l| id >= l);
-            last_id = Some(id);
-            len += 1;
-            several_contexts |= *first_context.get_or_insert(e.context) != e.context;
-        });
-        entries.len = len;
-        if depth_first || by_id {
-            return entries;
-        }
-        let sort = |items, first: &dyn Fn(usize) -> Entry| {
-            let contexts = several_contexts.then(|| profile.contexts().len());
-            sort_for_samples(items, &rank, contexts, first)
-        };
-        entries.order = if self_only {
-            let mut runs: Vec<(usize, usize)> = Vec::new();
-            let mut last_key = None;
-            entries.each(|code, e| {
-                let i = (code >> 1) as usize;
-                let k = (e.context, e.node);
-                match runs.last_mut() {
-                    Some((_, end)) if last_key == Some(k) && *end == i => *end = i + 1,
-                    _ => runs.push((i, i + 1)),
-                }
-                last_key = Some(k);
-            });
-            let order = sort(runs.len(), &|r| entries.entry((runs[r].0 as u64) << 1));
-            Order::Runs(order.into_iter().map(|r| runs[r as usize]).collect())
-        } else {
-            let mut codes = Vec::with_capacity(len);
-            entries.each(|code, _| codes.push(code));
-            let order = sort(codes.len(), &|c| entries.entry(codes[c]));
-            Order::Codes(order.into_iter().map(|c| codes[c as usize]).collect())
-        };
-        entries
-    }
-
-    /// The number of entries: at least the number of samples.
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Calls `f` with the code and the entry of each part of a sample, in the profile's order:
-    /// a value type measured self gives the node's self value; one measured inclusive only
-    /// gives the node its inclusive value, and its parent the opposite (self is the inclusive
-    /// value minus the children's inclusive values). The code is the node value's index, times
-    /// two, plus one for the parent's part.
-    fn each(&self, mut f: impl FnMut(u64, Entry)) {
-        for (i, v) in self.profile.node_values().iter().enumerate() {
-            if !self.exported[v.context.index()] {
-                continue;
-            }
-            let code = (i as u64) << 1;
-            if self.has_self[v.value_type.index()] || v.inclusive.is_some() {
-                f(code, self.entry_of(v, false));
-                if !self.has_self[v.value_type.index()]
-                    && self.profile.node(v.node).parent.is_some()
-                {
-                    f(code | 1, self.entry_of(v, true));
-                }
-            }
-        }
-    }
-
-    /// The `index`th value of `Profile::node_values`.
-    fn node_value(&self, index: usize) -> NodeValue {
-        // Empty columns share their start with the next: the last column starting at or
-        // before `index` holds it.
-        let column = self.column_starts.partition_point(|&s| s <= index) - 1;
-        self.columns[column]
-            .get(index - self.column_starts[column])
-            .expect("an index below the number of node values")
-    }
-
-    /// The entry of a code of [`each`](Self::each).
-    fn entry(&self, code: u64) -> Entry {
-        self.entry_of(self.node_value((code >> 1) as usize), code & 1 == 1)
-    }
-
-    /// Node value `v`'s entry, or with `parent_part` its parent's part (the opposite of an
-    /// inclusive-only value).
-    fn entry_of(&self, v: NodeValue, parent_part: bool) -> Entry {
-        let value_type = v.value_type.index() as u32;
-        let (node, value) = if self.has_self[v.value_type.index()] {
-            (v.node, v.self_value.unwrap_or(0.0))
-        } else {
-            let inclusive = v.inclusive.unwrap_or(0.0);
-            match self.profile.node(v.node).parent {
-                Some(parent) if parent_part => (parent, -inclusive),
-                _ => (v.node, inclusive),
-            }
-        };
-        Entry {
-            context: v.context,
-            node,
-            value_type,
-            value,
-        }
-    }
-
-    /// Calls `f` with each sample's context, node and parts (value type, value), in sample
-    /// order.
-    fn for_each_sample<E>(
-        &self,
-        mut f: impl FnMut(ContextId, NodeId, &[(u32, f64)]) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let mut current = None;
-        let mut parts: Vec<(u32, f64)> = Vec::new();
-        let mut result = Ok(());
-        let mut visit = |e: Entry| {
-            if current != Some((e.context, e.node)) {
-                if let Some((context, node)) = current
-                    && result.is_ok()
-                {
-                    result = f(context, node, &parts);
-                }
-                parts.clear();
-                current = Some((e.context, e.node));
-            }
-            parts.push((e.value_type, e.value));
-        };
-        match &self.order {
-            Order::Profile => self.each(|_, e| visit(e)),
-            Order::Runs(runs) => {
-                for &(start, end) in runs {
-                    for i in start..end {
-                        visit(self.entry((i as u64) << 1));
-                    }
-                }
-            }
-            Order::Codes(codes) => codes.iter().for_each(|&code| visit(self.entry(code))),
-        }
-        result?;
-        match current {
-            Some((context, node)) => f(context, node, &parts),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The positions `0..items` ordered by the context and the depth-first rank of the node of
-/// `entry(i)`, stably: two counting sorts, by node, then (with `contexts` some) by context.
-fn sort_for_samples(
-    items: usize,
-    rank: &[u32],
-    contexts: Option<usize>,
-    entry: &dyn Fn(usize) -> Entry,
-) -> Vec<u32> {
-    let mut starts = vec![0u32; rank.len() + 1];
-    for i in 0..items {
-        starts[rank[entry(i).node.index()] as usize + 1] += 1;
-    }
-    prefix_sums(&mut starts);
-    let mut by_node = vec![0u32; items];
-    for i in 0..items {
-        let at = &mut starts[rank[entry(i).node.index()] as usize];
-        // Fewer items than u32 positions: each is a node value or a run of them.
-        by_node[*at as usize] = i as u32;
-        *at += 1;
-    }
-    let Some(contexts) = contexts else {
-        return by_node;
-    };
-    let mut starts = vec![0u32; contexts + 1];
-    for &i in &by_node {
-        starts[entry(i as usize).context.index() + 1] += 1;
-    }
-    prefix_sums(&mut starts);
-    let mut sorted = vec![0u32; items];
-    for i in by_node {
-        let at = &mut starts[entry(i as usize).context.index()];
-        sorted[*at as usize] = i;
-        *at += 1;
-    }
-    sorted
-}
-
-/// Turns counts at `[i + 1]` into the start of each `i`.
-fn prefix_sums(starts: &mut [u32]) {
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
-    }
-}
-
 /// The string table, interned: each string is stored once, in the table, and found again by
 /// its hash through an index of table positions.
 struct Strings {
@@ -687,7 +459,7 @@ impl Strings {
     fn new(profile: &Profile) -> Strings {
         let mut strings = Strings {
             table: Vec::new(),
-            index: HashTable::with_capacity(profile.frames().len()),
+            index: HashTable::new(),
             hasher: RandomState::default(),
             by_id: vec![-1; profile.string_count()],
         };
@@ -718,6 +490,13 @@ impl Strings {
             }
         };
         i64::from(at)
+    }
+
+    /// Adds `s` to the table without looking it up, nor making it found by
+    /// [`intern`](Self::intern): for a string that is rarely written twice.
+    fn push(&mut self, s: String) -> i64 {
+        self.table.push(s);
+        self.table.len() as i64 - 1
     }
 
     /// The table index of a profile string. The profile's strings are distinct already, so
@@ -845,9 +624,14 @@ impl<'p> Writer<'p> {
         }
         let profile = self.profile;
         let f = profile.frame(frame);
-        let name = match f.function {
-            Some(name) => self.strings.id_of(profile, name),
-            None => self.strings.intern_cow(profile.function_name(frame)),
+        let name = match (f.function, f.address) {
+            (Some(name), _) => self.strings.id_of(profile, name),
+            // Named by its address, `[0x…]`: a name of its own (two such frames differ in their
+            // module), written without looking it up, which for a profile of many addresses
+            // (hpcrun's) was a hash table's cache miss per frame. pprof reads a name written
+            // twice as well as once, and groups its functions by name.
+            (None, Some(_)) => self.strings.push(profile.function_name(frame).into_owned()),
+            (None, None) => self.strings.intern_cow(profile.function_name(frame)),
         };
         let filename = f.file.map_or(0, |s| self.strings.id_of(profile, s));
         let start_line = f.line.map_or(0, i64::from);
@@ -1099,6 +883,61 @@ mod tests {
         let mut values: Vec<i64> = p.sample.iter().map(|s| s.value[0]).collect();
         values.sort_unstable();
         assert_eq!(values, [4_000, 6_000]);
+    }
+
+    #[test]
+    fn values_added_out_of_node_order_give_the_same_samples() {
+        // Many value types (more than are merged by scanning), one measured inclusive only,
+        // their values added leaf first, in two contexts: each (context, node) is one sample
+        // with every value type's value.
+        let types = 20;
+        let mut b = ProfileBuilder::new();
+        let threads: Vec<ContextId> = (0..2)
+            .map(|t| {
+                b.intern_context(Context::new([(IdKind::Thread, t)]))
+                    .unwrap()
+            })
+            .collect();
+        let counts: Vec<_> = (0..types)
+            .map(|t| counted(&mut b, &format!("c{t}"), Unit::Count))
+            .collect();
+        let inclusive = b
+            .intern_value_type("incl", Unit::Count, Measured::InclusiveOnly)
+            .unwrap();
+        let frames: Vec<FrameId> = ["a", "b", "c"]
+            .iter()
+            .map(|name| function(&mut b, name))
+            .collect();
+        let nodes: Vec<NodeId> = (1..=frames.len())
+            .map(|depth| {
+                b.intern_stack(None, frames[..depth].iter().copied())
+                    .unwrap()
+            })
+            .collect();
+        for (t, &thread) in threads.iter().enumerate() {
+            for (depth, &node) in nodes.iter().enumerate().rev() {
+                for (c, &count) in counts.iter().enumerate() {
+                    let value = (1000 * t + 100 * depth + c + 1) as f64;
+                    b.add_self(thread, node, count, value).unwrap();
+                }
+                // Inclusive: 30, 20, 10 from the root down: self 10 each.
+                let total = (10 * (frames.len() - depth)) as f64;
+                b.add_inclusive(thread, node, inclusive, total).unwrap();
+            }
+        }
+        let p = export(&b.build());
+        assert_eq!(p.sample.len(), threads.len() * nodes.len());
+        for sample in &p.sample {
+            let thread: usize = p.string_table[sample.label[0].str as usize]
+                .parse()
+                .unwrap();
+            let depth = sample.location_id.len() - 1;
+            let expected: Vec<i64> = (0..types)
+                .map(|c| (1000 * thread + 100 * depth + c + 1) as i64)
+                .chain([10])
+                .collect();
+            assert_eq!(sample.value, expected, "thread {thread}, depth {depth}");
+        }
     }
 
     #[test]

@@ -24,8 +24,8 @@ pub(crate) fn metric(
 /// their sums.
 pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
     let mut has_values = vec![false; profile.contexts().len()];
-    for v in profile.node_values() {
-        has_values[v.context.index()] = true;
+    for column in profile.node_value_columns() {
+        has_values[column.context().index()] |= !column.is_empty();
     }
     let with_values = |summary: bool| {
         profile
@@ -40,6 +40,7 @@ pub(crate) fn exported_contexts(profile: &Profile) -> Vec<bool> {
 }
 
 /// Each node's rank in a depth-first walk of the call tree (children in id order).
+#[cfg(feature = "firefox")]
 pub(crate) fn depth_first_order(profile: &Profile) -> Vec<u32> {
     let n = profile.nodes().len();
     let mut first_child = vec![0u32; n + 1];

@@ -363,9 +363,9 @@ impl Profile {
 
     /// Feeds the records of `file` (read from `data`) to `loader`; returns the offset where the
     /// input ended, or the first error.
-    fn load_slice_into(
+    fn load_slice_into<'f>(
         data: &[u8],
-        file: &crate::read::File<'_>,
+        file: &'f crate::read::File<'_>,
         loader: &mut Loader,
         report: &mut LoadReport,
     ) -> Result<u64, Error> {
@@ -375,36 +375,27 @@ impl Profile {
         let mut count = 0u64;
         // The call paths are taken out of the loader while the records before any compressed
         // part are read, and built beside them: on a second thread for a large input.
-        let plain = match loader.calls.take() {
-            None => Self::load_plain(&mut records, loader, report, &mut count, None),
+        let calls = loader.calls.take();
+        let mut load = |returns: Option<&mut ReturnSink<'_, 'f>>| {
+            Self::load_plain(&mut records, loader, report, &mut count, returns)
+        };
+        let (plain, calls) = match calls {
+            None => (load(None), None),
             Some(calls) if data.len() >= CALL_PATHS_THREAD_FROM => std::thread::scope(|scope| {
                 let mut thread = CallPathsThread::spawn(scope, calls);
-                let plain = Self::load_plain(
-                    &mut records,
-                    loader,
-                    report,
-                    &mut count,
-                    Some(&mut |depth, incl, excl, name, utf8| {
-                        thread.add_return_raw(depth, incl, excl, name, utf8)
-                    }),
-                );
-                loader.calls = Some(thread.finish());
-                plain
+                let plain = load(Some(&mut |depth, incl, excl, name, utf8| {
+                    thread.add_return_raw(depth, incl, excl, name, utf8)
+                }));
+                (plain, Some(thread.finish()))
             }),
             Some(mut calls) => {
-                let plain = Self::load_plain(
-                    &mut records,
-                    loader,
-                    report,
-                    &mut count,
-                    Some(&mut |depth, incl, excl, name, utf8| {
-                        calls.add_return_raw(depth, incl, excl, name, utf8)
-                    }),
-                );
-                loader.calls = Some(calls);
-                plain
+                let plain = load(Some(&mut |depth, incl, excl, name, utf8| {
+                    calls.add_return_raw(depth, incl, excl, name, utf8)
+                }));
+                (plain, Some(calls))
             }
         };
+        loader.calls = calls;
         match plain? {
             PlainEnd::End(offset) => Ok(offset),
             PlainEnd::Deflate => {

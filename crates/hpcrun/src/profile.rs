@@ -421,9 +421,7 @@ impl ProfileConverter {
         // The values in a second pass over the nodes: interleaved with the interning above, the
         // stream of values evicted the frame and node indexes from the cache between two
         // lookups (each lookup then a miss to memory).
-        // In the same order, so that each column takes its nodes in increasing order. Each
-        // metric's column is found once, when it gets its first value (a metric without any
-        // value has none).
+        // In the same order, so that each column takes its nodes in increasing order.
         for i in order() {
             let Some(id) = model[i] else { continue };
             let node_values = values.of(i).filter_map(|(metric, value)| {

@@ -142,8 +142,8 @@ pub enum AtomicWriteError<E> {
     Io {
         /// What was being done.
         step: Step,
-        /// The path it was done on (the output, or the folder it goes into; never a staging path,
-        /// which is gone once the call returns).
+        /// The path it was done on: the output, or the folder it goes into; at
+        /// [`Step::RemoveStaging`], the staging folder left behind.
         path: PathBuf,
         /// The error.
         #[source]
@@ -289,14 +289,9 @@ fn stage_and_rename<T, E>(
     let value = write(&staged)?;
     let staged_is_folder = std::fs::symlink_metadata(&staged).is_ok_and(|m| m.is_dir());
     match existing {
-        // Nothing to replace, or a file over a file: one rename, so the output is never missing.
-        None => std::fs::rename(&staged, output).map_err(io_at(Step::Rename, output))?,
-        Some(false) if !staged_is_folder => {
-            std::fs::rename(&staged, output).map_err(io_at(Step::Rename, output))?;
-        }
         // A folder cannot be renamed over, nor a file over a folder: the old output goes aside
         // first, and comes back if the new one cannot take its place.
-        Some(_) => {
+        Some(existing_is_folder) if existing_is_folder || staged_is_folder => {
             let aside = staging.path().join("replaced");
             std::fs::rename(output, &aside).map_err(io_at(Step::MoveAside, output))?;
             if let Err(rename) = std::fs::rename(&staged, output) {
@@ -313,6 +308,8 @@ fn stage_and_rename<T, E>(
                 return Err(io_at(Step::Rename, output)(rename));
             }
         }
+        // Nothing to replace, or a file over a file: one rename, so the output is never missing.
+        _ => std::fs::rename(&staged, output).map_err(io_at(Step::Rename, output))?,
     }
     let staging_path = staging.path().to_path_buf();
     staging

@@ -3,9 +3,9 @@
 //! `cargo xtask gen-hpcrun`).
 
 use profcodec_hpcrun::{
-    CctNode, Epoch, IdTupleEntry, LoadModule, Measurement, MetricAux, MetricDesc, MetricFlagFields,
-    MetricFlags, NvPair, SparseContext, SparseMetrics, SparseValue, Text, Version, raw,
-    standard_dictionary, write_measurement,
+    CctIndex, CctNode, Epoch, IdTupleEntry, LoadModule, Measurement, MetricAux, MetricDesc,
+    MetricFlagFields, MetricFlags, NvPair, SparseContext, SparseMetrics, SparseValue, Text,
+    Version, raw, standard_dictionary, write_measurement,
 };
 
 use crate::Rng;
@@ -87,32 +87,37 @@ pub fn measurement(target_bytes: u64, seed: u64) -> Measurement {
             .collect();
         drawn.push((parent, lm_id, ip, values));
     }
-    let mut children = vec![Vec::new(); nodes];
-    for (i, node) in drawn.iter().enumerate() {
-        if let Some(p) = node.0 {
-            children[p].push(i);
-        }
-    }
-    let mut new_id = vec![0i32; nodes];
-    let mut stack = vec![0usize];
-    while let Some(i) = stack.pop() {
-        let id = cct.len() as i32 + 1;
-        new_id[i] = id;
-        let (parent, lm_id, ip, values) = &drawn[i];
-        cct.push(CctNode {
-            id,
-            parent: parent.map_or(0, |p| new_id[p]),
+    // Drawn with ids in drawing order, then renumbered in the order of the crate's preorder walk.
+    let drawn_cct: Vec<CctNode> = drawn
+        .iter()
+        .enumerate()
+        .map(|(i, (parent, lm_id, ip, _))| CctNode {
+            id: i as i32 + 1,
+            parent: parent.map_or(0, |p| p as i32 + 1),
             lm_id: *lm_id,
             ip: *ip,
             lush: None,
             flags: 1,
+        })
+        .collect();
+    let order = CctIndex::new(&drawn_cct).preorder();
+    let mut new_id = vec![0i32; nodes];
+    for (k, &i) in order.iter().enumerate() {
+        new_id[i] = k as i32 + 1;
+    }
+    for &i in &order {
+        let node = &drawn_cct[i];
+        let id = new_id[i];
+        cct.push(CctNode {
+            id,
+            parent: drawn[i].0.map_or(0, |p| new_id[p]),
+            ..*node
         });
         sparse.contexts.push(SparseContext {
             ctx: id as u32,
             start: sparse.values.len() as u64,
         });
-        sparse.values.extend_from_slice(values);
-        stack.extend(children[i].iter().rev());
+        sparse.values.extend_from_slice(&drawn[i].3);
     }
     sparse.end = SparseContext {
         ctx: raw::CONTEXT_END,

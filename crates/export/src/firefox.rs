@@ -37,12 +37,9 @@ use fxprof_processed_profile::{
     StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp, WeightType,
 };
 use profcodec_profile::{
-    ContextId, FrameKind, IdKind, NodeId, Profile, Quantity, Span, Unit, ValueTypeId,
+    ContextId, FrameId, FrameKind, IdKind, NodeId, Profile, Quantity, Span, Unit, ValueTypeId,
 };
-use std::collections::HashMap;
 use std::io::Write;
-
-use foldhash::fast::RandomState;
 
 use crate::{ExportError, ExportOptions};
 
@@ -270,21 +267,20 @@ impl Categories {
     }
 }
 
-/// Interns each node's stack in the current thread, once, and each distinct frame (name and
-/// category) once per thread: many nodes share a frame, and many model frames (a function at
-/// several addresses or lines) one name.
+/// Interns each node's stack in the current thread, once, and each model frame's frame once
+/// per thread. Model frames that share a name and category (a function at several addresses or
+/// lines) become one frame of the output: the crate's frame table interns frames by their
+/// contents.
 struct Stacks<'p> {
     profile: &'p Profile,
-    /// Each model frame's label: its index in `labels`.
-    label_of: Vec<u32>,
-    /// The distinct (name, category) of the frames.
+    /// Each model frame's name and category, by frame index.
     labels: Vec<(StringHandle, CategoryPairHandle)>,
     /// The current thread's stack of each node, and the nodes set, to reset them.
     memo: Vec<Option<StackHandle>>,
     touched: Vec<NodeId>,
-    /// The current thread's frame of each label, and the labels set.
+    /// The current thread's frame of each model frame, and the frames set.
     frames: Vec<Option<FrameHandle>>,
-    touched_frames: Vec<u32>,
+    touched_frames: Vec<FrameId>,
     /// The nodes whose stacks are being made, reused.
     path: Vec<NodeId>,
 }
@@ -293,10 +289,7 @@ impl<'p> Stacks<'p> {
     /// Names every frame: a function as `profcodec top` names it, a loop, line or instruction
     /// as `loop at file:line in function`.
     fn new(profile: &'p Profile, categories: Categories, fx: &mut FxProfile) -> Stacks<'p> {
-        let mut labels = Vec::new();
-        let mut index: HashMap<(StringHandle, CategoryPairHandle), u32, RandomState> =
-            HashMap::default();
-        let label_of = profile
+        let labels: Vec<_> = profile
             .frames()
             .map(|(id, frame)| {
                 let name = if frame.kind.is_function_like() {
@@ -304,17 +297,11 @@ impl<'p> Stacks<'p> {
                 } else {
                     fx.intern_string(&profile.frame_label(id))
                 };
-                let label = (name, categories.of(frame.kind));
-                *index.entry(label).or_insert_with(|| {
-                    labels.push(label);
-                    // Fewer labels than frames, whose ids are u32.
-                    (labels.len() - 1) as u32
-                })
+                (name, categories.of(frame.kind))
             })
             .collect();
         Stacks {
             profile,
-            label_of,
             frames: vec![None; labels.len()],
             labels,
             memo: vec![None; profile.nodes().len()],
@@ -329,15 +316,14 @@ impl<'p> Stacks<'p> {
         for node in self.touched.drain(..) {
             self.memo[node.index()] = None;
         }
-        for label in self.touched_frames.drain(..) {
-            self.frames[label as usize] = None;
+        for frame in self.touched_frames.drain(..) {
+            self.frames[frame.index()] = None;
         }
     }
 
     /// The name of a node's frame.
     fn name(&self, node: NodeId) -> StringHandle {
-        let frame = self.profile.node(node).frame;
-        self.labels[self.label_of[frame.index()] as usize].0
+        self.labels[self.profile.node(node).frame.index()].0
     }
 
     fn stack(&mut self, fx: &mut FxProfile, thread: ThreadHandle, node: NodeId) -> StackHandle {
@@ -355,11 +341,11 @@ impl<'p> Stacks<'p> {
             at = self.profile.node(n).parent;
         }
         for &n in path.iter().rev() {
-            let label = self.label_of[self.profile.node(n).frame.index()];
-            let frame = match self.frames[label as usize] {
+            let model_frame = self.profile.node(n).frame;
+            let frame = match self.frames[model_frame.index()] {
                 Some(frame) => frame,
                 None => {
-                    let (name, category_pair) = self.labels[label as usize];
+                    let (name, category_pair) = self.labels[model_frame.index()];
                     let frame = fx.intern_frame(
                         thread,
                         FrameInfo {
@@ -368,8 +354,8 @@ impl<'p> Stacks<'p> {
                             flags: FrameFlags::empty(),
                         },
                     );
-                    self.frames[label as usize] = Some(frame);
-                    self.touched_frames.push(label);
+                    self.frames[model_frame.index()] = Some(frame);
+                    self.touched_frames.push(model_frame);
                     frame
                 }
             };

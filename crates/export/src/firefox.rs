@@ -289,11 +289,12 @@ impl<'p> Stacks<'p> {
     /// Names every frame: a function as `profcodec top` names it, a loop, line or instruction
     /// as `loop at file:line in function`.
     fn new(profile: &'p Profile, categories: Categories, fx: &mut FxProfile) -> Stacks<'p> {
+        let mut scratch = String::new();
         let labels: Vec<_> = profile
             .frames()
             .map(|(id, frame)| {
                 let name = if frame.kind.is_function_like() {
-                    fx.intern_string(&profile.function_name(id))
+                    fx.intern_string(profile.function_name_in(id, &mut scratch))
                 } else {
                     fx.intern_string(&profile.frame_label(id))
                 };
@@ -429,18 +430,25 @@ impl SamplesByContext {
         let mut by_context: Vec<Vec<(NodeId, f64)>> = vec![Vec::new(); contexts];
         if let Some(metric) = metric {
             let has_self = profile.value_type(metric).measured.has_self();
-            for v in profile.node_values() {
-                if v.value_type != metric || !exported[v.context.index()] {
+            // Only the columns of the metric: a profile may hold many value types.
+            let columns = profile.node_value_columns().iter().filter(|column| {
+                column.value_type() == metric && exported[column.context().index()]
+            });
+            for column in columns {
+                let list = &mut by_context[column.context().index()];
+                if has_self {
+                    // 0 where an entry has no self value.
+                    let values = column.self_values().iter().copied();
+                    list.extend(column.nodes().iter().copied().zip(values));
                     continue;
                 }
-                let list = &mut by_context[v.context.index()];
-                if has_self {
-                    list.push((v.node, v.self_value.unwrap_or(0.0)));
-                } else if let Some(inclusive) = v.inclusive {
-                    // Self is the inclusive value minus the children's inclusive values.
-                    list.push((v.node, inclusive));
-                    if let Some(parent) = profile.node(v.node).parent {
-                        list.push((parent, -inclusive));
+                for v in column.iter() {
+                    if let Some(inclusive) = v.inclusive {
+                        // Self is the inclusive value minus the children's inclusive values.
+                        list.push((v.node, inclusive));
+                        if let Some(parent) = profile.node(v.node).parent {
+                            list.push((parent, -inclusive));
+                        }
                     }
                 }
             }

@@ -902,13 +902,33 @@ fn function_row_name(
     file: Option<StringId>,
     module: Option<StringId>,
 ) -> Cow<'_, str> {
-    match (function, address, file, module) {
-        (Some(f), ..) => Cow::Borrowed(profile.string(f)),
-        (None, Some(a), ..) => Cow::Owned(format!("[0x{a:x}]")),
-        (None, None, Some(f), _) => Cow::Owned(format!("[{}]", profile.string(f))),
-        (None, None, None, Some(m)) => Cow::Owned(format!("[{}]", profile.string(m))),
-        _ => Cow::Borrowed("[unknown]"),
+    let mut name = String::new();
+    match write_function_row_name(profile, function, address, file, module, &mut name) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(name),
     }
+}
+
+/// [`function_row_name`] without an allocation: a name the profile holds (or `[unknown]`) is
+/// returned, any other is written after `out`'s contents.
+fn write_function_row_name<'p>(
+    profile: &'p Profile,
+    function: Option<StringId>,
+    address: Option<u64>,
+    file: Option<StringId>,
+    module: Option<StringId>,
+    out: &mut String,
+) -> Option<&'p str> {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = match (function, address, file, module) {
+        (Some(f), ..) => return Some(profile.string(f)),
+        (None, Some(a), ..) => write!(out, "[0x{a:x}]"),
+        (None, None, Some(f), _) => write!(out, "[{}]", profile.string(f)),
+        (None, None, None, Some(m)) => write!(out, "[{}]", profile.string(m)),
+        _ => return Some("[unknown]"),
+    };
+    None
 }
 
 impl Profile {
@@ -919,6 +939,18 @@ impl Profile {
     pub fn function_name(&self, frame: FrameId) -> Cow<'_, str> {
         let f = self.frame(frame);
         function_row_name(self, f.function, f.address, f.file, f.module)
+    }
+
+    /// [`function_name`](Profile::function_name) for naming many frames without an allocation
+    /// each: the name is borrowed from the profile, or written into `scratch` (cleared first)
+    /// when it is made from an address, file or module.
+    pub fn function_name_in<'a>(&'a self, frame: FrameId, scratch: &'a mut String) -> &'a str {
+        scratch.clear();
+        let f = self.frame(frame);
+        match write_function_row_name(self, f.function, f.address, f.file, f.module, scratch) {
+            Some(known) => known,
+            None => scratch,
+        }
     }
 
     /// The total self value of one value type in every context, in one pass over the values:

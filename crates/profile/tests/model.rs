@@ -600,6 +600,13 @@ fn modules_addresses_and_inlined_frames() {
     assert_eq!(row(&functions.rows, "helper").self_value, 2.0);
     assert_eq!(row(&functions.rows, "main").self_value, 1.0);
     assert_eq!(row(&functions.rows, "main").inclusive, Some(11.0));
+    // Names written into a reused buffer are the rows' names, whatever the buffer held.
+    let mut scratch = String::from("left over");
+    for frame in [memcpy, memset, main, inlined, instruction] {
+        let name = p.function_name(frame).into_owned();
+        assert_eq!(p.function_name_in(frame, &mut scratch), name);
+    }
+    assert_eq!(p.function_name_in(memcpy, &mut scratch), "[0x1000]");
 
     // The instructions carry no module: they count for their enclosing function's module.
     let modules = p.top(&Query::new().group(GroupBy::Module)).unwrap();

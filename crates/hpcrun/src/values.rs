@@ -21,6 +21,8 @@ use crate::model::{Measurement, MetricDesc, MetricValue, SparseValue, ValueForma
 #[derive(Debug, Clone)]
 pub struct NodeValues<'m> {
     metrics: &'m [MetricDesc],
+    /// Each metric's value format, decoded once from its flags rather than for every value.
+    formats: Vec<ValueFormat>,
     layout: Layout<'m>,
 }
 
@@ -42,6 +44,7 @@ impl<'m> NodeValues<'m> {
         let Some(e) = m.epochs.get(epoch) else {
             return NodeValues {
                 metrics: &[],
+                formats: Vec::new(),
                 layout: Layout::Dense {
                     values: &[],
                     nodes: 0,
@@ -83,6 +86,7 @@ impl<'m> NodeValues<'m> {
         };
         NodeValues {
             metrics: &e.metrics,
+            formats: e.metrics.iter().map(MetricDesc::value_format).collect(),
             layout,
         }
     }
@@ -101,9 +105,7 @@ impl<'m> NodeValues<'m> {
     }
 
     fn format(&self, metric: u16) -> ValueFormat {
-        self.metrics
-            .get(usize::from(metric))
-            .map_or(ValueFormat::Unknown, MetricDesc::value_format)
+        format_of(self.formats.as_slice(), metric)
     }
 
     /// The non-zero values of the node at position `node`, as (metric id, typed value), in file
@@ -123,15 +125,12 @@ impl<'m> NodeValues<'m> {
                 ranges.get(node).map_or(&[][..], |r| &values[r.clone()]),
             ),
         };
-        let dense = dense
-            .iter()
-            .enumerate()
-            .filter(|&(_, &bits)| bits != 0)
-            .map(|(m, &bits)| (m as u16, bits));
-        let sparse = sparse.iter().map(|v| (v.metric, v.value));
-        dense
-            .chain(sparse)
-            .map(|(m, bits)| (m, MetricValue::from_bits(bits, self.format(m))))
+        ValuesOf {
+            dense,
+            next_metric: 0,
+            sparse,
+            formats: &self.formats,
+        }
     }
 
     /// The value of `metric` at the node at position `node`: a typed zero when the node stores
@@ -155,5 +154,61 @@ impl<'m> NodeValues<'m> {
             }
         };
         Some(MetricValue::from_bits(bits, format))
+    }
+}
+
+/// The value format of `metric`, unknown for a metric id beyond the table.
+fn format_of(formats: &[ValueFormat], metric: u16) -> ValueFormat {
+    formats
+        .get(usize::from(metric))
+        .copied()
+        .unwrap_or(ValueFormat::Unknown)
+}
+
+/// The values of one node ([`NodeValues::of`]): a dense row or a sparse range, one of them
+/// empty. A plain cursor rather than a chain of adapters: converters take every value of every
+/// node through it.
+struct ValuesOf<'a> {
+    /// The rest of a dense row; its first value is metric `next_metric`'s.
+    dense: &'a [u64],
+    next_metric: u16,
+    sparse: &'a [SparseValue],
+    formats: &'a [ValueFormat],
+}
+
+impl ValuesOf<'_> {
+    fn typed(&self, metric: u16, bits: u64) -> (u16, MetricValue) {
+        (
+            metric,
+            MetricValue::from_bits(bits, format_of(self.formats, metric)),
+        )
+    }
+}
+
+impl Iterator for ValuesOf<'_> {
+    type Item = (u16, MetricValue);
+
+    fn next(&mut self) -> Option<(u16, MetricValue)> {
+        if let Some((v, rest)) = self.sparse.split_first() {
+            self.sparse = rest;
+            return Some(self.typed(v.metric, v.value));
+        }
+        // Dense rows keep a slot for every metric; the zeros are values not measured.
+        while let Some((&bits, rest)) = self.dense.split_first() {
+            self.dense = rest;
+            let metric = self.next_metric;
+            self.next_metric = self.next_metric.wrapping_add(1);
+            if bits != 0 {
+                return Some(self.typed(metric, bits));
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (
+            self.sparse.len(),
+            Some(self.sparse.len() + self.dense.len()),
+        )
     }
 }

@@ -347,6 +347,8 @@ pub(crate) struct ColumnStore {
     reserved: usize,
     /// The number of value types, to share `reserved` among a context's new columns.
     value_types: usize,
+    /// Columns given a share of `reserved` since it was last announced.
+    shared: usize,
 }
 
 /// What a [`ColumnStore`] refuses: a column would hold more entries than a `u32` names.
@@ -375,10 +377,14 @@ impl ColumnStore {
                 let at = self.columns.len() as u32;
                 let mut column = NodeValueColumn::new(context, value_type);
                 if self.reserved > 0 {
-                    let share = self.reserved / self.value_types.max(1);
-                    let share = share.max(self.reserved.min(1024));
+                    // An even share among the value types not given one yet: the columns of a
+                    // context made one after the other each reserve what they will hold, where
+                    // a share of what is left each time under-reserved the last ones.
+                    let left = self.value_types.saturating_sub(self.shared).max(1);
+                    let share = (self.reserved / left).max(self.reserved.min(1024));
                     column.reserve(share);
                     self.reserved -= share;
+                    self.shared += 1;
                 }
                 self.columns.push(ColumnBuilder {
                     column,
@@ -420,6 +426,7 @@ impl ColumnStore {
     pub(crate) fn reserve(&mut self, additional: usize, value_types: usize) {
         self.reserved = self.reserved.saturating_add(additional);
         self.value_types = value_types;
+        self.shared = 0;
     }
 
     /// The columns, trimmed to their length, without their indexes.

@@ -144,13 +144,19 @@ impl Samples {
                 }
             }
         } else if has_self {
-            for v in profile.node_values() {
-                if v.value_type == value_type
-                    && let Some(x) = v.self_value
-                    && x > 0.0
-                {
-                    by_context[v.context.index()].push((v.node.index() as u32, x));
-                }
+            // Only the value type's columns: a profile may hold many value types.
+            let columns = profile
+                .node_value_columns()
+                .iter()
+                .filter(|column| column.value_type() == value_type);
+            for column in columns {
+                // An entry without a self value reads 0, which is not a sample.
+                let values = column.nodes().iter().zip(column.self_values());
+                by_context[column.context().index()].extend(
+                    values
+                        .filter(|&(_, &x)| x > 0.0)
+                        .map(|(node, &x)| (node.index() as u32, x)),
+                );
             }
             for samples in &mut by_context {
                 samples.sort_unstable_by_key(|&(node, _)| node);

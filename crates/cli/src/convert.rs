@@ -65,17 +65,14 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     options.metric.clone_from(&args.metric);
     let spans = args.to.wants_spans();
     if args.split {
-        let folder = args.output.as_deref().unwrap_or(Path::new("."));
-        for input in &args.inputs {
-            let (profile, format) = load(input, spans)?;
+        for (input, output) in split_outputs(args)? {
+            let (profile, format) = load(&input, spans)?;
             let options = with_names(&options, Some(format));
-            let name = split_name(input, args.to);
-            write_output(Some(&folder.join(name)), args.force, |out| {
-                export(&profile, args.to, &options, out)
-            })?;
+            write_output(Some(output), |out| export(&profile, args.to, &options, out))?;
         }
         return Ok(());
     }
+    let output = check_output(args.output.as_deref(), args.force, &args.inputs)?;
     // Folded names follow the source tool when every input comes from the same one.
     let mut formats: Vec<profcodec::Format> = Vec::new();
     let profile = crate::merged_profile_with(&args.inputs, |input| {
@@ -85,9 +82,7 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     })?;
     let same = formats.windows(2).all(|w| w[0] == w[1]);
     let options = with_names(&options, formats.first().copied().filter(|_| same));
-    write_output(args.output.as_deref(), args.force, |out| {
-        export(&profile, args.to, &options, out)
-    })
+    write_output(output, |out| export(&profile, args.to, &options, out))
 }
 
 /// `options` with the folded frame names of `format`'s tools (none for inputs of several
@@ -138,13 +133,110 @@ impl Target {
     }
 }
 
-/// The output file name of `input` under `--split`: its file name with the target's extension.
-fn split_name(input: &Path, to: Target) -> String {
-    let stem = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "profile".to_owned());
-    format!("{stem}.{}", extension(to))
+/// The outputs of `--split`, one file per input in the folder `--output` names (made when
+/// missing), each checked against the output policy before any input is read. Names are the
+/// inputs' file names with the target's extension; inputs of the same file name are told apart
+/// by as many of their folders' names as it takes (`a-nytprof.out.folded`,
+/// `b-nytprof.out.folded`), built from the raw names, never a lossy conversion.
+pub(crate) fn split_outputs(
+    args: &ConvertArgs,
+) -> Result<Vec<(PathBuf, profcodec::output::CheckedOutput)>, Failure> {
+    let folder = args.output.as_deref().unwrap_or(Path::new("."));
+    match std::fs::create_dir(folder) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && folder.is_dir() => {}
+        Err(e) => {
+            return Err(Failure {
+                status: crate::OUTPUT_FAILED,
+                message: format!("could not make the output folder {}: {e}", folder.display()),
+            });
+        }
+    }
+    let extension = std::ffi::OsString::from(format!(".{}", extension(args.to)));
+    let names = unique_names(&args.inputs);
+    let mut outputs = Vec::with_capacity(args.inputs.len());
+    for (input, mut name) in args.inputs.iter().zip(names) {
+        name.push(&extension);
+        let checked = profcodec::output::OutputPath::file(folder.join(name))
+            .overwrite(profcodec::output::Overwrite::from_force(args.force))
+            .inputs(&args.inputs)
+            .check()?;
+        crate::note_stale_staging(&checked);
+        outputs.push((input.clone(), checked));
+    }
+    Ok(outputs)
+}
+
+/// A distinct name for each of `inputs`: its file name, preceded by as many of its folders'
+/// names (of its real path, joined by `-`) as make it differ from the others; the same file
+/// named twice gets `-2`, `-3`... after its name.
+fn unique_names(inputs: &[PathBuf]) -> Vec<std::ffi::OsString> {
+    use std::collections::HashMap;
+    use std::ffi::{OsStr, OsString};
+    // Each input's path components, last first.
+    let parts: Vec<Vec<OsString>> = inputs
+        .iter()
+        .map(|input| {
+            let real = std::fs::canonicalize(input).unwrap_or_else(|_| input.clone());
+            let mut parts: Vec<OsString> = real
+                .components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(p) => Some(p.to_os_string()),
+                    _ => None,
+                })
+                .collect();
+            parts.reverse();
+            if parts.is_empty() {
+                parts.push(OsString::from("profile"));
+            }
+            parts
+        })
+        .collect();
+    let name = |parts: &[OsString], depth: usize| -> OsString {
+        let mut name = OsString::new();
+        for (i, part) in parts[..depth.min(parts.len())].iter().rev().enumerate() {
+            if i > 0 {
+                name.push("-");
+            }
+            name.push(part);
+        }
+        name
+    };
+    let mut depth = vec![1usize; inputs.len()];
+    loop {
+        let names: Vec<OsString> = parts.iter().zip(&depth).map(|(p, &d)| name(p, d)).collect();
+        let mut seen: HashMap<&OsStr, Vec<usize>> = HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            seen.entry(n.as_os_str()).or_default().push(i);
+        }
+        let mut deeper = false;
+        for clash in seen.values().filter(|v| v.len() > 1) {
+            for &i in clash {
+                // The same path twice is told apart by a number, not by its folders.
+                let differs = clash.iter().any(|&j| parts[j] != parts[i]);
+                if differs && depth[i] < parts[i].len() {
+                    depth[i] += 1;
+                    deeper = true;
+                }
+            }
+        }
+        if deeper {
+            continue;
+        }
+        // What is still the same (the same file twice) is numbered.
+        let mut count: HashMap<OsString, usize> = HashMap::new();
+        return names
+            .into_iter()
+            .map(|mut n| {
+                let k = count.entry(n.clone()).or_insert(0);
+                *k += 1;
+                if *k > 1 {
+                    n.push(format!("-{k}"));
+                }
+                n
+            })
+            .collect();
+    }
 }
 
 /// The usual file extension of `to`.
@@ -173,11 +265,29 @@ fn export(
     })
 }
 
-/// Runs `write` into `output` atomically (a staging sibling renamed into place when complete;
-/// an existing file refused unless `force`), or into standard output when `output` is `None`.
-pub(crate) fn write_output(
+/// Checks `output` (a file; standard output when `None`) against the output policy, before any
+/// input is read: an existing file is refused unless `force`, a folder always, and so is an
+/// output that is one of `inputs`.
+pub(crate) fn check_output(
     output: Option<&Path>,
     force: bool,
+    inputs: &[PathBuf],
+) -> Result<Option<profcodec::output::CheckedOutput>, Failure> {
+    let Some(output) = output else {
+        return Ok(None);
+    };
+    let checked = profcodec::output::OutputPath::file(output)
+        .overwrite(profcodec::output::Overwrite::from_force(force))
+        .inputs(inputs)
+        .check()?;
+    crate::note_stale_staging(&checked);
+    Ok(Some(checked))
+}
+
+/// Runs `write` into the checked `output` atomically (a staging sibling renamed into place
+/// when complete), or into standard output when `output` is `None`.
+pub(crate) fn write_output(
+    output: Option<profcodec::output::CheckedOutput>,
     write: impl FnOnce(&mut dyn Write) -> Result<(), OpError>,
 ) -> Result<(), Failure> {
     let Some(output) = output else {
@@ -187,6 +297,44 @@ pub(crate) fn write_output(
         out.flush()?;
         return Ok(());
     };
-    profcodec::output::write_file_atomically(output, ops::replace(force), write)?;
+    output.write_file(write)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(inputs: &[&str]) -> Vec<String> {
+        let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
+        unique_names(&inputs)
+            .into_iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn split_names_keep_the_path_that_tells_inputs_apart() {
+        assert_eq!(
+            names(&["/r/a/nytprof.out", "/r/b/x.out"]),
+            ["nytprof.out", "x.out"]
+        );
+        assert_eq!(
+            names(&["/r/a/nytprof.out", "/r/b/nytprof.out", "/r/c.out"]),
+            ["a-nytprof.out", "b-nytprof.out", "c.out"]
+        );
+        assert_eq!(names(&["/x/a/t/p", "/y/a/t/p"]), ["x-a-t-p", "y-a-t-p"]);
+        assert_eq!(names(&["/r/p", "/r/p"]), ["p", "p-2"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn split_names_are_built_from_raw_names() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = PathBuf::from(std::ffi::OsStr::from_bytes(b"/r/\xff/p"));
+        let b = PathBuf::from(std::ffi::OsStr::from_bytes(b"/r/\xfe/p"));
+        let names = unique_names(&[a, b]);
+        assert_eq!(names[0].as_bytes(), b"\xff-p");
+        assert_eq!(names[1].as_bytes(), b"\xfe-p");
+    }
 }

@@ -1,6 +1,9 @@
 //! The `profcodec` command line: argument parsing and output over the per-format glue in `ops`.
 //!
-//! Exit status: 0 success, 1 an input is invalid, 2 usage error or unsupported format/operation.
+//! Exit status: 0 success (a closed standard output, as under `| head`, ends quietly with 0), 1
+//! an input is invalid, 2 usage error or unsupported format/operation, 3 the output could not
+//! be written where asked ([`OUTPUT_FAILED`]), 130 interrupted (SIGINT, SIGTERM: the staging
+//! of an output being written is removed first).
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -116,15 +119,31 @@ enum Command {
     },
 }
 
+/// The exit status of an output that could not be written where asked (refused by the output
+/// policy, or an I/O error while placing it): apart from invalid input (1) and usage (2), so
+/// that a script can tell a bad output path from a bad profile.
+const OUTPUT_FAILED: u8 = 3;
+
 /// A failure, with the exit status it maps to.
 struct Failure {
     status: u8,
     message: String,
 }
 
+impl Failure {
+    /// A closed standard output (`| head`): not a failure, and nothing to say.
+    fn quiet() -> Failure {
+        Failure {
+            status: 0,
+            message: String::new(),
+        }
+    }
+}
+
 impl From<OpError> for Failure {
     fn from(e: OpError) -> Self {
-        let status = match e {
+        let status = match &e {
+            OpError::Io(io) if io.kind() == io::ErrorKind::BrokenPipe => return Failure::quiet(),
             OpError::Invalid { .. } | OpError::Io(_) => 1,
             _ => 2,
         };
@@ -135,9 +154,30 @@ impl From<OpError> for Failure {
     }
 }
 
-impl From<profcodec::output::AtomicWriteError<OpError>> for Failure {
-    fn from(e: profcodec::output::AtomicWriteError<OpError>) -> Self {
-        OpError::from(e).into()
+impl From<profcodec::output::OutputError> for Failure {
+    fn from(e: profcodec::output::OutputError) -> Self {
+        use profcodec::output::OutputError;
+        let hint = match e {
+            OutputError::Exists { .. } => "; --force replaces it",
+            _ => "",
+        };
+        Failure {
+            status: OUTPUT_FAILED,
+            message: format!("{e}{hint}"),
+        }
+    }
+}
+
+impl From<profcodec::output::WriteError<OpError>> for Failure {
+    fn from(e: profcodec::output::WriteError<OpError>) -> Self {
+        match e {
+            profcodec::output::WriteError::Output(e) => e.into(),
+            profcodec::output::WriteError::Write(e) => e.into(),
+            e => Failure {
+                status: OUTPUT_FAILED,
+                message: e.to_string(),
+            },
+        }
     }
 }
 
@@ -158,6 +198,9 @@ impl From<profcodec::OpenError> for Failure {
 
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return Failure::quiet();
+        }
         Failure {
             status: 1,
             message: e.to_string(),
@@ -362,7 +405,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     ),
                 });
             }
-            bar.suspend(|| println!("{}: valid", file.display()));
+            bar.suspend(|| writeln!(out, "{}: valid", file.display()))?;
             Ok(())
         }),
         Command::Dump {
@@ -398,9 +441,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
         } => {
             let options = RewriteOptions { to };
-            let report = open_and(&input, |o| {
-                ops::rewrite_atomically(ops::codec(o.format()), o, &output, &options, force)
-            })?;
+            let opened = profcodec::open(&input)?;
+            let kind = if input.is_dir() {
+                profcodec::output::OutputKind::Folder
+            } else {
+                profcodec::output::OutputKind::File
+            };
+            let checked = profcodec::output::OutputPath::new(&output, kind)
+                .overwrite(profcodec::output::Overwrite::from_force(force))
+                .input(&input)
+                .format(opened.format())
+                .check()?;
+            note_stale_staging(&checked);
+            let report =
+                ops::rewrite_atomically(ops::codec(opened.format()), &opened, checked, &options)
+                    .map_err(|e| match e {
+                        profcodec::output::WriteError::Write(e) => failure_of(&input, &opened, e),
+                        e => e.into(),
+                    })?;
             for dropped in &report.dropped {
                 eprintln!("{}: dropped: {dropped}", input.display());
             }
@@ -447,7 +505,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// Says which staging folders of killed runs a check removed beside an output.
+fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
+    for stale in checked.removed_stale_staging() {
+        eprintln!(
+            "profcodec: removed {}, left by an earlier run that was killed",
+            stale.display()
+        );
+    }
+}
+
 fn main() -> ExitCode {
+    // On SIGINT or SIGTERM, the output being written is abandoned and its staging removed:
+    // nothing is left behind.
+    let _ = ctrlc::set_handler(|| {
+        profcodec::output::remove_live_staging();
+        std::process::exit(130);
+    });
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use dump::Dump;
 
-use profcodec::output::{AtomicWriteError, Replace};
+use profcodec::output::{CheckedOutput, WriteError};
 use profcodec::{Format, Opened};
 
 pub(crate) mod dump;
@@ -231,49 +231,14 @@ pub(crate) fn write_json(
     Ok(())
 }
 
-/// Runs `codec`'s rewrite of `input` into `output` with [`profcodec::output::write_atomically`]:
-/// `output` appears whole once complete or not at all, is never merged with old output, and an
-/// existing one other than an empty folder is refused unless `force`, which replaces it whole.
+/// Runs `codec`'s rewrite of `input` into `output`, an output path already checked against
+/// [`profcodec::output`]'s policy: it appears whole once complete or not at all, and is never
+/// merged with old output.
 pub(crate) fn rewrite_atomically(
     codec: &dyn Codec,
     input: &Opened,
-    output: &Path,
+    output: CheckedOutput,
     options: &RewriteOptions,
-    force: bool,
-) -> Result<RewriteReport, OpError> {
-    profcodec::output::write_atomically(output, replace(force), |staged| {
-        codec.rewrite(input, staged, options)
-    })
-    .map_err(OpError::from)
-}
-
-/// What `--force` says to do with an existing output.
-pub(crate) fn replace(force: bool) -> Replace {
-    if force {
-        Replace::Always
-    } else {
-        Replace::IfEmptyFolder
-    }
-}
-
-impl From<AtomicWriteError<OpError>> for OpError {
-    /// The writer's own error stays as it was; an output that cannot be written where asked is
-    /// a usage error (exit status 2), an I/O error an I/O error (1).
-    fn from(e: AtomicWriteError<OpError>) -> Self {
-        match e {
-            AtomicWriteError::Write(e) => e,
-            e @ AtomicWriteError::Exists { .. } => {
-                OpError::Usage(format!("{e}; pass --force to replace it whole"))
-            }
-            e @ (AtomicWriteError::FolderMissing { .. } | AtomicWriteError::NotAFolder { .. }) => {
-                OpError::Usage(e.to_string())
-            }
-            e => {
-                let kind = e
-                    .io_error()
-                    .map_or(std::io::ErrorKind::Other, |io| io.kind());
-                OpError::Io(std::io::Error::new(kind, e.to_string()))
-            }
-        }
-    }
+) -> Result<RewriteReport, WriteError<OpError>> {
+    output.write_with(|staged| codec.rewrite(input, staged, options))
 }

@@ -32,7 +32,8 @@ pub(crate) struct ExportArgs {
     /// default.
     #[arg(long = "table", value_name = "TABLE")]
     tables: Vec<String>,
-    /// Replace an existing OUT_DIR whole.
+    /// Replace an existing OUT_DIR whole, when profcodec wrote it (any other folder, or a file,
+    /// is never replaced).
     #[arg(long)]
     force: bool,
     /// How many tables are written at once, each by a thread of its own. The machine's cores
@@ -82,6 +83,17 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
     #[cfg(feature = "parquet")]
     {
         use profcodec_arrow::parquet::{self, ExportOptions};
+        // The output is checked before any input is read; a dry run writes nothing.
+        let output = if args.dry_run {
+            None
+        } else {
+            let checked = profcodec::output::OutputPath::folder(&args.parquet)
+                .overwrite(profcodec::output::Overwrite::from_force(args.force))
+                .inputs(&args.inputs)
+                .check()?;
+            crate::note_stale_staging(&checked);
+            Some(checked)
+        };
         let inputs = open_inputs(&args.inputs)?;
         let options = ExportOptions::new()
             .compression(match args.compression {
@@ -94,7 +106,8 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
             Some(n) => options.threads(n),
             None => options,
         };
-        if args.dry_run {
+        let Some(output) = output else {
+            // A dry run: read every table, write nothing.
             let scanned = parquet::scan(&inputs, &options).map_err(failure)?;
             let mut totals: Vec<(String, u64)> = Vec::new();
             for s in scanned {
@@ -108,10 +121,9 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                 println!("{table}: {rows} rows");
             }
             return Ok(());
-        }
+        };
         // The files written, relative to the output.
-        let replace = crate::ops::replace(args.force);
-        let written = profcodec::output::write_atomically(&args.parquet, replace, |staged| {
+        let written = output.write_with(|staged| {
             std::fs::create_dir(staged)?;
             let written = parquet::export(staged, &inputs, &options).map_err(|e| {
                 crate::ops::OpError::Invalid {

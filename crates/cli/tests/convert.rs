@@ -498,7 +498,7 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
         .unwrap();
     assert_eq!(
         again.status.code(),
-        Some(2),
+        Some(3),
         "an existing output needs --force"
     );
     assert_eq!(

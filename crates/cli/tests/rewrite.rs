@@ -66,7 +66,7 @@ fn an_existing_file_is_refused_without_force_and_replaced_whole_with_it() {
     std::fs::write(&out, b"old content that must survive a refused rewrite").expect("write");
 
     let refused = rewrite(&[input.as_os_str(), out.as_os_str()]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--force"), "{}", stderr(&refused));
     assert_eq!(
         std::fs::read(&out).expect("read"),
@@ -89,7 +89,7 @@ fn a_missing_parent_folder_is_refused_and_not_created() {
     let parent = dir.path().join("no-such-folder");
     let out = parent.join("out.prof");
     let refused = rewrite(&[input.as_os_str(), out.as_os_str()]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(
         stderr(&refused).contains("does not exist"),
         "{}",
@@ -146,7 +146,7 @@ fn force_leaves_no_file_of_the_old_database() {
     let before = files_below(&out);
 
     let refused = rewrite(&[without_trace.as_os_str(), out.as_os_str()]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert_eq!(
         files_below(&out),
         before,
@@ -172,16 +172,21 @@ fn force_leaves_no_file_of_the_old_database() {
     assert_no_staging_left(dir.path());
 }
 
-/// Rewriting a file onto itself with --force works: the input stays readable until the new
-/// output is in place.
+/// Rewriting a file onto itself is refused, even with --force: the output would replace the
+/// input being read.
 #[test]
-fn a_file_can_be_rewritten_onto_itself_with_force() {
+fn a_file_is_never_rewritten_onto_itself() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("self.prof");
     std::fs::copy(testdata("easyprofiler/small_v210.prof"), &path).expect("copy");
     let before = std::fs::read(&path).expect("read");
-    let done = rewrite(&["--force".as_ref(), path.as_os_str(), path.as_os_str()]);
-    assert!(done.status.success(), "{}", stderr(&done));
+    let refused = rewrite(&["--force".as_ref(), path.as_os_str(), path.as_os_str()]);
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is the input"),
+        "{}",
+        stderr(&refused)
+    );
     assert_eq!(std::fs::read(&path).expect("read"), before);
     assert_no_staging_left(dir.path());
 }

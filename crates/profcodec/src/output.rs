@@ -1,70 +1,179 @@
-//! Atomic output: a file or folder that appears whole once it is complete, or not at all.
+//! Output paths: what profcodec writes appears whole once it is complete, or not at all, and
+//! never deletes or replaces what profcodec could not have written.
 //!
-//! [`write_atomically`] hands its writer a staging path in a fresh folder beside the output (so
-//! the final rename stays on one file system) and renames what the writer made there into place
-//! only when the writer succeeded. [`write_file_atomically`] does the same for a writer into an
-//! [`io::Write`], buffered and synced to the disk before the rename. Whatever happens, the output
-//! holds its old content or the whole new one, never a part, and never a mix of both: an existing
-//! folder is replaced whole, not merged into.
+//! Every front end (the `profcodec` command, the Python package, a library user) writes through
+//! this one policy, in two steps: [`OutputPath::check`] before any input is read, so that a bad
+//! output path costs nothing, then [`CheckedOutput::write_file`] or
+//! [`CheckedOutput::write_with`], which write into a staging folder beside the output (so the
+//! final rename stays on one file system) and rename the result into place only when the writer
+//! succeeded.
 //!
-//! - The folder the output goes into must exist: it is not created, so that a typo in a path
-//!   does not make one ([`AtomicWriteError::FolderMissing`]).
-//! - An existing output is refused unless it is an empty folder, or [`Replace::Always`] says to
-//!   replace it ([`AtomicWriteError::Exists`]).
-//! - An existing output is moved aside, not deleted, until the new one is in place: the input
-//!   of a conversion may be its output (a memory map of it stays valid), and a failed rename
-//!   puts it back. An existing file replaced by a file is renamed over in one step.
-//! - When the writer fails, its error comes back as [`AtomicWriteError::Write`], the output is
-//!   untouched and the staging folder is removed.
+//! The policy:
+//!
+//! - The folder the output goes into must exist: a typo in a path does not make one
+//!   ([`OutputError::FolderMissing`]).
+//! - A single-file output never replaces a folder, empty or not ([`OutputError::IsAFolder`]),
+//!   and a folder output never replaces a file ([`OutputError::IsAFile`]).
+//! - An existing output is replaced only when [`Overwrite::SameKind`] says so, and only by an
+//!   output of the same kind: a file by a file, or a folder by a folder that profcodec wrote
+//!   (every folder written here holds a [`FOLDER_MARKER`] file) or that is a database of the
+//!   same format ([`OutputPath::format`]). Any other folder is never replaced
+//!   ([`OutputError::NotReplaceable`]). An empty folder may take a folder output: nothing is
+//!   lost.
+//! - Character devices and FIFOs (`/dev/null`, a named pipe) are written through, as `cp` does;
+//!   other special files are refused.
+//! - An output that is an input, contains one or lies inside one is refused
+//!   ([`OutputError::OverlapsInput`]).
+//! - A new output is placed without replacing anything (`renameat2(RENAME_NOREPLACE)` on
+//!   Linux, a hard link elsewhere): of two writers of one path, the second fails with
+//!   [`OutputError::AppearedMeanwhile`] instead of replacing the first one's output.
+//! - A replaced output is moved aside, not deleted, until the new one is in place, and comes
+//!   back if the new one cannot take its place. A file replaced by a file is renamed over in one
+//!   step, so the path is never missing.
+//! - The staging folder is removed whatever happens. A front end removes it on a signal too
+//!   ([`remove_live_staging`]), and staging left by a process that was killed (its name holds
+//!   its process id, and that process is gone) is removed by the next check of an output in
+//!   that folder ([`CheckedOutput::removed_stale_staging`]).
 //!
 //! ```
-//! use profcodec::output::{AtomicWriteError, Replace, write_file_atomically};
+//! use profcodec::output::{OutputError, OutputPath, Overwrite, WriteError};
 //! use std::io::Write;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("out.folded");
-//! write_file_atomically(&path, Replace::IfEmptyFolder, |out| writeln!(out, "main;work 3"))?;
+//! let output = OutputPath::file(&path).check()?; // before any input is read
+//! output.write_file(|out| writeln!(out, "main;work 3"))?;
 //! assert_eq!(std::fs::read_to_string(&path)?, "main;work 3\n");
 //!
 //! // An existing output is only replaced when asked to.
-//! let again = write_file_atomically(&path, Replace::IfEmptyFolder, |out| writeln!(out, "new"));
-//! assert!(matches!(again, Err(AtomicWriteError::Exists { .. })));
-//! write_file_atomically(&path, Replace::Always, |out| writeln!(out, "main 1"))?;
+//! let again = OutputPath::file(&path).check();
+//! assert!(matches!(again, Err(OutputError::Exists { .. })));
+//! OutputPath::file(&path)
+//!     .overwrite(Overwrite::SameKind)
+//!     .check()?
+//!     .write_file(|out| writeln!(out, "main 1"))?;
 //! assert_eq!(std::fs::read_to_string(&path)?, "main 1\n");
 //!
+//! // A folder is never replaced by a file, whatever the overwrite policy.
+//! let folder = OutputPath::file(dir.path()).overwrite(Overwrite::SameKind).check();
+//! assert!(matches!(folder, Err(OutputError::IsAFolder { .. })));
+//!
 //! // A failed write leaves the old output as it was.
-//! let failed = write_file_atomically(&path, Replace::Always, |out| {
+//! let failed = OutputPath::file(&path).overwrite(Overwrite::SameKind).check()?.write_file(|out| {
 //!     out.write_all(b"half")?;
 //!     Err::<(), _>(std::io::Error::other("the profile has no samples"))
 //! });
-//! assert!(matches!(failed, Err(AtomicWriteError::Write(_))));
+//! assert!(matches!(failed, Err(WriteError::Write(_))));
 //! assert_eq!(std::fs::read_to_string(&path)?, "main 1\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::fmt;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// The prefix of the staging folder made beside the output, removed before
-/// [`write_atomically`] returns unless a replaced output could not be put back
-/// ([`AtomicWriteError::NotRestored`]).
+use crate::Format;
+
+/// The prefix of the staging folder made beside an output, followed by the writing process's
+/// id and a dash; removed before a write returns unless a replaced output could not be put back
+/// ([`OutputError::NotRestored`]).
 pub const STAGING_PREFIX: &str = ".profcodec-staging-";
+
+/// The file every folder written through this module holds, so that [`Overwrite::SameKind`]
+/// knows the folder for one profcodec may replace. Readers of every format ignore it.
+pub const FOLDER_MARKER: &str = ".profcodec-output";
+
+/// What an output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OutputKind {
+    /// One file.
+    File,
+    /// A folder of files (an HPCToolkit database, a Parquet dataset, a report).
+    Folder,
+}
 
 /// What to do with an output that already exists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Replace {
-    /// Write only where nothing is, or over an empty folder; anything else is refused with
-    /// [`AtomicWriteError::Exists`].
+pub enum Overwrite {
+    /// Write only where nothing is (or, for a folder output, over an empty folder); anything
+    /// else is refused with [`OutputError::Exists`].
     #[default]
-    IfEmptyFolder,
-    /// Replace an existing output, file or folder, whole.
-    Always,
+    Never,
+    /// Replace an existing output of the same kind whole (the command line's `--force`, the
+    /// Python package's `overwrite=True`): a file by a file, or a folder that profcodec wrote
+    /// or that is a database of the output's format by a folder. Nothing else is ever replaced.
+    SameKind,
 }
 
-/// The step of [`write_atomically`] at which an I/O error happened.
+impl Overwrite {
+    /// [`Overwrite::SameKind`] when `force`, else [`Overwrite::Never`].
+    pub fn from_force(force: bool) -> Overwrite {
+        if force {
+            Overwrite::SameKind
+        } else {
+            Overwrite::Never
+        }
+    }
+}
+
+/// What stands at an output path that was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Existing {
+    /// A regular file.
+    File,
+    /// A symbolic link (replacing it replaces the link, never what it points to).
+    Symlink,
+    /// A folder that profcodec wrote (it holds [`FOLDER_MARKER`]).
+    ProfcodecFolder,
+    /// A folder that is a database, measurement or session of this format.
+    Database(Format),
+    /// Any other folder that is not empty.
+    Folder,
+    /// A block device or a socket.
+    Special,
+}
+
+impl fmt::Display for Existing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Existing::File => f.write_str("a file"),
+            Existing::Symlink => f.write_str("a symbolic link"),
+            Existing::ProfcodecFolder => f.write_str("a folder that profcodec wrote"),
+            Existing::Database(format) => write!(f, "a folder of {}", format.name()),
+            Existing::Folder => f.write_str("a folder that is not empty"),
+            Existing::Special => f.write_str("a block device or socket"),
+        }
+    }
+}
+
+/// How an output overlaps an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Overlap {
+    /// The output is the input.
+    Is,
+    /// The output is a folder that holds the input.
+    Contains,
+    /// The output lies inside the input, a folder.
+    Inside,
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Overlap::Is => "is",
+            Overlap::Contains => "holds",
+            Overlap::Inside => "lies inside",
+        })
+    }
+}
+
+/// The step at which an I/O error happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Step {
@@ -74,11 +183,12 @@ pub enum Step {
     InspectOutput,
     /// Creating the staging folder beside the output.
     CreateStaging,
-    /// Creating the staged file ([`write_file_atomically`]).
+    /// Creating the staged file, or opening a device or FIFO written through.
     CreateFile,
-    /// Writing the rest of the buffered staged file and syncing it to the disk
-    /// ([`write_file_atomically`]).
+    /// Writing the rest of the buffered staged file and syncing it to the disk.
     SyncFile,
+    /// Marking a staged folder as profcodec's ([`FOLDER_MARKER`]).
+    MarkFolder,
     /// Moving the existing output aside into the staging folder.
     MoveAside,
     /// Renaming the staged output into place.
@@ -96,6 +206,7 @@ impl fmt::Display for Step {
             Step::CreateStaging => "create a staging folder in",
             Step::CreateFile => "create the staged file for",
             Step::SyncFile => "write and sync the staged file for",
+            Step::MarkFolder => "mark the staged folder for",
             Step::MoveAside => "move aside the existing output",
             Step::Rename => "rename the staged output into place at",
             Step::RemoveStaging => "remove the staging folder",
@@ -103,17 +214,14 @@ impl fmt::Display for Step {
     }
 }
 
-/// Why [`write_atomically`] or [`write_file_atomically`] did not put a new output in place.
+/// Why an output path was refused, or an output could not be put in place.
 ///
-/// Every error leaves the output as it was before the call, but two: an
-/// [`AtomicWriteError::Io`] at [`Step::RemoveStaging`] (the new output is in place; the staging
-/// folder, with the output it replaced, is left behind) and [`AtomicWriteError::NotRestored`].
+/// Every error leaves the output as it was before, but two: an [`OutputError::Io`] at
+/// [`Step::RemoveStaging`] (the new output is in place; the staging folder, with the output it
+/// replaced, is left behind) and [`OutputError::NotRestored`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AtomicWriteError<E> {
-    /// The writer failed; its own error.
-    #[error(transparent)]
-    Write(E),
+pub enum OutputError {
     /// The folder the output goes into does not exist (it is not created: a typo in a path
     /// should not make one).
     #[error("the output's folder {} does not exist (it is not created; make it first)", .folder.display())]
@@ -130,10 +238,53 @@ pub enum AtomicWriteError<E> {
         /// The path that should be a folder.
         folder: PathBuf,
     },
-    /// The output exists and is not an empty folder, and [`Replace::IfEmptyFolder`] was asked
-    /// for.
-    #[error("{} already exists and is not an empty folder", .path.display())]
+    /// A single-file output names a folder (or ends with `/`): never replaced.
+    #[error("{} is a folder, and a single-file output never replaces a folder", .path.display())]
+    IsAFolder {
+        /// The output.
+        path: PathBuf,
+    },
+    /// A folder output names a file: never replaced.
+    #[error("{} is a file, and a folder output never replaces a file", .path.display())]
+    IsAFile {
+        /// The output.
+        path: PathBuf,
+    },
+    /// The output exists and is of the output's kind, and [`Overwrite::Never`] was asked for;
+    /// [`Overwrite::SameKind`] replaces it.
+    #[error("{} already exists ({existing})", .path.display())]
     Exists {
+        /// The output.
+        path: PathBuf,
+        /// What is there.
+        existing: Existing,
+    },
+    /// The output exists and is nothing profcodec may replace, whatever the overwrite policy.
+    #[error("{} is {existing}, which profcodec did not write and never replaces", .path.display())]
+    NotReplaceable {
+        /// The output.
+        path: PathBuf,
+        /// What is there.
+        existing: Existing,
+    },
+    /// The output is, holds or lies inside an input.
+    #[error("{} {overlap} the input {}; write the output elsewhere", .path.display(), .input.display())]
+    OverlapsInput {
+        /// The output.
+        path: PathBuf,
+        /// The input.
+        input: PathBuf,
+        /// How they overlap.
+        overlap: Overlap,
+    },
+    /// Something appeared at the output path while the output was written (another writer of
+    /// the same path): it is left as it is and the new output is discarded.
+    #[error(
+        "{} appeared while the output was being written (another writer?); it is left as it \
+         is and this output is discarded",
+        .path.display()
+    )]
+    AppearedMeanwhile {
         /// The output.
         path: PathBuf,
     },
@@ -171,357 +322,561 @@ pub enum AtomicWriteError<E> {
     },
 }
 
-impl<E> AtomicWriteError<E> {
-    /// The I/O error behind this error, when there is one (not for [`AtomicWriteError::Write`],
-    /// whose error is the writer's): for a caller that reports the OS's error code.
+impl OutputError {
+    /// The I/O error behind this error, when there is one: for a caller that reports the OS's
+    /// error code.
     pub fn io_error(&self) -> Option<&io::Error> {
         match self {
-            AtomicWriteError::FolderMissing { source, .. }
-            | AtomicWriteError::Io { source, .. }
-            | AtomicWriteError::NotRestored { source, .. } => Some(source),
-            AtomicWriteError::Write(_)
-            | AtomicWriteError::NotAFolder { .. }
-            | AtomicWriteError::Exists { .. } => None,
+            OutputError::FolderMissing { source, .. }
+            | OutputError::Io { source, .. }
+            | OutputError::NotRestored { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The output path the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            OutputError::FolderMissing { folder, .. } | OutputError::NotAFolder { folder } => {
+                folder
+            }
+            OutputError::IsAFolder { path }
+            | OutputError::IsAFile { path }
+            | OutputError::Exists { path, .. }
+            | OutputError::NotReplaceable { path, .. }
+            | OutputError::OverlapsInput { path, .. }
+            | OutputError::AppearedMeanwhile { path }
+            | OutputError::Io { path, .. }
+            | OutputError::NotRestored { path, .. } => path,
         }
     }
 }
 
-/// An [`AtomicWriteError::Io`] maker for errors at `step` on `path`.
-fn io_at<E>(step: Step, path: &Path) -> impl FnOnce(io::Error) -> AtomicWriteError<E> + '_ {
-    move |source| AtomicWriteError::Io {
+/// A failed write: the output's own error, or the writer's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError<E> {
+    /// The output could not be put in place; it is as it was (see [`OutputError`]).
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// The writer failed; its own error. The output is as it was.
+    #[error(transparent)]
+    Write(E),
+}
+
+/// An output path and its policy, to [`check`](OutputPath::check) before any input is read.
+#[derive(Debug, Clone)]
+pub struct OutputPath {
+    path: PathBuf,
+    kind: OutputKind,
+    overwrite: Overwrite,
+    inputs: Vec<PathBuf>,
+    format: Option<Format>,
+}
+
+impl OutputPath {
+    /// A single-file output at `path`.
+    pub fn file(path: impl Into<PathBuf>) -> OutputPath {
+        OutputPath::new(path.into(), OutputKind::File)
+    }
+
+    /// A folder output at `path`.
+    pub fn folder(path: impl Into<PathBuf>) -> OutputPath {
+        OutputPath::new(path.into(), OutputKind::Folder)
+    }
+
+    /// An output of `kind` at `path`.
+    pub fn new(path: impl Into<PathBuf>, kind: OutputKind) -> OutputPath {
+        OutputPath {
+            path: path.into(),
+            kind,
+            overwrite: Overwrite::Never,
+            inputs: Vec::new(),
+            format: None,
+        }
+    }
+
+    /// What to do with an existing output ([`Overwrite::Never`] unless set).
+    pub fn overwrite(mut self, overwrite: Overwrite) -> OutputPath {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// An input of the conversion: the output may not be it, hold it or lie inside it.
+    pub fn input(mut self, input: impl Into<PathBuf>) -> OutputPath {
+        self.inputs.push(input.into());
+        self
+    }
+
+    /// The inputs of the conversion (see [`input`](OutputPath::input)).
+    pub fn inputs<P: Into<PathBuf>>(mut self, inputs: impl IntoIterator<Item = P>) -> OutputPath {
+        self.inputs.extend(inputs.into_iter().map(Into::into));
+        self
+    }
+
+    /// The format a folder output is written in: an existing database of that format may be
+    /// replaced under [`Overwrite::SameKind`] although profcodec did not write it.
+    pub fn format(mut self, format: Format) -> OutputPath {
+        self.format = Some(format);
+        self
+    }
+
+    /// Checks the output path against the policy (see the [module](self)), without writing
+    /// anything but the removal of stale staging folders left by killed processes.
+    pub fn check(self) -> Result<CheckedOutput, OutputError> {
+        let folder = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        match std::fs::metadata(&folder) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(OutputError::NotAFolder { folder }),
+            Err(source)
+                if matches!(
+                    source.kind(),
+                    ErrorKind::NotFound | ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(OutputError::FolderMissing { folder, source });
+            }
+            Err(e) => return Err(io_at(Step::InspectFolder, &folder)(e)),
+        }
+        let names_a_folder = self.path.file_name().is_none()
+            || self.path.as_os_str().as_encoded_bytes().last() == Some(&b'/');
+        if names_a_folder && self.kind == OutputKind::File {
+            return Err(OutputError::IsAFolder { path: self.path });
+        }
+        self.check_inputs(&folder)?;
+        let plan = self.plan()?;
+        let removed_stale_staging = remove_stale_staging(&folder);
+        Ok(CheckedOutput {
+            path: self.path,
+            kind: self.kind,
+            folder,
+            plan,
+            removed_stale_staging,
+        })
+    }
+
+    /// Refuses an output that is, holds or lies inside an input.
+    fn check_inputs(&self, folder: &Path) -> Result<(), OutputError> {
+        if self.inputs.is_empty() {
+            return Ok(());
+        }
+        // The output as its folder's real path and its own name: a symbolic link at the output
+        // is replaced, never followed, so its target does not matter.
+        let real_folder =
+            std::fs::canonicalize(folder).map_err(io_at(Step::InspectFolder, folder))?;
+        let output = match self.path.file_name() {
+            Some(name) => real_folder.join(name),
+            None => std::fs::canonicalize(&self.path).unwrap_or(real_folder),
+        };
+        for input in &self.inputs {
+            // An input that cannot be resolved cannot be compared; opening it will say why.
+            let Ok(real_input) = std::fs::canonicalize(input) else {
+                continue;
+            };
+            let overlap = if real_input == output {
+                Overlap::Is
+            } else if real_input.starts_with(&output) {
+                Overlap::Contains
+            } else if output.starts_with(&real_input) {
+                Overlap::Inside
+            } else {
+                continue;
+            };
+            return Err(OutputError::OverlapsInput {
+                path: self.path.clone(),
+                input: input.clone(),
+                overlap,
+            });
+        }
+        Ok(())
+    }
+
+    /// How the output will be placed, given what is at its path now.
+    fn plan(&self) -> Result<Plan, OutputError> {
+        let meta = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Plan::Create),
+            Err(e) => return Err(io_at(Step::InspectOutput, &self.path)(e)),
+        };
+        let path = || self.path.clone();
+        let kind = meta.file_type();
+        let existing = if kind.is_dir() {
+            if self.kind == OutputKind::File {
+                return Err(OutputError::IsAFolder { path: path() });
+            }
+            let empty = std::fs::read_dir(&self.path)
+                .map_err(io_at(Step::InspectOutput, &self.path))?
+                .next()
+                .is_none();
+            if empty {
+                return Ok(Plan::OverEmptyFolder);
+            }
+            match self.folder_kind() {
+                Existing::Folder => {
+                    return Err(OutputError::NotReplaceable {
+                        path: path(),
+                        existing: Existing::Folder,
+                    });
+                }
+                existing => existing,
+            }
+        } else if kind.is_file() || kind.is_symlink() {
+            if self.kind == OutputKind::Folder {
+                return Err(OutputError::IsAFile { path: path() });
+            }
+            if kind.is_symlink() {
+                Existing::Symlink
+            } else {
+                Existing::File
+            }
+        } else if is_written_through(&kind) && self.kind == OutputKind::File {
+            return Ok(Plan::WriteThrough);
+        } else {
+            return Err(OutputError::NotReplaceable {
+                path: path(),
+                existing: Existing::Special,
+            });
+        };
+        match self.overwrite {
+            Overwrite::Never => Err(OutputError::Exists {
+                path: path(),
+                existing,
+            }),
+            Overwrite::SameKind => Ok(Plan::Replace {
+                folder: self.kind == OutputKind::Folder,
+            }),
+        }
+    }
+
+    /// What a folder that is not empty is: profcodec's, a database of the output's format, or
+    /// anything else.
+    fn folder_kind(&self) -> Existing {
+        if self.path.join(FOLDER_MARKER).is_file() {
+            return Existing::ProfcodecFolder;
+        }
+        match self.format {
+            Some(format) if crate::open(&self.path).is_ok_and(|o| o.format() == format) => {
+                Existing::Database(format)
+            }
+            _ => Existing::Folder,
+        }
+    }
+}
+
+/// Whether a special file is written through rather than replaced: character devices and FIFOs.
+#[cfg(unix)]
+fn is_written_through(kind: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    kind.is_char_device() || kind.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_written_through(_: &std::fs::FileType) -> bool {
+    false
+}
+
+/// How a checked output is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Nothing is there: placed without replacing what may appear meanwhile.
+    Create,
+    /// An empty folder takes a folder output (a rename over it fails if it filled meanwhile).
+    OverEmptyFolder,
+    /// An output of the same kind is replaced whole.
+    Replace {
+        /// Whether it is a folder (moved aside first) or a file (renamed over).
+        folder: bool,
+    },
+    /// A character device or FIFO: written into directly.
+    WriteThrough,
+}
+
+/// An output path that passed [`OutputPath::check`], ready to be written.
+#[derive(Debug)]
+pub struct CheckedOutput {
+    path: PathBuf,
+    kind: OutputKind,
+    folder: PathBuf,
+    plan: Plan,
+    removed_stale_staging: Vec<PathBuf>,
+}
+
+impl CheckedOutput {
+    /// The output path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Staging folders of killed profcodec processes that the check found beside the output
+    /// and removed: for the caller to mention.
+    pub fn removed_stale_staging(&self) -> &[PathBuf] {
+        &self.removed_stale_staging
+    }
+
+    /// Runs `write` on a buffered file and puts it in place when `write` succeeds (a staged
+    /// file synced to the disk and renamed; a device or FIFO written directly).
+    pub fn write_file<T, E>(
+        self,
+        write: impl FnOnce(&mut dyn Write) -> Result<T, E>,
+    ) -> Result<T, WriteError<E>> {
+        if self.plan == Plan::WriteThrough {
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .map_err(io_at(Step::CreateFile, &self.path))?;
+            let mut out = BufWriter::new(file);
+            let value = write(&mut out).map_err(WriteError::Write)?;
+            out.flush().map_err(io_at(Step::SyncFile, &self.path))?;
+            return Ok(value);
+        }
+        let path = self.path.clone();
+        self.stage_and_place(|staged| {
+            let file = File::create(staged).map_err(io_at(Step::CreateFile, &path))?;
+            let mut out = BufWriter::new(file);
+            let value = write(&mut out).map_err(WriteError::Write)?;
+            let file = out
+                .into_inner()
+                .map_err(|e| io_at(Step::SyncFile, &path)(e.into_error()))?;
+            file.sync_all().map_err(io_at(Step::SyncFile, &path))?;
+            Ok(value)
+        })
+    }
+
+    /// Runs `write` on a staging path (which does not exist yet; its parent folder does) where
+    /// it makes the output, a file or a folder as checked, and renames that into place when
+    /// `write` succeeds. A device or FIFO output is handed to `write` itself.
+    pub fn write_with<T, E>(
+        self,
+        write: impl FnOnce(&Path) -> Result<T, E>,
+    ) -> Result<T, WriteError<E>> {
+        if self.plan == Plan::WriteThrough {
+            return write(&self.path).map_err(WriteError::Write);
+        }
+        self.stage_and_place(|staged| write(staged).map_err(WriteError::Write))
+    }
+
+    /// Writes into a staging folder beside the output, then places what was written.
+    fn stage_and_place<T, E>(
+        self,
+        write: impl FnOnce(&Path) -> Result<T, WriteError<E>>,
+    ) -> Result<T, WriteError<E>> {
+        let mut staging = Staging::new(&self.folder)?;
+        let staged = staging.path().join("output");
+        let value = write(&staged)?;
+        let staged_meta =
+            std::fs::symlink_metadata(&staged).map_err(io_at(Step::Rename, &staged))?;
+        match (self.kind, staged_meta.is_dir()) {
+            (OutputKind::File, true) => {
+                return Err(OutputError::IsAFolder { path: self.path }.into());
+            }
+            (OutputKind::Folder, false) => {
+                return Err(OutputError::IsAFile { path: self.path }.into());
+            }
+            (OutputKind::Folder, true) => {
+                let marker = staged.join(FOLDER_MARKER);
+                std::fs::write(
+                    &marker,
+                    concat!(
+                        "This folder was written by profcodec ",
+                        env!("CARGO_PKG_VERSION"),
+                        "; its --force may replace it whole.\n"
+                    ),
+                )
+                .map_err(io_at(Step::MarkFolder, &self.path))?;
+            }
+            (OutputKind::File, false) => {}
+        }
+        self.place(&mut staging, &staged)?;
+        staging.close()?;
+        Ok(value)
+    }
+
+    /// Renames `staged` into place as the plan says.
+    fn place(&self, staging: &mut Staging, staged: &Path) -> Result<(), OutputError> {
+        let output = &self.path;
+        let appeared = |e: io::Error| match e.kind() {
+            ErrorKind::AlreadyExists | ErrorKind::DirectoryNotEmpty => {
+                OutputError::AppearedMeanwhile {
+                    path: output.clone(),
+                }
+            }
+            _ => io_at(Step::Rename, output)(e),
+        };
+        match self.plan {
+            Plan::Create => rename_noreplace(staged, output).map_err(appeared),
+            // A folder renamed over an empty folder replaces it; over one that filled meanwhile
+            // the rename fails.
+            Plan::OverEmptyFolder => std::fs::rename(staged, output).map_err(appeared),
+            // A file over a file: one rename, so the output is never missing.
+            Plan::Replace { folder: false } => {
+                std::fs::rename(staged, output).map_err(io_at(Step::Rename, output))
+            }
+            // A folder cannot be renamed over: the old output goes aside first, and comes back
+            // if the new one cannot take its place.
+            Plan::Replace { folder: true } => {
+                let aside = staging.path().join("replaced");
+                std::fs::rename(output, &aside).map_err(io_at(Step::MoveAside, output))?;
+                if let Err(rename) = rename_noreplace(staged, output) {
+                    if let Err(source) = std::fs::rename(&aside, output) {
+                        // Removing the staging folder would delete the only copy of the old
+                        // output.
+                        staging.keep();
+                        return Err(OutputError::NotRestored {
+                            path: output.clone(),
+                            kept: aside,
+                            rename,
+                            source,
+                        });
+                    }
+                    return Err(appeared(rename));
+                }
+                Ok(())
+            }
+            Plan::WriteThrough => Ok(()),
+        }
+    }
+}
+
+/// Renames `from` to `to` unless something is at `to`, atomically where the OS can
+/// (`renameat2(RENAME_NOREPLACE)` on Linux); fails with [`ErrorKind::AlreadyExists`] otherwise.
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            // A file system without the flag: the fallback below.
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if std::fs::symlink_metadata(from)?.is_dir() {
+        // Folders cannot be linked: a check, then a rename (which still fails over a folder
+        // that is not empty).
+        if std::fs::symlink_metadata(to).is_ok() {
+            return Err(io::Error::from(ErrorKind::AlreadyExists));
+        }
+        return std::fs::rename(from, to);
+    }
+    // A hard link fails when `to` exists; the staged name then goes with the staging folder.
+    std::fs::hard_link(from, to)?;
+    std::fs::remove_file(from)
+}
+
+/// The staging folders of this process that exist now: what [`remove_live_staging`] removes.
+static LIVE_STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the staging folders this process is writing into, for a front end's signal handler
+/// (SIGINT, SIGTERM) to call just before the process exits: the outputs being written are not
+/// placed, and nothing is left behind. Returns how many were removed.
+pub fn remove_live_staging() -> usize {
+    live_staging()
+        .iter()
+        .filter(|path| std::fs::remove_dir_all(path).is_ok())
+        .count()
+}
+
+/// A staging folder beside an output, named after this process, registered for
+/// [`remove_live_staging`] and removed (with what it holds) when dropped.
+#[derive(Debug)]
+struct Staging {
+    /// `None` once kept or closed.
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl Staging {
+    fn new(folder: &Path) -> Result<Staging, OutputError> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .tempdir_in(folder)
+            .map_err(io_at(Step::CreateStaging, folder))?;
+        let path = dir.path().to_path_buf();
+        live_staging().push(path.clone());
+        Ok(Staging {
+            dir: Some(dir),
+            path,
+        })
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Leaves the folder behind: it holds the only copy of a replaced output.
+    fn keep(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.keep();
+        }
+    }
+
+    /// Removes the folder now, reporting a failure.
+    fn close(mut self) -> Result<(), OutputError> {
+        match self.dir.take() {
+            Some(dir) => dir.close().map_err(io_at(Step::RemoveStaging, &self.path)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // The TempDir, if still held, removes the folder as it drops after this.
+        live_staging().retain(|p| *p != self.path);
+    }
+}
+
+/// The list behind [`remove_live_staging`], usable after a panic elsewhere.
+fn live_staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE_STAGING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the staging folders in `folder` left by profcodec processes that no longer run (a
+/// `kill -9`, a power cut), returning their paths. A folder whose process may still run (or
+/// whose process cannot be told) is left alone.
+fn remove_stale_staging(folder: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    // Without /proc, whether a process runs cannot be told without unsafe code: nothing is
+    // removed.
+    if !Path::new("/proc/self").exists() {
+        return removed;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return removed;
+    };
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// An [`OutputError::Io`] maker for errors at `step` on `path`.
+fn io_at(step: Step, path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
+    move |source| OutputError::Io {
         step,
         path: path.to_path_buf(),
         source,
     }
 }
 
-/// Runs `write` on a staging path beside `output` and renames what it made there (a file or a
-/// folder: `write` creates it) into place when it succeeds; see the [module](self) for the
-/// rules.
-///
-/// The staging path does not exist when `write` is called and its parent folder does. When
-/// `write` fails, its error is returned as [`AtomicWriteError::Write`] and `output` is
-/// untouched.
-pub fn write_atomically<T, E>(
-    output: &Path,
-    replace: Replace,
-    write: impl FnOnce(&Path) -> Result<T, E>,
-) -> Result<T, AtomicWriteError<E>> {
-    stage_and_rename(output, replace, |staged| {
-        write(staged).map_err(AtomicWriteError::Write)
-    })
-}
-
-/// Runs `write` on a buffered file beside `output`, syncs that file to the disk and renames it
-/// into place when `write` succeeds; see [`write_atomically`] and the [module](self) for the
-/// rules.
-pub fn write_file_atomically<T, E>(
-    output: &Path,
-    replace: Replace,
-    write: impl FnOnce(&mut dyn Write) -> Result<T, E>,
-) -> Result<T, AtomicWriteError<E>> {
-    stage_and_rename(output, replace, |staged| {
-        let file = File::create(staged).map_err(io_at(Step::CreateFile, output))?;
-        let mut out = BufWriter::new(file);
-        let value = write(&mut out).map_err(AtomicWriteError::Write)?;
-        let file = out
-            .into_inner()
-            .map_err(|e| io_at(Step::SyncFile, output)(e.into_error()))?;
-        file.sync_all().map_err(io_at(Step::SyncFile, output))?;
-        Ok(value)
-    })
-}
-
-/// [`write_atomically`] with a writer whose errors are already [`AtomicWriteError`]s.
-fn stage_and_rename<T, E>(
-    output: &Path,
-    replace: Replace,
-    write: impl FnOnce(&Path) -> Result<T, AtomicWriteError<E>>,
-) -> Result<T, AtomicWriteError<E>> {
-    let folder = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    match std::fs::metadata(folder) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(AtomicWriteError::NotAFolder {
-                folder: folder.to_path_buf(),
-            });
-        }
-        Err(source)
-            if matches!(
-                source.kind(),
-                ErrorKind::NotFound | ErrorKind::NotADirectory
-            ) =>
-        {
-            return Err(AtomicWriteError::FolderMissing {
-                folder: folder.to_path_buf(),
-                source,
-            });
-        }
-        Err(e) => return Err(io_at(Step::InspectFolder, folder)(e)),
-    }
-    // The existing output, if any: whether it is a folder.
-    let existing = match std::fs::symlink_metadata(output) {
-        Ok(meta) => {
-            let empty_folder = meta.is_dir()
-                && std::fs::read_dir(output)
-                    .map_err(io_at(Step::InspectOutput, output))?
-                    .next()
-                    .is_none();
-            if !empty_folder && replace != Replace::Always {
-                return Err(AtomicWriteError::Exists {
-                    path: output.to_path_buf(),
-                });
-            }
-            Some(meta.is_dir())
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => None,
-        Err(e) => return Err(io_at(Step::InspectOutput, output)(e)),
-    };
-    // Removed, with whatever it holds, when dropped: on every early return below.
-    let staging = tempfile::Builder::new()
-        .prefix(STAGING_PREFIX)
-        .tempdir_in(folder)
-        .map_err(io_at(Step::CreateStaging, folder))?;
-    let staged = staging.path().join("output");
-    let value = write(&staged)?;
-    let staged_is_folder = std::fs::symlink_metadata(&staged).is_ok_and(|m| m.is_dir());
-    match existing {
-        // A folder cannot be renamed over, nor a file over a folder: the old output goes aside
-        // first, and comes back if the new one cannot take its place.
-        Some(existing_is_folder) if existing_is_folder || staged_is_folder => {
-            let aside = staging.path().join("replaced");
-            std::fs::rename(output, &aside).map_err(io_at(Step::MoveAside, output))?;
-            if let Err(rename) = std::fs::rename(&staged, output) {
-                if let Err(source) = std::fs::rename(&aside, output) {
-                    // Removing the staging folder would delete the only copy of the old output.
-                    let kept = staging.keep().join("replaced");
-                    return Err(AtomicWriteError::NotRestored {
-                        path: output.to_path_buf(),
-                        kept,
-                        rename,
-                        source,
-                    });
-                }
-                return Err(io_at(Step::Rename, output)(rename));
-            }
-        }
-        // Nothing to replace, or a file over a file: one rename, so the output is never missing.
-        _ => std::fs::rename(&staged, output).map_err(io_at(Step::Rename, output))?,
-    }
-    let staging_path = staging.path().to_path_buf();
-    staging
-        .close()
-        .map_err(io_at(Step::RemoveStaging, &staging_path))?;
-    Ok(value)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The names in `dir`, sorted.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .expect("read_dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn write_text(text: &str) -> impl FnOnce(&mut dyn Write) -> io::Result<()> + '_ {
-        move |out| out.write_all(text.as_bytes())
-    }
-
-    #[test]
-    fn a_new_file_is_written() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let out = dir.path().join("out");
-        write_file_atomically(&out, Replace::IfEmptyFolder, write_text("new")).expect("write");
-        assert_eq!(std::fs::read_to_string(&out).expect("read"), "new");
-        assert_eq!(names(dir.path()), ["out"]);
-    }
-
-    #[test]
-    fn an_existing_output_is_refused_and_left_as_it_was() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("file");
-        std::fs::write(&file, "old").expect("write");
-        let err = write_file_atomically(&file, Replace::IfEmptyFolder, write_text("new"))
-            .expect_err("refused");
-        assert!(
-            matches!(&err, AtomicWriteError::Exists { path } if *path == file),
-            "{err:?}"
-        );
-        assert!(err.to_string().contains("already exists"), "{err}");
-        assert_eq!(std::fs::read_to_string(&file).expect("read"), "old");
-
-        let folder = dir.path().join("folder");
-        std::fs::create_dir(&folder).expect("mkdir");
-        std::fs::write(folder.join("keep"), "old").expect("write");
-        let err = write_atomically(&folder, Replace::IfEmptyFolder, |staged| {
-            std::fs::create_dir(staged)
-        })
-        .expect_err("refused");
-        assert!(matches!(err, AtomicWriteError::Exists { .. }), "{err:?}");
-        assert_eq!(names(&folder), ["keep"]);
-        assert_eq!(names(dir.path()), ["file", "folder"]);
-    }
-
-    #[test]
-    fn an_empty_folder_is_replaced_without_always() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let folder = dir.path().join("db");
-        std::fs::create_dir(&folder).expect("mkdir");
-        write_atomically(&folder, Replace::IfEmptyFolder, |staged| {
-            std::fs::create_dir(staged)?;
-            std::fs::write(staged.join("meta.db"), "new")
-        })
-        .expect("write");
-        assert_eq!(names(&folder), ["meta.db"]);
-        assert_eq!(names(dir.path()), ["db"]);
-    }
-
-    #[test]
-    fn always_replaces_a_file_or_a_folder_whole() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("file");
-        std::fs::write(&file, "old content, longer than the new").expect("write");
-        write_file_atomically(&file, Replace::Always, write_text("new")).expect("write");
-        assert_eq!(std::fs::read_to_string(&file).expect("read"), "new");
-
-        let folder = dir.path().join("db");
-        std::fs::create_dir(&folder).expect("mkdir");
-        std::fs::write(folder.join("trace.db"), "old").expect("write");
-        write_atomically(&folder, Replace::Always, |staged| {
-            std::fs::create_dir(staged)?;
-            std::fs::write(staged.join("meta.db"), "new")
-        })
-        .expect("write");
-        assert_eq!(names(&folder), ["meta.db"], "merged with the old folder");
-
-        // A file where a folder was, and a folder where a file was.
-        write_file_atomically(&folder, Replace::Always, write_text("file")).expect("write");
-        assert_eq!(std::fs::read_to_string(&folder).expect("read"), "file");
-        write_atomically(&file, Replace::Always, |staged| std::fs::create_dir(staged))
-            .expect("write");
-        assert!(file.is_dir());
-        assert_eq!(names(dir.path()), ["db", "file"]);
-    }
-
-    #[test]
-    fn the_input_may_be_the_output() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("self");
-        std::fs::write(&path, "old").expect("write");
-        write_atomically(&path, Replace::Always, |staged| {
-            let old = std::fs::read_to_string(&path)?;
-            std::fs::write(staged, old + " and new")
-        })
-        .expect("write");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "old and new");
-        assert_eq!(names(dir.path()), ["self"]);
-    }
-
-    #[test]
-    fn a_failed_writer_leaves_the_old_output_and_no_staging() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("file");
-        std::fs::write(&file, "old").expect("write");
-        let err = write_file_atomically(&file, Replace::Always, |out| {
-            out.write_all(b"half of the new")?;
-            Err::<(), _>(io::Error::other("no samples"))
-        })
-        .expect_err("failed");
-        assert!(matches!(err, AtomicWriteError::Write(_)), "{err:?}");
-        assert_eq!(err.to_string(), "no samples");
-        assert_eq!(std::fs::read_to_string(&file).expect("read"), "old");
-
-        let folder = dir.path().join("db");
-        std::fs::create_dir(&folder).expect("mkdir");
-        std::fs::write(folder.join("meta.db"), "old").expect("write");
-        let err = write_atomically(&folder, Replace::Always, |staged| {
-            std::fs::create_dir(staged)?;
-            std::fs::write(staged.join("meta.db"), "half")?;
-            Err::<(), _>(io::Error::other("damaged input"))
-        })
-        .expect_err("failed");
-        assert_eq!(err.to_string(), "damaged input");
-        assert_eq!(
-            std::fs::read_to_string(folder.join("meta.db")).expect("read"),
-            "old"
-        );
-        assert_eq!(names(dir.path()), ["db", "file"]);
-
-        // Nor is an output left where there was none.
-        let new = dir.path().join("new");
-        write_atomically(&new, Replace::IfEmptyFolder, |staged| {
-            std::fs::write(staged, "half")?;
-            Err::<(), _>(io::Error::other("damaged input"))
-        })
-        .expect_err("failed");
-        assert_eq!(names(dir.path()), ["db", "file"]);
-    }
-
-    #[test]
-    fn a_missing_folder_is_a_typed_error_and_is_not_created() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let folder = dir.path().join("no such folder");
-        let err = write_file_atomically(&folder.join("out"), Replace::Always, write_text("new"))
-            .expect_err("refused");
-        match &err {
-            AtomicWriteError::FolderMissing { folder: f, source } => {
-                assert_eq!(*f, folder);
-                assert_eq!(source.kind(), ErrorKind::NotFound);
-            }
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(
-            err.io_error().map(io::Error::kind),
-            Some(ErrorKind::NotFound)
-        );
-        let message = err.to_string();
-        assert!(
-            message.contains("does not exist") && message.contains("no such folder"),
-            "{message}"
-        );
-        assert!(!folder.exists());
-
-        // A file where the folder should be.
-        let file = dir.path().join("file");
-        std::fs::write(&file, "").expect("write");
-        let err = write_file_atomically(&file.join("out"), Replace::Always, write_text("new"))
-            .expect_err("refused");
-        assert!(
-            matches!(&err, AtomicWriteError::NotAFolder { folder } if *folder == file),
-            "{err:?}"
-        );
-        assert_eq!(names(dir.path()), ["file"]);
-    }
-
-    #[test]
-    fn a_relative_output_goes_into_the_current_folder() {
-        // Only the folder's lookup differs; a relative path with no folder must not be refused
-        // as a missing "" folder.
-        let err = write_atomically(
-            Path::new("profcodec-output-test-never-written"),
-            Replace::IfEmptyFolder,
-            |_| Err::<(), _>("stop before writing"),
-        )
-        .expect_err("the writer failed");
-        assert!(matches!(err, AtomicWriteError::Write(_)), "{err:?}");
-    }
-
-    #[test]
-    fn an_io_error_names_the_step_and_the_path() {
-        let err: AtomicWriteError<io::Error> =
-            io_at(Step::Rename, Path::new("/x/out"))(io::Error::other("disk full"));
-        assert_eq!(
-            err.to_string(),
-            "could not rename the staged output into place at /x/out: disk full"
-        );
-    }
-}
+mod tests;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use profcodec::output::{AtomicWriteError, Replace, write_file_atomically};
+use profcodec::output::{CheckedOutput, OutputError, OutputPath, Overwrite, WriteError};
 use profcodec::profcodec_profile::Profile;
 use profcodec_export::{ExportError, ExportOptions, Target};
 use pyo3::exceptions::PyValueError;
@@ -32,43 +32,62 @@ fn options(format: Option<profcodec::Format>, metric: Option<String>) -> ExportO
     options
 }
 
-/// Writes `profile` as `to` into the file `path`, atomically: into a temporary file beside it,
-/// renamed over `path` once complete, so that `path` holds the old content or the whole new
-/// one, never a part. Without `path`, returns the output. The GIL is released while writing.
+/// Checks `path` against profcodec's output policy before anything is read (see
+/// `profcodec::output`): an existing file is replaced only when `overwrite`, a folder never,
+/// and an output that is `input` is refused. `None` when there is no path.
+pub(crate) fn check_output(
+    path: Option<PathBuf>,
+    overwrite: bool,
+    input: Option<&std::path::Path>,
+) -> PyResult<Option<CheckedOutput>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let mut spec = OutputPath::file(path).overwrite(Overwrite::from_force(overwrite));
+    if let Some(input) = input {
+        spec = spec.input(input);
+    }
+    let checked = spec.check().map_err(|e| PyErr::from(policy_error(e)))?;
+    Ok(Some(checked))
+}
+
+/// Writes `profile` as `to` into the checked `output`, atomically: into a staging file beside
+/// it, renamed into place once complete, so that the path holds the old content or the whole
+/// new one, never a part. Without an output, returns the output's bytes. The GIL is released
+/// while writing.
 pub(crate) fn convert(
     py: Python<'_>,
     profile: &Profile,
     format: Option<profcodec::Format>,
     to: Target,
-    path: Option<PathBuf>,
+    output: Option<CheckedOutput>,
     metric: Option<String>,
 ) -> PyResult<Option<Vec<u8>>> {
     let options = options(format, metric);
-    py.detach(|| match path {
+    py.detach(|| match output {
         None => {
             let mut out = Vec::new();
             to.write(profile, &options, &mut out)
                 .map_err(export_error)?;
             Ok(Some(out))
         }
-        Some(path) => write_file_atomically(&path, Replace::Always, |out| {
-            to.write(profile, &options, out)
-        })
-        .map(|()| None)
-        .map_err(output_error),
+        Some(output) => output
+            .write_file(|out| to.write(profile, &options, out))
+            .map(|()| None)
+            .map_err(output_error),
     })
     .map_err(PyErr::from)
 }
 
-/// Folded stacks as a str (every frame name is UTF-8), or written to `path`.
-pub(crate) fn to_folded<'py>(
-    py: Python<'py>,
+/// Folded stacks as a str (every frame name is UTF-8), or written to the checked `output`.
+pub(crate) fn to_folded(
+    py: Python<'_>,
     profile: &Profile,
     format: Option<profcodec::Format>,
-    path: Option<PathBuf>,
+    output: Option<CheckedOutput>,
     metric: Option<String>,
 ) -> PyResult<Option<String>> {
-    let out = convert(py, profile, format, Target::Folded, path, metric)?;
+    let out = convert(py, profile, format, Target::Folded, output, metric)?;
     Ok(out.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
@@ -77,15 +96,26 @@ pub(crate) fn into_py(py: Python<'_>, out: Option<Vec<u8>>) -> Option<Bound<'_, 
     out.map(|bytes| PyBytes::new(py, &bytes))
 }
 
-/// A failed atomic write: the export's own error, or the output's file error with its errno.
-fn output_error(e: AtomicWriteError<ExportError>) -> Error {
+/// A failed atomic write: the export's own error, or the output's.
+fn output_error(e: WriteError<ExportError>) -> Error {
     match e {
-        AtomicWriteError::Write(e) => export_error(e),
-        e => match e.io_error() {
-            Some(io) => Error::io(e.to_string(), io),
-            None => Error::new(Kind::File, e.to_string()),
-        },
+        WriteError::Write(e) => export_error(e),
+        WriteError::Output(e) => policy_error(e),
+        e => Error::new(Kind::File, e.to_string()),
     }
+}
+
+/// An output refused by the policy, or not put in place: a FileError (an OSError with the
+/// errno where the OS gave one), whose message says how to replace an existing output.
+fn policy_error(e: OutputError) -> Error {
+    if let Some(io) = e.io_error() {
+        return Error::io(e.to_string(), io);
+    }
+    let hint = match e {
+        OutputError::Exists { .. } => "; overwrite=True replaces it",
+        _ => "",
+    };
+    Error::new(Kind::File, format!("{e}{hint}"))
 }
 
 fn export_error(e: ExportError) -> Error {

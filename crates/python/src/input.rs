@@ -71,17 +71,23 @@ impl Input {
 
     /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
     /// `profcodec convert --to folded` writes them for this input: a str, or None after
-    /// writing them to `path` (atomically: a temporary file beside it, renamed over it).
+    /// writing them to `path` (atomically: a temporary file beside it, renamed into place).
     /// `metric`: the value type written, by default the profile's main one.
-    #[pyo3(signature = (path=None, *, metric=None))]
+    ///
+    /// `path` follows profcodec's output policy, checked before the input is read: an
+    /// existing file is replaced only with `overwrite=True`; a folder is never replaced, nor
+    /// the input itself; a character device or FIFO is written through.
+    #[pyo3(signature = (path=None, *, metric=None, overwrite=false))]
     fn to_folded(
         &self,
         py: Python<'_>,
         path: Option<PathBuf>,
         metric: Option<String>,
+        overwrite: bool,
     ) -> PyResult<Option<String>> {
+        let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
         let profile = self.profile(py)?;
-        convert::to_folded(py, profile.model(), profile.format(), path, metric)
+        convert::to_folded(py, profile.model(), profile.format(), output, metric)
     }
 
     /// This input as `profcodec convert --to TO` writes it: `to` is "folded", "callgrind",
@@ -89,18 +95,22 @@ impl Input {
     /// "firefox" (the Firefox Profiler's processed format). Written to `path` atomically (a
     /// temporary file beside it, renamed over it) and None returned; without `path`, the
     /// output as bytes. `metric`: the value type written where the format carries one.
+    /// `path` follows the output policy of `to_folded`; `overwrite=True` replaces an existing
+    /// file (never a folder).
     ///
     /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
-    /// profcodec.FileError when `path` cannot be written.
-    #[pyo3(signature = (to, path=None, *, metric=None))]
+    /// profcodec.FileError when `path` cannot be written or is refused.
+    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false))]
     fn convert<'py>(
         &self,
         py: Python<'py>,
         to: &str,
         path: Option<PathBuf>,
         metric: Option<String>,
+        overwrite: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let target = convert::target(to)?;
+        let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
         let profile = py
             .detach(|| match target.wants_spans() {
                 true => profcodec::to_profile_with_spans(&self.opened),
@@ -108,7 +118,7 @@ impl Input {
             })
             .map_err(Error::from)?;
         let format = Some(self.opened.format());
-        let out = convert::convert(py, &profile, format, target, path, metric)?;
+        let out = convert::convert(py, &profile, format, target, output, metric)?;
         Ok(convert::into_py(py, out))
     }
 

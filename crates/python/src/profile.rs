@@ -173,14 +173,18 @@ impl Profile {
     /// profile, frames named as the source tool's own folded output names them: a str, or
     /// None after writing them to `path` (atomically: a temporary file beside it, renamed
     /// over it). `metric`: the value type written, by default the profile's main one.
-    #[pyo3(signature = (path=None, *, metric=None))]
+    /// `path` follows profcodec's output policy: an existing file is replaced only with
+    /// `overwrite=True`, a folder never.
+    #[pyo3(signature = (path=None, *, metric=None, overwrite=false))]
     fn to_folded(
         &self,
         py: Python<'_>,
         path: Option<PathBuf>,
         metric: Option<String>,
+        overwrite: bool,
     ) -> PyResult<Option<String>> {
-        convert::to_folded(py, &self.inner, self.format, path, metric)
+        let output = convert::check_output(path, overwrite, None)?;
+        convert::to_folded(py, &self.inner, self.format, output, metric)
     }
 
     /// This profile in a viewer's format: `to` is "folded", "callgrind", "speedscope",
@@ -190,18 +194,22 @@ impl Profile {
     /// the format carries one. The model has no timed spans (EasyProfiler's blocks):
     /// `Input.convert("speedscope")` reads them, as `profcodec convert` does.
     ///
+    /// `path` follows the output policy of `to_folded` (`overwrite=True` replaces a file).
+    ///
     /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
-    /// profcodec.FileError when `path` cannot be written.
-    #[pyo3(signature = (to, path=None, *, metric=None))]
+    /// profcodec.FileError when `path` cannot be written or is refused.
+    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false))]
     fn convert<'py>(
         &self,
         py: Python<'py>,
         to: &str,
         path: Option<PathBuf>,
         metric: Option<String>,
+        overwrite: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let target = convert::target(to)?;
-        let out = convert::convert(py, &self.inner, self.format, target, path, metric)?;
+        let output = convert::check_output(path, overwrite, None)?;
+        let out = convert::convert(py, &self.inner, self.format, target, output, metric)?;
         Ok(convert::into_py(py, out))
     }
 

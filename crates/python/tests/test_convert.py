@@ -122,7 +122,11 @@ def test_folded_with_a_metric_and_into_a_file(corpus, cli, tmp_path):
     assert folded == cli_convert(cli, "folded", path, "--metric", other[0]).decode()
     out = tmp_path / "nested.folded"
     out.write_text("old content that must go")
-    assert run.to_folded(out) is None
+    # An existing file is replaced only when asked to.
+    with pytest.raises(profcodec.FileError, match="already exists.*overwrite=True"):
+        run.to_folded(out)
+    assert out.read_text() == "old content that must go"
+    assert run.to_folded(out, overwrite=True) is None
     assert out.read_text() == run.to_folded()
     # Nothing is left beside the output.
     assert sorted(os.listdir(tmp_path)) == ["nested.folded"]
@@ -143,8 +147,39 @@ def test_convert_failures_are_profcodec_errors(corpus, tmp_path):
     out = tmp_path / "kept.folded"
     out.write_text("old")
     with pytest.raises(profcodec.QueryError):
-        run.to_folded(out, metric="no such metric")
+        run.to_folded(out, metric="no such metric", overwrite=True)
     assert out.read_text() == "old"
     assert sorted(os.listdir(tmp_path)) == ["kept.folded"]
     with pytest.raises(profcodec.UnsupportedError):
         profcodec.open(corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d" / "trace.db").to_folded()
+
+
+def test_an_output_path_never_deletes_what_profcodec_did_not_write(corpus, tmp_path):
+    """The output policy: a folder is never replaced by a file, with or without overwrite,
+    nor is the input; /dev/null is written through."""
+    path = corpus / "nytprof" / "nested__compress0.nytprof.out"
+    run = profcodec.open(path)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "thesis.tex").write_text("mine")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for folder in (results, empty, tmp_path):
+        for overwrite in (False, True):
+            with pytest.raises(profcodec.FileError, match="is a folder") as e:
+                run.convert("folded", folder, overwrite=overwrite)
+            assert "overwrite" not in str(e.value)
+            with pytest.raises(profcodec.FileError, match="is a folder"):
+                run.profile().to_folded(folder, overwrite=overwrite)
+    assert (results / "thesis.tex").read_text() == "mine"
+    assert empty.is_dir() and not list(empty.iterdir())
+    # The input itself is never the output.
+    copy = tmp_path / "copy.out"
+    copy.write_bytes(path.read_bytes())
+    with pytest.raises(profcodec.FileError, match="is the input"):
+        profcodec.open(copy).to_folded(copy, overwrite=True)
+    assert copy.read_bytes() == path.read_bytes()
+    # A character device is written through, as cp does.
+    assert run.convert("pprof", "/dev/null") is None
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    assert sorted(os.listdir(tmp_path)) == ["copy.out", "empty", "results"]

@@ -64,19 +64,14 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         Ok(())
     };
     if args.split {
-        let folder = args.output.as_deref().unwrap_or(Path::new("."));
-        for input in &args.inputs {
-            let name = super::split_name(input, args.to);
-            super::write_output(Some(&folder.join(name)), args.force, |out| {
-                convert(&[input], out)
-            })?;
+        for (input, output) in super::split_outputs(args)? {
+            super::write_output(Some(output), |out| convert(&[&input], out))?;
         }
         return Ok(());
     }
+    let output = super::check_output(args.output.as_deref(), args.force, &args.inputs)?;
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
-    super::write_output(args.output.as_deref(), args.force, |out| {
-        convert(&inputs, out)
-    })
+    super::write_output(output, |out| convert(&inputs, out))
 }
 
 /// A conversion error as the CLI reports it: damaged or unreadable input is invalid (exit 1),

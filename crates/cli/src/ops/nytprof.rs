@@ -593,7 +593,10 @@ mod tests {
         let input = write_temp(&dir, "py.out", &data);
         let out = dir.path().join("out.nytprof");
         let options = RewriteOptions::to("nytprof");
-        let err = crate::ops::rewrite_atomically(&Nytprof, &input, &out, &options, false)
+        let checked = profcodec::output::OutputPath::file(&out)
+            .check()
+            .expect("a new output");
+        let err = crate::ops::rewrite_atomically(&Nytprof, &input, checked, &options)
             .expect_err("refused");
         assert!(
             err.to_string()

@@ -54,12 +54,22 @@ class Input:
     def arrow_stream(self, name: str, set: Optional[str] = None) -> ArrowStream:
         """One table as an object with ``__arrow_c_stream__`` (no pyarrow needed)."""
     def to_folded(
-        self, path: Optional[_Path] = None, *, metric: Optional[str] = None
+        self,
+        path: Optional[_Path] = None,
+        *,
+        metric: Optional[str] = None,
+        overwrite: bool = False,
     ) -> Optional[str]:
         """Folded stacks as ``profcodec convert --to folded`` writes them: a str, or None
-        after writing ``path`` atomically."""
+        after writing ``path`` atomically. An existing file at ``path`` is replaced only
+        with ``overwrite=True``; a folder, or the input itself, never."""
     def convert(
-        self, to: _Target, path: Optional[_Path] = None, *, metric: Optional[str] = None
+        self,
+        to: _Target,
+        path: Optional[_Path] = None,
+        *,
+        metric: Optional[str] = None,
+        overwrite: bool = False,
     ) -> Optional[bytes]:
         """The input as ``profcodec convert --to TO`` writes it: bytes, or None after writing
         ``path`` atomically."""
@@ -107,12 +117,21 @@ class Profile:
     ) -> Top:
         """The functions, lines ("line") or modules ("module") that cost the most."""
     def to_folded(
-        self, path: Optional[_Path] = None, *, metric: Optional[str] = None
+        self,
+        path: Optional[_Path] = None,
+        *,
+        metric: Optional[str] = None,
+        overwrite: bool = False,
     ) -> Optional[str]:
         """Folded stacks, frames named as the source tool names them: a str, or None after
         writing ``path`` atomically."""
     def convert(
-        self, to: _Target, path: Optional[_Path] = None, *, metric: Optional[str] = None
+        self,
+        to: _Target,
+        path: Optional[_Path] = None,
+        *,
+        metric: Optional[str] = None,
+        overwrite: bool = False,
     ) -> Optional[bytes]:
         """The profile in a viewer's format: bytes, or None after writing ``path``
         atomically."""

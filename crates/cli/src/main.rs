@@ -216,7 +216,10 @@ fn open_and<T>(
     op: impl FnOnce(&profcodec::Opened) -> Result<T, OpError>,
 ) -> Result<T, Failure> {
     let opened = profcodec::open(file)?;
-    op(&opened).map_err(|e| failure_of(file, &opened, e))
+    let result = op(&opened);
+    // A file cut while it was read (its lost pages read as zeros): that error, not the result.
+    opened.check_intact()?;
+    result.map_err(|e| failure_of(file, &opened, e))
 }
 
 /// `e` as a failure whose message names the file and the format it was taken for.
@@ -423,7 +426,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let mut dump = Dump::new(&mut buf, options);
             let opened = profcodec::open(&file)?;
-            if let Err(e) = ops::codec(opened.format()).dump(&opened, &mut dump) {
+            let dumped = ops::codec(opened.format()).dump(&opened, &mut dump);
+            // A file cut while it was dumped: that error, not the dump's.
+            let intact = opened.check_intact().map_err(|e| OpError::invalid(e, None));
+            if let Err(e) = intact.and(dumped) {
                 if partial {
                     dump.finish_with_error(&e)?;
                 }

@@ -5,8 +5,9 @@ use profcodec_hpctoolkit::{CctDb, FileKind, MetaDb, ProfileDb, TraceDb};
 
 use crate::{Format, Opened, ReadError};
 
-/// The files of an HPCToolkit input, memory-mapped through [`open`](crate::open): those of a
-/// database directory that exist, or the one `.db` file opened.
+/// The files of an HPCToolkit input, opened through [`Opened::open_member`]: those of a
+/// database directory that exist, or the one `.db` file opened. A file that shrinks while it
+/// is read fails the input's [`Opened::check_intact`] (and [`HpctoolkitFiles::check_intact`]).
 #[derive(Debug)]
 pub struct HpctoolkitFiles {
     /// meta.db.
@@ -32,7 +33,7 @@ impl HpctoolkitFiles {
             for kind in FileKind::ALL {
                 let path = input.path().join(kind.file_name());
                 if path.is_file() {
-                    *files.slot(kind) = Some(crate::open(&path)?);
+                    *files.slot(kind) = Some(input.open_member(&path)?);
                 }
             }
         } else {
@@ -42,9 +43,18 @@ impl HpctoolkitFiles {
                 Format::HpctoolkitCct => FileKind::Cct,
                 _ => FileKind::Trace,
             };
-            *files.slot(kind) = Some(crate::open(input.path())?);
+            *files.slot(kind) = Some(input.open_member(input.path())?);
         }
         Ok(files)
+    }
+
+    /// [`Opened::check_intact`] of every file: an error when one of them shrank while it was
+    /// read.
+    pub fn check_intact(&self) -> Result<(), crate::OpenError> {
+        [&self.meta, &self.profile, &self.cct, &self.trace]
+            .into_iter()
+            .flatten()
+            .try_for_each(Opened::check_intact)
     }
 
     fn slot(&mut self, kind: FileKind) -> &mut Option<Opened> {

@@ -4,9 +4,10 @@
 //! name and enabled by a cargo feature of the same name (all on by default). What lives here is
 //! what a tool handling "any profile" needs:
 //!
-//! - [`Format::detect`] from a file's first bytes, and [`open`] (memory-mapped, with detection;
-//!   a folder is an HPCToolkit database, an hpcrun measurement folder or a StatProfiler
-//!   session);
+//! - [`Format::detect`] from a file's first bytes, and [`open`] (read into memory, or
+//!   memory-mapped from 64 MiB; with detection; a folder is an HPCToolkit database, an hpcrun
+//!   measurement folder or a StatProfiler session); a file that shrinks while it is read gives
+//!   an I/O error, never a SIGBUS;
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
 //!   profile model of `profcodec-profile`, which answers `top` and `diff`;
 //! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
@@ -34,6 +35,7 @@ mod error;
 mod hpctoolkit_files;
 #[cfg(feature = "info")]
 mod info;
+mod mapping;
 mod open;
 pub mod output;
 #[cfg(feature = "profile")]
@@ -45,7 +47,7 @@ pub use error::ReadError;
 pub use hpctoolkit_files::HpctoolkitFiles;
 #[cfg(feature = "info")]
 pub use info::{Info, info};
-pub use open::{OpenError, Opened, open};
+pub use open::{OpenError, OpenOptions, Opened, open};
 #[cfg(feature = "profile")]
 pub use profcodec_profile;
 #[cfg(all(feature = "profile", feature = "statprofiler"))]

@@ -1,9 +1,12 @@
-//! Opening a file or database directory, memory-mapped, with its format detected.
+//! Opening a file (read into memory, or memory-mapped when large) or a database directory, with
+//! its format detected.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
+use crate::mapping::Mapping;
 use crate::{Format, UnknownFormat};
 
 /// Why [`open`] failed.
@@ -39,8 +42,112 @@ pub enum OpenError {
 
 #[derive(Debug)]
 enum Data {
-    Mapped(memmap2::Mmap),
+    /// Read whole (below the mapping threshold, or when no guarded mapping was available).
+    Read(Vec<u8>),
+    /// Mapped, with the file kept open to tell, at [`Opened::check_intact`], whether it shrank.
+    Mapped {
+        mapping: Mapping,
+        file: File,
+    },
     Empty,
+}
+
+/// How [`open`] reads a file: whole into memory below a size, memory-mapped above it.
+///
+/// ```no_run
+/// // Map every file, however small (what the tests of a mapped input do).
+/// let input = profcodec::OpenOptions::new().map_threshold(0).open("nytprof.out")?;
+/// # Ok::<(), profcodec::OpenError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    map_threshold: u64,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions::new()
+    }
+}
+
+impl OpenOptions {
+    /// The default [`map_threshold`](OpenOptions::map_threshold): 64 MiB.
+    pub const DEFAULT_MAP_THRESHOLD: u64 = 64 << 20;
+
+    /// The options of [`open`]: files below [`OpenOptions::DEFAULT_MAP_THRESHOLD`] read into
+    /// memory, larger ones mapped.
+    pub fn new() -> Self {
+        OpenOptions {
+            map_threshold: Self::DEFAULT_MAP_THRESHOLD,
+        }
+    }
+
+    /// Files of at least `bytes` bytes are memory-mapped (their pages read as the decoders
+    /// reach them, so memory stays bounded whatever the file's size); smaller ones are read
+    /// into memory at once. `0` maps every non-empty file, `u64::MAX` reads every file.
+    pub fn map_threshold(mut self, bytes: u64) -> Self {
+        self.map_threshold = bytes;
+        self
+    }
+
+    /// [`open`] with these options. The files of a database directory, measurement folder or
+    /// session that profcodec opens for this input are opened with them too.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
+        open_with(*self, path.as_ref(), Arc::default())
+    }
+}
+
+/// The first file of an input, or of the files opened for it ([`Opened::open_member`]), found
+/// to have shrunk: shared by them, so that the input's [`Opened::check_intact`] reports it.
+#[derive(Debug, Default)]
+struct Shrinks(Mutex<Option<Shrunk>>);
+
+/// A file that shrank while it was read.
+#[derive(Debug, Clone)]
+struct Shrunk {
+    path: PathBuf,
+    /// Its length when it was opened.
+    from: u64,
+    /// Its length when it was found shorter, if it could be read.
+    to: Option<u64>,
+}
+
+impl Shrunk {
+    fn error(&self) -> OpenError {
+        OpenError::Io {
+            path: self.path.clone(),
+            source: shrank(self.from, self.to),
+        }
+    }
+}
+
+/// The error of a file that shrank from `from` bytes (to `to`, when known) while it was read.
+fn shrank(from: u64, to: Option<u64>) -> io::Error {
+    let sizes = match to {
+        Some(to) => format!("from {from} to {to} bytes"),
+        None => format!("from {from} bytes"),
+    };
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("the input shrank while it was read ({sizes}): it is being rewritten?"),
+    )
+}
+
+impl Shrinks {
+    fn record(&self, shrunk: Shrunk) {
+        let mut first = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.get_or_insert(shrunk);
+    }
+
+    fn first(&self) -> Option<Shrunk> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// A file opened by [`open`]: its path, detected format and bytes.
@@ -49,6 +156,8 @@ pub struct Opened {
     path: PathBuf,
     format: Format,
     data: Data,
+    options: OpenOptions,
+    shrinks: Arc<Shrinks>,
 }
 
 impl Opened {
@@ -63,10 +172,71 @@ impl Opened {
     }
 
     /// The file's bytes (empty for a database directory: open its files through the format crate).
+    ///
+    /// For a mapped file ([`Opened::is_mapped`]) that shrank while it is read, the bytes past
+    /// its new end read as zeros: [`Opened::check_intact`] then fails.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
-            Data::Mapped(map) => map,
+            Data::Read(bytes) => bytes,
+            Data::Mapped { mapping, .. } => mapping.bytes(),
             Data::Empty => &[],
+        }
+    }
+
+    /// True when the file is memory-mapped ([`OpenOptions::map_threshold`]), false when it was
+    /// read into memory or is a directory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Data::Mapped { .. })
+    }
+
+    /// Whether the bytes read are the file's: an error when a mapped file shrank (a profiler
+    /// rewriting it truncates it first), so that [`bytes`](Opened::bytes) read zeros in place
+    /// of what was cut, or when one of the files opened for this input
+    /// ([`Opened::open_member`]) did. The error names the file and both lengths.
+    ///
+    /// [`to_profile`](crate::to_profile) and [`info`](crate::info) check it before they
+    /// return; a caller that decodes [`bytes`](Opened::bytes) itself checks it after, and
+    /// reports this error in place of its result.
+    pub fn check_intact(&self) -> Result<(), OpenError> {
+        if let Some(shrunk) = self.own_shrink() {
+            self.shrinks.record(shrunk.clone());
+            return Err(shrunk.error());
+        }
+        match self.shrinks.first() {
+            Some(shrunk) => Err(shrunk.error()),
+            None => Ok(()),
+        }
+    }
+
+    /// Opens `path`, a file of this input (of its database directory, measurement folder or
+    /// session), with this input's [`OpenOptions`]; a shrink of that file is reported by this
+    /// input's [`check_intact`](Opened::check_intact) too, even once it is closed.
+    pub fn open_member(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
+        open_with(self.options, path.as_ref(), Arc::clone(&self.shrinks))
+    }
+
+    /// This file's shrink, if it is mapped and its reads faulted or it is now shorter.
+    fn own_shrink(&self) -> Option<Shrunk> {
+        let Data::Mapped { mapping, file } = &self.data else {
+            return None;
+        };
+        let from = mapping.bytes().len() as u64;
+        let now = file.metadata().map(|m| m.len()).ok();
+        let shorter = now.is_some_and(|now| now < from);
+        (mapping.faulted() || shorter).then(|| Shrunk {
+            path: self.path.clone(),
+            from,
+            to: now,
+        })
+    }
+}
+
+/// A file opened for an input ([`Opened::open_member`]) that shrank leaves its error to the
+/// input when it is closed.
+impl Drop for Opened {
+    fn drop(&mut self) {
+        if let Some(shrunk) = self.own_shrink() {
+            self.shrinks.record(shrunk);
         }
     }
 }
@@ -79,7 +249,7 @@ impl AsRef<[u8]> for Opened {
     }
 }
 
-/// Opens `path`, memory-maps it and detects its format.
+/// Opens `path`, reads or memory-maps it and detects its format.
 ///
 /// A directory is accepted when it holds `meta.db` (an HPCToolkit database), `.hpcrun` files (an
 /// hpcrun measurement folder, `*.m`: one profile and trace per thread) or files starting with
@@ -87,8 +257,23 @@ impl AsRef<[u8]> for Opened {
 /// its files are not mapped here, since the format's reader opens them itself. A path that does
 /// not exist but is the template of a StatProfiler session (`statprof.out` for the files
 /// `statprof.out.<id>.<ordinal>`) opens that session.
+///
+/// A file below 64 MiB ([`OpenOptions::map_threshold`]) is read into memory; a larger one is
+/// memory-mapped, so that memory stays bounded. A file that shrinks while it is read (a
+/// profiler rewriting it truncates it first) gives an I/O error, never a crash: a short read
+/// fails here; a mapped file's pages past its new end read as zeros in place of a SIGBUS, and
+/// [`Opened::check_intact`] (which [`to_profile`](crate::to_profile) and [`info`](crate::info)
+/// call) reports that the input shrank, naming the file and both lengths.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
-    let path = path.as_ref().to_path_buf();
+    OpenOptions::new().open(path)
+}
+
+fn open_with(
+    options: OpenOptions,
+    path: &Path,
+    shrinks: Arc<Shrinks>,
+) -> Result<Opened, OpenError> {
+    let path = path.to_path_buf();
     let io_err = |source| OpenError::Io {
         path: path.clone(),
         source,
@@ -101,53 +286,80 @@ pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
                 path,
                 format: Format::StatProfiler,
                 data: Data::Empty,
+                options,
+                shrinks,
             });
         }
         Err(e) => return Err(io_err(e)),
     };
     if meta.is_dir() {
-        if path.join("meta.db").is_file() {
-            return Ok(Opened {
-                path,
-                format: Format::HpctoolkitDatabase,
-                data: Data::Empty,
-            });
-        }
-        if holds_hpcrun_files(&path) {
-            return Ok(Opened {
-                path,
-                format: Format::Hpcrun,
-                data: Data::Empty,
-            });
-        }
-        if holds_statprofiler_files(&path) {
-            return Ok(Opened {
-                path,
-                format: Format::StatProfiler,
-                data: Data::Empty,
-            });
-        }
-        return Err(OpenError::NotADatabase(path));
+        let format = if path.join("meta.db").is_file() {
+            Format::HpctoolkitDatabase
+        } else if holds_hpcrun_files(&path) {
+            Format::Hpcrun
+        } else if holds_statprofiler_files(&path) {
+            Format::StatProfiler
+        } else {
+            return Err(OpenError::NotADatabase(path));
+        };
+        return Ok(Opened {
+            path,
+            format,
+            data: Data::Empty,
+            options,
+            shrinks,
+        });
     }
     if !meta.is_file() {
         return Err(OpenError::NotAFile(path));
     }
     let file = File::open(&path).map_err(io_err)?;
-    let data = if meta.len() == 0 {
-        Data::Empty
-    } else {
-        Data::Mapped(map(&file).map_err(io_err)?)
-    };
+    let data = read_or_map(file, &options).map_err(io_err)?;
     let mut opened = Opened {
         path,
         format: Format::Nytprof,
         data,
+        options,
+        shrinks,
     };
     opened.format = Format::detect(opened.bytes()).map_err(|source| OpenError::Unknown {
         path: opened.path.clone(),
         source,
     })?;
+    // Detection read the first bytes: a mapped file already cut there fails now.
+    opened.check_intact()?;
     Ok(opened)
+}
+
+/// The bytes of `file`: mapped from the threshold on (when a guarded mapping is available),
+/// else read whole, a read shorter than the file's length being an error.
+fn read_or_map(file: File, options: &OpenOptions) -> io::Result<Data> {
+    // The length of the open file, not of whatever the path names by now.
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(Data::Empty);
+    }
+    if len >= options.map_threshold
+        && let Some(mapping) = Mapping::map(&file)?
+    {
+        return Ok(Data::Mapped { mapping, file });
+    }
+    read_len(file, len).map(Data::Read)
+}
+
+/// The `len` bytes of `reader`: a reader that ends before them (a file cut while it is read)
+/// is the error that says so.
+fn read_len(reader: impl Read, len: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(len).unwrap_or(usize::MAX))
+        .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?;
+    reader.take(len).read_to_end(&mut bytes)?;
+    let read = bytes.len() as u64;
+    if read < len {
+        return Err(shrank(len, Some(read)));
+    }
+    Ok(bytes)
 }
 
 /// True when `dir` is an hpcrun measurement folder (`*.m`): it holds regular `.hpcrun` or
@@ -191,22 +403,6 @@ fn is_statprofiler_template(path: &Path) -> bool {
     }
 }
 
-/// Maps a file read-only.
-///
-/// This is the one `unsafe` block of the workspace. `Mmap::map` is unsafe because another
-/// process may modify or truncate the file while it is mapped, which Rust's aliasing rules cannot
-/// express. profcodec only reads profiler output files that their writer has closed; every decoder
-/// treats the bytes as untrusted (bounds-checked, no `unsafe`), so a concurrent change can at worst
-/// produce a decoding error or, on truncation, a SIGBUS, never undefined behaviour in the decoders'
-/// own logic. Users who cannot rule out concurrent truncation should read the file into memory
-/// and call the format crates directly.
-#[allow(unsafe_code)]
-fn map(file: &File) -> io::Result<memmap2::Mmap> {
-    // SAFETY: see the function documentation: the mapping is read-only and the file is treated
-    // as immutable for the lifetime of the map.
-    unsafe { memmap2::Mmap::map(file) }
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -228,6 +424,19 @@ mod tests {
         mkfifo(&fifo);
         assert!(matches!(open(&fifo), Err(OpenError::NotAFile(_))));
         assert!(matches!(open(dir.path()), Err(OpenError::NotADatabase(_))));
+    }
+
+    /// A file read into memory that ends before its length (cut during the read): an error
+    /// that names both lengths.
+    #[test]
+    fn a_short_read_is_the_shrink_error() {
+        let e = read_len(&b"0123456789"[..], 4096).expect_err("short");
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(
+            e.to_string(),
+            "the input shrank while it was read (from 4096 to 10 bytes): it is being rewritten?"
+        );
+        assert_eq!(read_len(&b"0123456789"[..], 4).expect("read"), b"0123");
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub const HPCTOOLKIT_ALL_PROFILES_MAX_VALUES: u64 = 1 << 20;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
-    match input.format().feature() {
+    let profile = match input.format().feature() {
         #[cfg(feature = "hpctoolkit")]
         "hpctoolkit" => hpctoolkit(input),
         #[cfg(feature = "hpcrun")]
@@ -53,7 +53,11 @@ pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
         #[cfg(feature = "statprofiler")]
         "statprofiler" => statprofiler(input),
         feature => Err(crate::error::not_compiled(input, feature)),
-    }
+    };
+    // A file cut while it was read: its lost bytes read as zeros, whatever they gave is
+    // replaced by the error that says so.
+    input.check_intact()?;
+    profile
 }
 
 /// [`to_profile`] with the timed spans of the formats that record them (EasyProfiler's blocks,
@@ -63,11 +67,14 @@ pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
 pub fn to_profile_with_spans(input: &Opened) -> Result<Profile, ReadError> {
     #[cfg(feature = "easyprofiler")]
     if input.format().feature() == "easyprofiler" {
-        let view = profcodec_easyprofiler::parse(input.bytes())?;
-        let tree = view.tree()?;
-        return tree
-            .to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
-            .map_err(model_error);
+        let profile = (|| {
+            let view = profcodec_easyprofiler::parse(input.bytes())?;
+            let tree = view.tree()?;
+            tree.to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
+                .map_err(model_error)
+        })();
+        input.check_intact()?;
+        return profile;
     }
     to_profile(input)
 }
@@ -122,6 +129,8 @@ fn hpctoolkit(input: &Opened) -> Result<Profile, ReadError> {
             "the profile model needs meta.db: give the database directory".to_owned(),
         ));
     }
+    // The files are opened for `input` (`Opened::open_member`): a shrink of one of them is
+    // `input`'s, which `to_profile` checks.
     let files = crate::HpctoolkitFiles::load(input)?;
     let meta = files.bytes(FileKind::Meta).unwrap_or_default();
     let db = Database::from_parts(meta, files.bytes(FileKind::Profile), None, None)?;

@@ -43,16 +43,20 @@ fn folder(input: &Opened) -> Option<Result<MeasurementFolder, OpError>> {
         .then(|| MeasurementFolder::open(input.path()).map_err(|e| OpError::invalid(e, None)))
 }
 
-/// Each file of a folder, opened (memory-mapped) and named by its file name.
-fn folder_files(
-    folder: &MeasurementFolder,
-) -> impl Iterator<Item = Result<(String, Opened), OpError>> + '_ {
+/// Each file of a folder, opened for `input` (a shrink fails `input`'s check) and named by its
+/// file name.
+fn folder_files<'a>(
+    input: &'a Opened,
+    folder: &'a MeasurementFolder,
+) -> impl Iterator<Item = Result<(String, Opened), OpError>> + 'a {
     folder.files().map(|path| {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let opened = profcodec::open(path).map_err(|e| OpError::invalid(e, None))?;
+        let opened = input
+            .open_member(path)
+            .map_err(|e| OpError::invalid(e, None))?;
         Ok((name, opened))
     })
 }
@@ -80,9 +84,9 @@ fn validate_file(format: Format, data: &[u8]) -> Result<Option<Finding>, hpcrun:
 }
 
 /// Validates every file of a folder; the first damaged file ends it, named in the error.
-fn validate_folder(folder: &MeasurementFolder) -> Result<Validated, OpError> {
+fn validate_folder(input: &Opened, folder: &MeasurementFolder) -> Result<Validated, OpError> {
     let mut findings = Vec::new();
-    for file in folder_files(folder) {
+    for file in folder_files(input, folder) {
         let (name, opened) = file?;
         let found =
             validate_file(opened.format(), opened.bytes()).map_err(|e| invalid_in(&name, e))?;
@@ -517,7 +521,11 @@ fn profile_version(data: &[u8]) -> Result<&'static str, hpcrun::Error> {
     Ok(v.as_str())
 }
 
-fn dump_folder(folder: &MeasurementFolder, dump: &mut Dump<'_>) -> Result<(), OpError> {
+fn dump_folder(
+    input: &Opened,
+    folder: &MeasurementFolder,
+    dump: &mut Dump<'_>,
+) -> Result<(), OpError> {
     let files: Vec<&Path> = folder.files().collect();
     dump.header(&Header {
         format: Format::Hpcrun,
@@ -536,7 +544,9 @@ fn dump_folder(folder: &MeasurementFolder, dump: &mut Dump<'_>) -> Result<(), Op
             let name = path
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            let opened = profcodec::open(path).map_err(|e| OpError::invalid(e, None))?;
+            let opened = input
+                .open_member(path)
+                .map_err(|e| OpError::invalid(e, None))?;
             let data = opened.bytes();
             let named = |e: OpError| match e {
                 OpError::Invalid { message, offset } => OpError::Invalid {
@@ -585,7 +595,7 @@ impl Codec for Hpcrun {
 
     fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
         if let Some(folder) = folder(input) {
-            return validate_folder(&folder?);
+            return validate_folder(input, &folder?);
         }
         let found = validate_file(input.format(), input.bytes()).map_err(invalid)?;
         Ok(Validated {
@@ -595,7 +605,7 @@ impl Codec for Hpcrun {
 
     fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
         if let Some(folder) = folder(input) {
-            return dump_folder(&folder?, dump);
+            return dump_folder(input, &folder?, dump);
         }
         let data = input.bytes();
         if input.format() == Format::Hpctrace {
@@ -823,7 +833,7 @@ mod tests {
         crate::ops::dump::dump_text(&Hpcrun, input, DumpLayout::Ndjson)
     }
 
-    fn dump_folder_value(folder: &MeasurementFolder) -> Value {
+    fn dump_folder_value(input: &Opened, folder: &MeasurementFolder) -> Value {
         let mut out = Vec::new();
         let mut dump = Dump::new(
             &mut out,
@@ -832,7 +842,7 @@ mod tests {
                 pretty: false,
             },
         );
-        dump_folder(folder, &mut dump).unwrap();
+        dump_folder(input, folder, &mut dump).unwrap();
         dump.finish().unwrap();
         serde_json::from_slice(&out).unwrap()
     }
@@ -873,7 +883,8 @@ mod tests {
         };
         let dir = Path::new(&corpus).join("hpctoolkit/meas/loops-cputime-t.m");
         let folder = MeasurementFolder::open(&dir).unwrap();
-        let info = Hpcrun.info(&profcodec::open(&dir).unwrap()).unwrap();
+        let input = profcodec::open(&dir).unwrap();
+        let info = Hpcrun.info(&input).unwrap();
         assert_eq!(info.version, "04.00b");
         assert!(info.details["program"].is_string());
         assert_eq!(info.details["threads"], json!(4));
@@ -881,8 +892,13 @@ mod tests {
         assert_eq!(info.details["traces"], json!(4));
         assert!(info.details["duration_s"].as_f64().unwrap() > 0.0);
         assert!(!info.details["metrics"].as_array().unwrap().is_empty());
-        assert!(validate_folder(&folder).unwrap().findings.is_empty());
-        let doc = dump_folder_value(&folder);
+        assert!(
+            validate_folder(&input, &folder)
+                .unwrap()
+                .findings
+                .is_empty()
+        );
+        let doc = dump_folder_value(&input, &folder);
         assert_eq!(doc["header"]["files"], json!(8));
         let records = doc["records"].as_array().unwrap();
         let files: Vec<&Value> = records.iter().filter(|r| r["record"] == "file").collect();

@@ -63,7 +63,7 @@ fn each_file(
             // hundreds of megabytes); one that does not open as a StatProfiler file is read, so
             // that its damage is reported by the reader, with its offset.
             let (mapped, read);
-            let bytes: &[u8] = match profcodec::open(&file.path) {
+            let bytes: &[u8] = match input.open_member(&file.path) {
                 Ok(opened) if opened.format() == profcodec::Format::StatProfiler => {
                     mapped = opened;
                     mapped.bytes()

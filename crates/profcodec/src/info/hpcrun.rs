@@ -16,7 +16,7 @@ pub(super) fn info(input: &Opened) -> Result<Info, ReadError> {
     if input.path().is_dir() {
         let folder =
             MeasurementFolder::open(input.path()).map_err(|e| ReadError::invalid(e, None))?;
-        return folder_info(&folder);
+        return folder_info(input, &folder);
     }
     let data = input.bytes();
     if input.format() == Format::Hpctrace {
@@ -215,7 +215,7 @@ fn trace_details(t: &TraceSummary) -> Map<String, Value> {
 
 /// One summary of a whole folder: the program, the time span over every trace, the threads and
 /// ranks, the metrics (each name once, in order of first appearance), totals.
-fn folder_info(folder: &MeasurementFolder) -> Result<Info, ReadError> {
+fn folder_info(input: &Opened, folder: &MeasurementFolder) -> Result<Info, ReadError> {
     let mut version = None;
     let mut program = None;
     let mut metrics = Vec::new();
@@ -225,7 +225,7 @@ fn folder_info(folder: &MeasurementFolder) -> Result<Info, ReadError> {
     let (mut nodes, mut values, mut records) = (0u64, 0u64, 0u64);
     let (mut start, mut end) = (None::<u64>, None::<u64>);
     for path in folder.files() {
-        let opened = crate::open(path)?;
+        let opened = input.open_member(path)?;
         let data = opened.bytes();
         // An error names the file (its name: the folder is the input).
         let name = path.file_name().map_or(path, std::path::Path::new);

@@ -41,7 +41,7 @@ pub struct Info {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn info(input: &Opened) -> Result<Info, ReadError> {
-    match input.format().feature() {
+    let info = match input.format().feature() {
         #[cfg(feature = "hpctoolkit")]
         "hpctoolkit" => hpctoolkit::info(input),
         #[cfg(feature = "hpcrun")]
@@ -53,7 +53,11 @@ pub fn info(input: &Opened) -> Result<Info, ReadError> {
         #[cfg(feature = "statprofiler")]
         "statprofiler" => statprofiler::info(input),
         feature => Err(crate::error::not_compiled(input, feature)),
-    }
+    };
+    // A file of the input cut while it was read: the error that says so, in place of what
+    // its zeros gave.
+    input.check_intact()?;
+    info
 }
 
 impl Opened {

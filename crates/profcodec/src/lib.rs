@@ -9,12 +9,30 @@
 //!   measurement folder or a StatProfiler session); a file that shrinks while it is read gives
 //!   an I/O error, never a SIGBUS;
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
-//!   profile model of `profcodec-profile`, which answers `top` and `diff`;
+//!   profile model ([`profile`], the crate `profcodec-profile`), which answers `top` and `diff`
+//!   and which every exporter reads;
 //! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
 //! - [`ReadError`]: any format's error, with its message and byte offset;
-//! - [`output`]: atomic writes of a file or folder, which appears whole once complete or not at
-//!   all, never merged with an old output (what `profcodec rewrite`, `convert` and `export`
-//!   write with).
+//! - [`output`]: the output policy and atomic writes of a file or folder, which appears whole
+//!   once complete or not at all, never merged with an old output, and never deletes what
+//!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with).
+//!
+//! The costliest functions of any profile, as `profcodec top` prints them:
+//!
+//! ```
+//! # #[cfg(feature = "profile")] {
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/nytprof/hello.nytprof.out");
+//! let input = profcodec::open(path)?;
+//! let profile = profcodec::to_profile(&input)?;
+//! let top = profile.top(&profcodec::profile::Query::new().limit(5))?;
+//! for row in &top.rows {
+//!     println!("{:>12.6} {}", row.self_value, row.name);
+//! }
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Formats are detected from the first bytes:
 //!
 //! ```
 //! use profcodec::Format;
@@ -39,7 +57,8 @@ mod mapping;
 mod open;
 pub mod output;
 #[cfg(feature = "profile")]
-mod profile;
+#[path = "profile.rs"]
+mod conversion;
 
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
@@ -48,12 +67,14 @@ pub use hpctoolkit_files::HpctoolkitFiles;
 #[cfg(feature = "info")]
 pub use info::{Info, info};
 pub use open::{OpenError, OpenOptions, Opened, open};
+/// The format-neutral profile model (the crate `profcodec-profile`): frames, call tree, value
+/// types, contexts; `top`, `diff` and merging.
 #[cfg(feature = "profile")]
-pub use profcodec_profile;
+pub use profcodec_profile as profile;
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
-pub use profile::statprofiler_session;
+pub use conversion::statprofiler_session;
 #[cfg(feature = "profile")]
-pub use profile::{
+pub use conversion::{
     HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,
 };
 

@@ -34,7 +34,7 @@ pub const HPCTOOLKIT_ALL_PROFILES_MAX_VALUES: u64 = 1 << 20;
 /// ```no_run
 /// let input = profcodec::open("hpctoolkit-database")?;
 /// let profile = profcodec::to_profile(&input)?;
-/// let top = profile.top(&profcodec::profcodec_profile::Query::new().limit(10))?;
+/// let top = profile.top(&profcodec::profile::Query::new().limit(10))?;
 /// for row in &top.rows {
 ///     println!("{:>12.6} {}", row.self_value, row.name);
 /// }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use profcodec::output::{CheckedOutput, OutputError, OutputPath, Overwrite, WriteError};
-use profcodec::profcodec_profile::Profile;
+use profcodec::profile::Profile;
 use profcodec_export::{ExportError, ExportOptions, Target};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

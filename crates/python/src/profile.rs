@@ -1,7 +1,7 @@
 //! `profcodec.Profile` (the format-neutral profile model) and `profcodec.Top` (its answer to
 //! "which functions, lines or modules cost the most").
 
-use profcodec::profcodec_profile::{
+use profcodec::profile::{
     self as model, Combine, ContextFilter, GroupBy, IdKind, Measured, Order, Query, Source,
 };
 use pyo3::exceptions::PyValueError;

@@ -20,10 +20,10 @@ mod top;
 use ops::dump::{Dump, DumpLayout, DumpOptions};
 use ops::{OpError, RewriteOptions};
 
-/// Read, check, dump and rewrite profiler files (HPCToolkit, hpcrun, NYTProf, EasyProfiler,
-/// StatProfiler).
+/// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
+/// Devel::NYTProf, EasyProfiler and Devel::StatProfiler.
 #[derive(Debug, Parser)]
-#[command(name = "profcodec", version, about)]
+#[command(name = "profcodec", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +32,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print each file's format, version and counts.
+    #[command(
+        after_help = "Examples:\n  profcodec info nytprof.out\n  profcodec info --json db.d run.m"
+    )]
     Info {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -41,6 +44,9 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Decode everything; exit 1 with the error and byte offset when a file is invalid.
+    #[command(
+        after_help = "Examples:\n  profcodec validate nytprof.out\n  profcodec validate --allow-trailing capture.prof db.d"
+    )]
     Validate {
         /// Accept trailing bytes after the end of a stream (reported, but not a failure).
         #[arg(long)]
@@ -51,6 +57,9 @@ enum Command {
     },
     /// Print the full content of a file as a stream of flat JSON records (schemas in the CLI
     /// README).
+    #[command(
+        after_help = "Examples:\n  profcodec dump --format ndjson nytprof.out | head\n  profcodec dump --partial damaged.prof"
+    )]
     Dump {
         /// Output layout: one JSON document, or newline-delimited JSON (one record a line).
         #[arg(long, value_enum, default_value = "json")]
@@ -69,6 +78,9 @@ enum Command {
         file: PathBuf,
     },
     /// Decode a file and encode it again, atomically: the output appears only when complete.
+    #[command(
+        after_help = "Examples:\n  profcodec rewrite old.hpcrun new.hpcrun\n  profcodec rewrite --to 04.00 old.hpcrun new.hpcrun\n  profcodec rewrite --force db.d copy.d"
+    )]
     Rewrite {
         /// Target format or version (for example `04.00` for hpcrun, `nytprof` for the Pynytprof
         /// layout); by default the input's own.
@@ -85,6 +97,9 @@ enum Command {
     },
     /// The costliest functions, lines or modules, with self and inclusive values and a total;
     /// several inputs (per-rank or per-process files of one run) are merged into one profile.
+    #[command(
+        after_help = "Examples:\n  profcodec top nytprof.out\n  profcodec top -n 10 --by inclusive --metric CPUTIME db.d\n  profcodec top --group line --json nytprof.out"
+    )]
     Top {
         #[command(flatten)]
         query: top::QueryArgs,
@@ -98,14 +113,26 @@ enum Command {
     /// Export a profile to a viewer's format (folded stacks, pprof, speedscope, callgrind,
     /// Firefox Profiler) or a timeline to a trace (Perfetto, Chrome JSON); several inputs are
     /// merged unless --split.
+    #[command(
+        after_help = "Examples:\n  profcodec convert --to folded nytprof.out | inferno-flamegraph > flame.svg\n  profcodec convert --to pprof -o cpu.pb.gz db.d && go tool pprof -top cpu.pb.gz\n  profcodec convert --to perfetto -o trace.perfetto-trace capture.prof"
+    )]
     Convert(convert::ConvertArgs),
     /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned
     /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read.
+    #[command(
+        after_help = "Examples:\n  profcodec export --parquet dataset db.d\n  profcodec export --dry-run --parquet dataset run.m"
+    )]
     Export(tables::ExportArgs),
     /// Run a SQL query over the inputs' tables in an embedded DataFusion session.
+    #[command(
+        after_help = "Examples:\n  profcodec sql 'SELECT name, count(*) FROM profile.frames GROUP BY name' nytprof.out\n  profcodec sql --format csv 'SELECT * FROM nytprof.lines' nytprof.out > lines.csv"
+    )]
     Sql(tables::SqlArgs),
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
+    #[command(
+        after_help = "Examples:\n  profcodec diff before.out after.out\n  profcodec diff --by inclusive --json base.d new.d"
+    )]
     Diff {
         #[command(flatten)]
         query: top::QueryArgs,

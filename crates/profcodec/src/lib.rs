@@ -47,6 +47,9 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+#[cfg(feature = "profile")]
+#[path = "profile.rs"]
+mod conversion;
 mod detect;
 mod error;
 #[cfg(feature = "hpctoolkit")]
@@ -56,10 +59,13 @@ mod info;
 mod mapping;
 mod open;
 pub mod output;
-#[cfg(feature = "profile")]
-#[path = "profile.rs"]
-mod conversion;
 
+#[cfg(all(feature = "profile", feature = "statprofiler"))]
+pub use conversion::statprofiler_session;
+#[cfg(feature = "profile")]
+pub use conversion::{
+    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,
+};
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
 #[cfg(feature = "hpctoolkit")]
@@ -71,12 +77,6 @@ pub use open::{OpenError, OpenOptions, Opened, open};
 /// types, contexts; `top`, `diff` and merging.
 #[cfg(feature = "profile")]
 pub use profcodec_profile as profile;
-#[cfg(all(feature = "profile", feature = "statprofiler"))]
-pub use conversion::statprofiler_session;
-#[cfg(feature = "profile")]
-pub use conversion::{
-    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,
-};
 
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;

@@ -24,17 +24,22 @@ use crate::sink::{Arg, ArgValue, CallPath, Location, Name, Sink, Track, TrackId,
 /// Where a track's events go: Chrome's (pid, tid), and a counter's name.
 #[derive(Debug, Clone)]
 struct Lane {
-    /// The pid, for child tracks.
+    /// The pid and tid, for child tracks.
     pid: i64,
+    tid: i64,
     /// `,"pid":..,"tid":..` as every event of the lane spells it.
     ids: Box<[u8]>,
-    counter: Option<String>,
+    /// A counter's `,"name":..,"id":".."` (its name, and its thread's tid as the id, so that
+    /// same-named counters of different threads stay apart: Chrome's counters belong to the
+    /// process, told apart by name and id).
+    counter: Option<Box<[u8]>>,
 }
 
 impl Lane {
-    fn new(pid: i64, tid: i64, counter: Option<String>) -> Lane {
+    fn new(pid: i64, tid: i64, counter: Option<Box<[u8]>>) -> Lane {
         Lane {
             pid,
+            tid,
             ids: format!(",\"pid\":{pid},\"tid\":{tid}").into_bytes().into(),
             counter,
         }
@@ -262,7 +267,9 @@ impl<W: Write> ChromeSink<W> {
 
 impl<W: Write> Sink for ChromeSink<W> {
     fn open(&mut self, track: &Track<'_>) -> io::Result<()> {
-        let parent = track.parent.and_then(|p| self.lanes.get(&p)).map(|l| l.pid);
+        let parent_lane = track.parent.and_then(|p| self.lanes.get(&p));
+        let parent = parent_lane.map(|l| l.pid);
+        let parent_tid = parent_lane.map_or(0, |l| l.tid);
         let lane = match track.kind {
             TrackKind::Process { pid } | TrackKind::Group { pid } => {
                 self.metadata("process_name", pid, 0, track.name)?;
@@ -287,7 +294,8 @@ impl<W: Write> Sink for ChromeSink<W> {
                 Lane::new(pid, tid, None)
             }
             TrackKind::Counter { .. } => {
-                let lane = Lane::new(parent.unwrap_or(0), 0, None);
+                // On its thread's lane (a counter of the process: tid 0).
+                let lane = Lane::new(parent.unwrap_or(0), parent_tid, None);
                 self.long.register(
                     &mut self.buffer,
                     &mut self.first,
@@ -295,9 +303,11 @@ impl<W: Write> Sink for ChromeSink<W> {
                     None,
                     track.name,
                 )?;
-                let name = self.long.spell(None, track.name).to_owned();
+                let mut counter = b",\"name\":".to_vec();
+                string(&mut counter, self.long.spell(None, track.name))?;
+                write!(counter, ",\"id\":\"{parent_tid}\"")?;
                 Lane {
-                    counter: Some(name),
+                    counter: Some(counter.into()),
                     ..lane
                 }
             }
@@ -363,11 +373,8 @@ impl<W: Write> Sink for ChromeSink<W> {
     fn counter(&mut self, track: TrackId, ts: u64, value: f64) -> io::Result<()> {
         let lane = lane(&self.lanes, track)?;
         head(&mut self.buffer, &mut self.first, "C", &lane.ids, Some(ts));
-        self.buffer.extend_from_slice(b",\"name\":");
-        string(
-            &mut self.buffer,
-            lane.counter.as_deref().unwrap_or_default(),
-        )?;
+        self.buffer
+            .extend_from_slice(lane.counter.as_deref().unwrap_or(b",\"name\":\"\""));
         if value.is_finite() {
             write!(self.buffer, ",\"args\":{{\"value\":{value}}}}}")?;
         } else {

@@ -141,6 +141,16 @@ impl Source {
             map(FileKind::Trace)?,
         )
         .map_err(|e| invalid(path, e))?;
+        // The no-aliasing checks `validate` runs on the files whose arrays the tables read a
+        // row per element of (`values`, `traces`): non-empty value blocks and trace lines each
+        // have bytes of their own, so the rows are at most the file's records once. Aliased
+        // ones are refused here, before any table is read or written.
+        if let Some(profiles) = db.profile() {
+            profiles.check_overlaps().map_err(|e| invalid(path, e))?;
+        }
+        if let Some(traces) = db.trace() {
+            traces.check_overlaps().map_err(|e| invalid(path, e))?;
+        }
         Ok(Source {
             path: path.to_path_buf(),
             db,

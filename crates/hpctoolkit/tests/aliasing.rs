@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use profcodec_hpctoolkit::model::{
     ContextStart, Meta, MetricStart, MetricValue, ProfileValue, SourceFile, TraceElement,
 };
+use profcodec_hpctoolkit::read::TraceReader;
 use profcodec_hpctoolkit::write::{
     CctDbWriter, ProfileDbWriter, ProfileInfo, TraceDbWriter, write_meta,
 };
@@ -187,6 +188,13 @@ fn trace_lines_sharing_one_run_are_refused() {
         used <= bytes.len() * 2,
         "the model copy allocated {used} bytes"
     );
+    // The streaming reader (the timeline converter's) refuses the file before any line, with
+    // validate's error, checked on the head alone.
+    let (result, used) = counted(|| TraceReader::new(Cursor::new(&bytes[..])));
+    let streamed = result.expect_err("aliased lines, streamed");
+    assert_eq!(streamed.to_string(), e.to_string());
+    // The head (read into a growing buffer) and the 32 bytes per line of the check.
+    assert!(used <= bytes.len() * 3, "the reader allocated {used} bytes");
     println!("trace.db {} bytes: {e}", bytes.len());
 }
 

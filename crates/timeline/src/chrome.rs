@@ -1,6 +1,18 @@
 //! The Chrome trace-event JSON writer: `{"traceEvents":[...]}` with one event per line, `B`/`E`
 //! slice pairs, `i` instants, `C` counters and `M` metadata naming processes and threads;
 //! timestamps in microseconds with three decimals (exact nanoseconds).
+//!
+//! **Long names.** The format has no string table: every event spells its name. So that the
+//! output stays linear in the input (a 65 kB block name under 16,000 blocks was 1 GB of JSON), a
+//! name, source file, counter name or string argument longer than [`NAME_CAP`] bytes is written
+//! once whole, in an `M` event of its own before its first use,
+//! `{"ph":"M","pid":..,"tid":..,"name":"long_name","args":{"id":N,"name":"<the full text>"}}`,
+//! and every event spells it as its first [`NAME_CAP`] bytes (cut at a character boundary)
+//! followed by `… [long name N]`, a text that differs for every distinct long text (viewers that
+//! group slices by name keep them apart). Each event is then at most a few hundred bytes plus its
+//! own arguments' text, and each long text is written whole once per trace: the output is at
+//! most a constant times the input (about 20 bytes of JSON per byte of the smallest input record,
+//! a 23-byte EasyProfiler block) plus a constant.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -12,17 +24,22 @@ use crate::sink::{Arg, ArgValue, CallPath, Location, Name, Sink, Track, TrackId,
 /// Where a track's events go: Chrome's (pid, tid), and a counter's name.
 #[derive(Debug, Clone)]
 struct Lane {
-    /// The pid, for child tracks.
+    /// The pid and tid, for child tracks.
     pid: i64,
+    tid: i64,
     /// `,"pid":..,"tid":..` as every event of the lane spells it.
     ids: Box<[u8]>,
-    counter: Option<String>,
+    /// A counter's `,"name":..,"id":".."` (its name, and its thread's tid as the id, so that
+    /// same-named counters of different threads stay apart: Chrome's counters belong to the
+    /// process, told apart by name and id).
+    counter: Option<Box<[u8]>>,
 }
 
 impl Lane {
-    fn new(pid: i64, tid: i64, counter: Option<String>) -> Lane {
+    fn new(pid: i64, tid: i64, counter: Option<Box<[u8]>>) -> Lane {
         Lane {
             pid,
+            tid,
             ids: format!(",\"pid\":{pid},\"tid\":{tid}").into_bytes().into(),
             counter,
         }
@@ -32,6 +49,86 @@ impl Lane {
 /// The buffered bytes at which they go to the output: large writes, few system calls.
 const FLUSH_AT: usize = 1 << 20;
 
+/// The longest text an event spells whole (bytes); longer ones are written once, in a
+/// `long_name` metadata event (see the module documentation).
+pub(crate) const NAME_CAP: usize = 256;
+
+/// Which of an event's texts a key names (a slice's name and its source file share a key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Role {
+    Name,
+    File,
+}
+
+/// A caller's key for a text: stable for that text on that track.
+type Key = (TrackId, Role, u64);
+
+/// The long texts written so far: each one's id, found by the caller's key on a track (no
+/// hashing of the text per event) or, the first time a key is seen, by the text itself.
+#[derive(Default)]
+struct LongNames {
+    /// `(track, role, key)` -> id.
+    by_key: HashMap<Key, u32, FixedState>,
+    /// Text -> id.
+    by_text: HashMap<Box<str>, u32, FixedState>,
+    /// By id: the text events spell (prefix and marker).
+    capped: Vec<Box<str>>,
+}
+
+impl LongNames {
+    /// Makes `text` known if it is longer than [`NAME_CAP`]: the first time, writes its
+    /// `long_name` event (on the lane `ids`) into `buffer`. Call before the event's head.
+    fn register(
+        &mut self,
+        buffer: &mut Vec<u8>,
+        first: &mut bool,
+        ids: &[u8],
+        key: Option<Key>,
+        text: &str,
+    ) -> io::Result<()> {
+        if text.len() <= NAME_CAP || key.is_some_and(|k| self.by_key.contains_key(&k)) {
+            return Ok(());
+        }
+        let id = match self.by_text.get(text) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.capped.len()).map_err(io::Error::other)?;
+                let mut cut = NAME_CAP;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                self.capped
+                    .push(format!("{}… [long name {id}]", &text[..cut]).into());
+                self.by_text.insert(text.into(), id);
+                head(buffer, first, "M", ids, None);
+                write!(
+                    buffer,
+                    ",\"name\":\"long_name\",\"args\":{{\"id\":{id},\"name\":"
+                )?;
+                string(buffer, text)?;
+                buffer.extend_from_slice(b"}}");
+                id
+            }
+        };
+        if let Some(k) = key {
+            self.by_key.insert(k, id);
+        }
+        Ok(())
+    }
+
+    /// How events spell `text` (registered before, if long).
+    fn spell<'s>(&'s self, key: Option<Key>, text: &'s str) -> &'s str {
+        if text.len() <= NAME_CAP {
+            return text;
+        }
+        let id = match key {
+            Some(k) => self.by_key.get(&k),
+            None => self.by_text.get(text),
+        };
+        id.map_or(text, |&id| &self.capped[id as usize])
+    }
+}
+
 /// Writes Chrome's JSON trace-event format.
 pub(crate) struct ChromeSink<W> {
     out: W,
@@ -40,6 +137,7 @@ pub(crate) struct ChromeSink<W> {
     buffer: Vec<u8>,
     lanes: HashMap<TrackId, Lane, FixedState>,
     first: bool,
+    long: LongNames,
 }
 
 impl<W: Write> ChromeSink<W> {
@@ -49,6 +147,7 @@ impl<W: Write> ChromeSink<W> {
             buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
             lanes: HashMap::default(),
             first: true,
+            long: LongNames::default(),
         }
     }
 
@@ -101,7 +200,33 @@ fn string(buffer: &mut Vec<u8>, s: &str) -> io::Result<()> {
     serde_json::to_writer(buffer, s).map_err(io::Error::other)
 }
 
-fn args(buffer: &mut Vec<u8>, args: &[Arg<'_>], location: Option<Location<'_>>) -> io::Result<()> {
+/// Registers the long texts of an event's arguments and source file (before its head).
+fn register_args(
+    sink: (&mut Vec<u8>, &mut bool, &mut LongNames),
+    ids: &[u8],
+    track: TrackId,
+    args: &[Arg<'_>],
+    location: Option<Location<'_>>,
+) -> io::Result<()> {
+    let (buffer, first, long) = sink;
+    if let Some(l) = location {
+        long.register(buffer, first, ids, Some((track, Role::File, l.key)), l.file)?;
+    }
+    for arg in args {
+        if let ArgValue::Str(v) = arg.value {
+            long.register(buffer, first, ids, None, v)?;
+        }
+    }
+    Ok(())
+}
+
+fn args(
+    buffer: &mut Vec<u8>,
+    long: &LongNames,
+    track: TrackId,
+    args: &[Arg<'_>],
+    location: Option<Location<'_>>,
+) -> io::Result<()> {
     if args.is_empty() && location.is_none() {
         return Ok(());
     }
@@ -109,7 +234,7 @@ fn args(buffer: &mut Vec<u8>, args: &[Arg<'_>], location: Option<Location<'_>>) 
     let mut first = true;
     if let Some(l) = location {
         buffer.extend_from_slice(b"\"file\":");
-        string(buffer, l.file)?;
+        string(buffer, long.spell(Some((track, Role::File, l.key)), l.file))?;
         write!(buffer, ",\"line\":{}", l.line)?;
         first = false;
     }
@@ -122,7 +247,7 @@ fn args(buffer: &mut Vec<u8>, args: &[Arg<'_>], location: Option<Location<'_>>) 
         buffer.extend_from_slice(b":");
         match arg.value {
             ArgValue::Uint(v) => write!(buffer, "{v}")?,
-            ArgValue::Str(v) => string(buffer, v)?,
+            ArgValue::Str(v) => string(buffer, long.spell(None, v))?,
         }
     }
     buffer.extend_from_slice(b"}");
@@ -142,7 +267,9 @@ impl<W: Write> ChromeSink<W> {
 
 impl<W: Write> Sink for ChromeSink<W> {
     fn open(&mut self, track: &Track<'_>) -> io::Result<()> {
-        let parent = track.parent.and_then(|p| self.lanes.get(&p)).map(|l| l.pid);
+        let parent_lane = track.parent.and_then(|p| self.lanes.get(&p));
+        let parent = parent_lane.map(|l| l.pid);
+        let parent_tid = parent_lane.map_or(0, |l| l.tid);
         let lane = match track.kind {
             TrackKind::Process { pid } | TrackKind::Group { pid } => {
                 self.metadata("process_name", pid, 0, track.name)?;
@@ -167,7 +294,22 @@ impl<W: Write> Sink for ChromeSink<W> {
                 Lane::new(pid, tid, None)
             }
             TrackKind::Counter { .. } => {
-                Lane::new(parent.unwrap_or(0), 0, Some(track.name.to_owned()))
+                // On its thread's lane (a counter of the process: tid 0).
+                let lane = Lane::new(parent.unwrap_or(0), parent_tid, None);
+                self.long.register(
+                    &mut self.buffer,
+                    &mut self.first,
+                    &lane.ids,
+                    None,
+                    track.name,
+                )?;
+                let mut counter = b",\"name\":".to_vec();
+                string(&mut counter, self.long.spell(None, track.name))?;
+                write!(counter, ",\"id\":\"{parent_tid}\"")?;
+                Lane {
+                    counter: Some(counter.into()),
+                    ..lane
+                }
             }
         };
         self.lanes.insert(track.id, lane);
@@ -189,10 +331,14 @@ impl<W: Write> Sink for ChromeSink<W> {
         args: &[Arg<'_>],
     ) -> io::Result<()> {
         let lane = lane(&self.lanes, track)?;
-        head(&mut self.buffer, &mut self.first, "B", &lane.ids, Some(ts));
-        self.buffer.extend_from_slice(b",\"name\":");
-        string(&mut self.buffer, name.text)?;
-        self::args(&mut self.buffer, args, location)?;
+        let key = Some((track, Role::Name, name.key));
+        let (buffer, first, long) = (&mut self.buffer, &mut self.first, &mut self.long);
+        long.register(buffer, first, &lane.ids, key, name.text)?;
+        register_args((buffer, first, long), &lane.ids, track, args, location)?;
+        head(buffer, first, "B", &lane.ids, Some(ts));
+        buffer.extend_from_slice(b",\"name\":");
+        string(buffer, long.spell(key, name.text))?;
+        self::args(buffer, long, track, args, location)?;
         self.buffer.push(b'}');
         self.flush_full()
     }
@@ -212,10 +358,14 @@ impl<W: Write> Sink for ChromeSink<W> {
         args: &[Arg<'_>],
     ) -> io::Result<()> {
         let lane = lane(&self.lanes, track)?;
-        head(&mut self.buffer, &mut self.first, "i", &lane.ids, Some(ts));
-        self.buffer.extend_from_slice(b",\"s\":\"t\",\"name\":");
-        string(&mut self.buffer, name.text)?;
-        self::args(&mut self.buffer, args, None)?;
+        let key = Some((track, Role::Name, name.key));
+        let (buffer, first, long) = (&mut self.buffer, &mut self.first, &mut self.long);
+        long.register(buffer, first, &lane.ids, key, name.text)?;
+        register_args((buffer, first, long), &lane.ids, track, args, None)?;
+        head(buffer, first, "i", &lane.ids, Some(ts));
+        buffer.extend_from_slice(b",\"s\":\"t\",\"name\":");
+        string(buffer, long.spell(key, name.text))?;
+        self::args(buffer, long, track, args, None)?;
         self.buffer.push(b'}');
         self.flush_full()
     }
@@ -223,11 +373,8 @@ impl<W: Write> Sink for ChromeSink<W> {
     fn counter(&mut self, track: TrackId, ts: u64, value: f64) -> io::Result<()> {
         let lane = lane(&self.lanes, track)?;
         head(&mut self.buffer, &mut self.first, "C", &lane.ids, Some(ts));
-        self.buffer.extend_from_slice(b",\"name\":");
-        string(
-            &mut self.buffer,
-            lane.counter.as_deref().unwrap_or_default(),
-        )?;
+        self.buffer
+            .extend_from_slice(lane.counter.as_deref().unwrap_or(b",\"name\":\"\""));
         if value.is_finite() {
             write!(self.buffer, ",\"args\":{{\"value\":{value}}}}}")?;
         } else {

@@ -94,6 +94,7 @@ pub(crate) fn convert<W: Write>(
         w.sink.close(track).map_err(Error::Write)?;
     }
 
+    let mut texts = Texts::new();
     for (order, thread) in tree.threads.iter().enumerate() {
         let name = thread.name.to_string();
         if !w.filter.keeps_thread(Some(thread.id), Some(&name)) {
@@ -118,7 +119,7 @@ pub(crate) fn convert<W: Write>(
             })
             .map_err(Error::Write)?;
         summary.tracks += 1;
-        blocks(w, &view, &tree, thread, track, &mut summary)?;
+        blocks(w, &view, &tree, thread, track, &mut texts, &mut summary)?;
         context_switches(w, thread, track, &mut summary)?;
         w.sink.close(track).map_err(Error::Write)?;
     }
@@ -199,6 +200,10 @@ fn shown(ty: u8, data: &[u8]) -> Shown {
     }
 }
 
+/// Each descriptor's name and source file as text, made once per capture (not once per block:
+/// a 65 kB name under thousands of blocks would be copied for each).
+type Texts = HashMap<u32, (String, String)>;
+
 /// One thread's tree: blocks as slices (pre-order, so begins and ends come in time order),
 /// events as instants, values as counters or instants.
 fn blocks<W: Write>(
@@ -207,6 +212,7 @@ fn blocks<W: Write>(
     tree: &BlockTree<'_>,
     thread: &ThreadTree<'_>,
     track: TrackId,
+    texts: &mut Texts,
     summary: &mut Summary,
 ) -> Result<(), Error> {
     let (from, until) = w.filter.window();
@@ -257,13 +263,13 @@ fn blocks<W: Write>(
         }
         let d = tree.descriptor(node.descriptor);
         let block_type = d.map_or(1, |d| d.descriptor.block_type);
-        let text = d.map_or_else(
-            || format!("descriptor {}", node.descriptor),
-            |d| d.name().to_string(),
-        );
+        let (text, file) = &*texts.entry(node.descriptor).or_insert_with(|| match d {
+            Some(d) => (d.name().to_string(), d.descriptor.file.to_string()),
+            None => (format!("descriptor {}", node.descriptor), String::new()),
+        });
         let name = Name {
             key: u64::from(node.descriptor),
-            text: &text,
+            text,
         };
         match block_type {
             VALUE => {
@@ -275,7 +281,7 @@ fn blocks<W: Write>(
                                 counter_order += 1;
                                 let c = w.open_child(
                                     track,
-                                    &text,
+                                    text,
                                     TrackKind::Counter {
                                         unit: CounterUnit::Unspecified,
                                     },
@@ -321,10 +327,9 @@ fn blocks<W: Write>(
                     line: d.descriptor.line.max(0) as u32,
                     function: "",
                 });
-                let file = d.map(|d| d.descriptor.file.to_string()).unwrap_or_default();
                 let location = location.map(|l| Location {
-                    file: &file,
-                    function: &text,
+                    file,
+                    function: text,
                     ..l
                 });
                 w.sink

@@ -18,6 +18,9 @@ use crate::{Error, Summary, TimelineWriter};
 const RANK: u8 = 2;
 const THREAD: u8 = 3;
 
+/// The longest track label (bytes) spelled from an identifier tuple.
+const LABEL_CAP: usize = 256;
+
 pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, dir: &Path) -> Result<Summary, Error> {
     let hpc = |source| Error::Hpctoolkit {
         path: dir.to_owned(),
@@ -103,10 +106,20 @@ pub(crate) fn convert<W: Write>(w: &mut TimelineWriter<W>, dir: &Path) -> Result
         if !w.filter.keeps_rank(rank) || !w.filter.keeps_thread(thread, None) {
             continue;
         }
-        let label = match tuple {
+        let mut label = match tuple {
             Some(t) if !t.ids.is_empty() => t.to_string(),
             _ => format!("profile {prof_index}"),
         };
+        // Lines may share a profile (nothing forbids it): a tuple of up to 65,535 identifiers
+        // named for each of them would make the output quadratic, so a label is capped.
+        if label.len() > LABEL_CAP {
+            let cut = (0..=LABEL_CAP)
+                .rev()
+                .find(|&i| label.is_char_boundary(i))
+                .unwrap_or(0);
+            label.truncate(cut);
+            label.push('…');
+        }
         let track = w.open_rank_track(
             &mut groups,
             &mut summary,

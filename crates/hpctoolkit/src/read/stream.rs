@@ -114,7 +114,9 @@ impl<'a> TraceDb<'a> {
 }
 
 /// A trace.db read line by line from an [`io::Read`]: the head in memory, each line's elements
-/// streamed in chunks of a fixed size, with the checks of [`TraceDb::validate_trace`]
+/// streamed in chunks of a fixed size, with the checks of [`TraceDb::validate`]: no two lines
+/// share bytes ([`TraceDb::check_overlaps`], in [`TraceReader::new`], so that reading every
+/// line reads each byte of the file once), and per line those of [`TraceDb::validate_trace`]
 /// (elements inside the file, timestamps non-decreasing and within the file's range).
 ///
 /// ```no_run
@@ -142,10 +144,12 @@ pub struct TraceReader<R> {
 const CHUNK_ELEMS: usize = 1 << 16;
 
 impl<R: Read + Seek> TraceReader<R> {
-    /// Reads and checks the head of the trace.db `reader` holds.
+    /// Reads and checks the head of the trace.db `reader` holds, and that its lines do not
+    /// overlap ([`TraceDb::check_overlaps`], [`Error::Overlap`]): aliased lines would make a
+    /// pass over every line read the shared bytes once per alias.
     pub fn new(mut reader: R) -> Result<Self, Error> {
         let head = FileHead::read(FileKind::Trace, &mut reader)?;
-        TraceDb::from_head(&head)?;
+        TraceDb::from_head(&head)?.check_overlaps()?;
         Ok(TraceReader {
             reader,
             head,

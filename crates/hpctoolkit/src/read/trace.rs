@@ -222,17 +222,16 @@ impl<'a> TraceDb<'a> {
     /// may share an offset, as hpcprof writes them.
     ///
     /// O(n log n) in `nTraces`, 32 bytes of memory per line; afterwards any pass over all
-    /// lines is linear in the file. [`TraceDb::validate`] runs it first.
+    /// lines is linear in the file. [`TraceDb::validate`] runs it first, and so does
+    /// [`TraceReader::new`](crate::read::TraceReader::new): it reads the trace headers only
+    /// ([`TraceDb::line_extent`]), so it also answers on a view of the file's head
+    /// ([`TraceDb::from_head`]).
     pub fn check_overlaps(&self) -> Result<(), Error> {
         let mut spans = Spans::with_capacity(self.trace_count() as usize, &["CTH.pStart"]);
-        for t in self.traces() {
-            let t = t?;
-            spans.add(
-                t.p_start,
-                (t.elems.len() * TraceElem::SIZE) as u64,
-                t.offset + 8,
-                0,
-            );
+        for index in 0..self.trace_count() {
+            let (p_start, count) = self.line_extent(index)?;
+            let at = self.layout.traces.at(index.into());
+            spans.add(p_start, count * TraceElem::SIZE as u64, at + 8, 0);
         }
         spans.check(FileKind::Trace)
     }

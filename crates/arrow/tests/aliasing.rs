@@ -1,0 +1,98 @@
+//! Aliased arrays: a database whose trace lines all point at one line's samples is refused when
+//! opened, with the error `validate` gives, before any table is read (the rows would otherwise be
+//! the shared samples once per alias: 364,824 bytes were 100 M rows).
+#![allow(clippy::unwrap_used)]
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use profcodec_arrow::{Input, ScanOptions, Tables};
+use profcodec_hpctoolkit::model::TraceElement;
+use profcodec_hpctoolkit::write::TraceDbWriter;
+use profcodec_hpctoolkit::{Database, TraceDb};
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// A trace.db of `n` lines whose headers all point at the first line's samples (demo.d's
+/// first non-empty line), the profIndexes those of demo.d's lines in turn.
+fn aliased_trace(demo: &[u8], n: u32) -> Vec<u8> {
+    let view = TraceDb::parse(demo).unwrap();
+    let lines: Vec<_> = view.traces().map(Result::unwrap).collect();
+    let first = lines.iter().find(|t| !t.elems.is_empty()).unwrap();
+    let elems: Vec<TraceElement> = first
+        .elems
+        .iter()
+        .map(|e| TraceElement {
+            timestamp: e.timestamp(),
+            ctx_id: e.ctx_id(),
+        })
+        .collect();
+    let mut layout = vec![(first.prof_index, elems.len() as u64)];
+    layout.extend((1..n).map(|i| (lines[i as usize % lines.len()].prof_index, 0)));
+    let mut w = TraceDbWriter::new(Cursor::new(Vec::new()), &layout).unwrap();
+    w.append(0, &elems).unwrap();
+    let mut bytes = w.finish().unwrap().into_inner();
+    let view = TraceDb::parse(&bytes).unwrap();
+    let offsets: Vec<usize> = (0..n)
+        .map(|i| view.trace(i).unwrap().offset as usize)
+        .collect();
+    let run: [u8; 0x10] = bytes[offsets[0] + 8..offsets[0] + 0x18].try_into().unwrap();
+    for at in &offsets[1..] {
+        bytes[at + 8..at + 0x18].copy_from_slice(&run);
+    }
+    bytes
+}
+
+#[test]
+fn aliased_trace_lines_are_refused_before_any_table() {
+    let demo = testdata("hpctoolkit/demo.d");
+    let dir = tempfile_dir("aliased-trace");
+    for f in ["meta.db", "profile.db", "cct.db"] {
+        std::fs::copy(demo.join(f), dir.join(f)).unwrap();
+    }
+    let bytes = aliased_trace(&std::fs::read(demo.join("trace.db")).unwrap(), 1000);
+    std::fs::write(dir.join("trace.db"), &bytes).unwrap();
+
+    // validate's words.
+    let expected = Database::open(&dir)
+        .unwrap()
+        .validate()
+        .expect_err("validate refuses aliased lines")
+        .to_string();
+    assert!(
+        expected.starts_with("data used twice: trace.db CTH.pStart"),
+        "{expected}"
+    );
+
+    let e = Input::open(&dir).expect_err("aliased lines").to_string();
+    assert!(
+        e.contains(&expected),
+        "{e}\nexpected it to hold: {expected}"
+    );
+    // The byte offset of the second line's pStart, as validate names it.
+    let view = TraceDb::parse(&bytes).unwrap();
+    let at = view.trace(1).unwrap().offset + 8;
+    assert!(e.contains(&format!("at byte {at:#x}")), "{e}");
+
+    // The same database with its own trace.db is read: the check refuses aliasing only.
+    std::fs::copy(demo.join("trace.db"), dir.join("trace.db")).unwrap();
+    let input = Input::open(&dir).unwrap();
+    let rows: usize = input
+        .batches("traces", &ScanOptions::new())
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert!(rows > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("profcodec-arrow-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    dir
+}

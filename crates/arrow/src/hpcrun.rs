@@ -13,7 +13,7 @@ use profcodec_hpcrun::{
 };
 
 use crate::table::{Batches, ScanOptions, TableDef, batches, table};
-use crate::{Error, Mapped};
+use crate::{Error, Mapped, Root};
 
 table! {
     /// hpcrun `profiles`: one row per thread of the measurement (a `.hpcrun` file, its
@@ -107,13 +107,14 @@ struct Thread {
 #[derive(Debug)]
 enum File {
     Mapped(PathBuf, Mapped),
-    Path(PathBuf),
+    /// A file of a measurement folder, opened through the input.
+    Path(PathBuf, Root),
 }
 
 impl File {
     fn path(&self) -> &Path {
         match self {
-            File::Mapped(path, _) | File::Path(path) => path,
+            File::Mapped(path, _) | File::Path(path, _) => path,
         }
     }
 
@@ -121,13 +122,13 @@ impl File {
     fn with_bytes<T>(&self, f: impl FnOnce(&[u8]) -> Result<T, Error>) -> Result<T, Error> {
         match self {
             File::Mapped(_, m) => f(m.as_ref()),
-            File::Path(path) => f(Mapped(profcodec::open(path)?).as_ref()),
+            File::Path(path, root) => f(root.open(path)?.as_ref()),
         }
     }
 }
 
 impl Source {
-    pub(crate) fn open(path: &Path, opened: Mapped) -> Result<Source, Error> {
+    pub(crate) fn open(path: &Path, root: &Root) -> Result<Source, Error> {
         if path.is_dir() {
             let folder =
                 MeasurementFolder::open(path).map_err(|e| Error::invalid(path, FORMAT, None, e))?;
@@ -138,18 +139,18 @@ impl Source {
                     name: t.stem.clone(),
                     rank: t.rank,
                     thread: t.thread,
-                    profile: t.profile.clone().map(File::Path),
-                    trace: t.trace.clone().map(File::Path),
+                    profile: t.profile.clone().map(|p| File::Path(p, root.clone())),
+                    trace: t.trace.clone().map(|p| File::Path(p, root.clone())),
                 })
                 .collect();
             return Ok(Source { threads });
         }
-        let is_trace = opened.0.format() == profcodec::Format::Hpctrace;
+        let is_trace = root.0.format() == profcodec::Format::Hpctrace;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = Some(File::Mapped(path.to_path_buf(), opened));
+        let file = Some(File::Mapped(path.to_path_buf(), root.mapped()));
         let (profile, trace) = if is_trace { (None, file) } else { (file, None) };
         Ok(Source {
             threads: vec![Thread {
@@ -349,7 +350,7 @@ impl<'a> ThreadTrace<'a> {
     fn open(profile: u32, file: &'a File) -> Result<Self, Error> {
         let bytes = match file {
             File::Mapped(_, m) => Bytes::Borrowed(m),
-            File::Path(path) => Bytes::Owned(Mapped(profcodec::open(path)?)),
+            File::Path(path, root) => Bytes::Owned(root.open(path)?),
         };
         let trace = ThreadTrace {
             profile,

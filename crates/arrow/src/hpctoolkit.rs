@@ -27,7 +27,7 @@ use crate::table::{
     Batches, Column, Columns, ScanOptions, TableDef, batches, columns, filled_batches,
     record_batch, table,
 };
-use crate::{Error, Mapped};
+use crate::{Error, Mapped, Root};
 
 table! {
     /// HPCToolkit `contexts`: one row per node of meta.db's context tree, plus the global
@@ -122,13 +122,13 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    pub(crate) fn open(path: &Path) -> Result<Source, Error> {
+    pub(crate) fn open(path: &Path, root: &Root) -> Result<Source, Error> {
         let map = |kind: FileKind| -> Result<Option<Mapped>, Error> {
             let file = path.join(kind.file_name());
             if !file.is_file() {
                 return Ok(None);
             }
-            Ok(Some(Mapped(profcodec::open(&file)?)))
+            Ok(Some(root.open(&file)?))
         };
         let meta = map(FileKind::Meta)?.ok_or_else(|| Error::Unsupported {
             path: path.to_path_buf(),

@@ -161,6 +161,14 @@ pub trait Tables: std::fmt::Debug + Send + Sync {
 
     /// The record batches of table `name` of the set, read as they are consumed.
     fn batches(&self, name: &str, options: &ScanOptions) -> Result<Batches<'_>, Error>;
+
+    /// Whether what was read is the input's: an error when one of its files shrank while it
+    /// was read (a profiler rewriting it), so that the tables read zeros in place of what was
+    /// cut. A caller checks it once it has read the batches, and reports this error in place
+    /// of its result.
+    fn check_intact(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// One input, opened, with its format's tables.
@@ -168,6 +176,7 @@ pub trait Tables: std::fmt::Debug + Send + Sync {
 pub struct Input {
     path: PathBuf,
     source: Source,
+    root: Root,
 }
 
 #[derive(Debug)]
@@ -186,12 +195,21 @@ impl Input {
     /// tables need (headers, the HPCToolkit context tree); table contents are read by
     /// [`Tables::batches`].
     pub fn open(path: impl AsRef<Path>) -> Result<Input, Error> {
+        Input::open_with(path, profcodec::OpenOptions::new())
+    }
+
+    /// [`Input::open`] with `options`: which files are read into memory and which are mapped.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: profcodec::OpenOptions,
+    ) -> Result<Input, Error> {
         use profcodec::Format;
         let path = path.as_ref();
-        let opened = profcodec::open(path)?;
+        let root = Root(std::sync::Arc::new(options.open(path)?));
+        let opened = &root.0;
         let source = match opened.format() {
             Format::HpctoolkitDatabase => {
-                Source::Hpctoolkit(Box::new(hpctoolkit::Source::open(path)?))
+                Source::Hpctoolkit(Box::new(hpctoolkit::Source::open(path, &root)?))
             }
             Format::HpctoolkitMeta
             | Format::HpctoolkitProfile
@@ -204,18 +222,12 @@ impl Input {
                         .to_owned(),
                 });
             }
-            Format::Hpcrun | Format::Hpctrace => {
-                Source::Hpcrun(hpcrun::Source::open(path, Mapped(opened))?)
-            }
-            Format::Nytprof => {
-                Source::Nytprof(Box::new(nytprof::Source::new(path, Mapped(opened))))
-            }
+            Format::Hpcrun | Format::Hpctrace => Source::Hpcrun(hpcrun::Source::open(path, &root)?),
+            Format::Nytprof => Source::Nytprof(Box::new(nytprof::Source::new(path, root.mapped()))),
             Format::EasyProfiler => {
-                Source::EasyProfiler(easyprofiler::Source::open(path, Mapped(opened))?)
+                Source::EasyProfiler(easyprofiler::Source::open(path, root.mapped())?)
             }
-            Format::StatProfiler => {
-                Source::StatProfiler(statprofiler::Source::open(path, Mapped(opened))?)
-            }
+            Format::StatProfiler => Source::StatProfiler(statprofiler::Source::open(path, &root)?),
             _ => {
                 return Err(Error::Unsupported {
                     path: path.to_path_buf(),
@@ -226,6 +238,7 @@ impl Input {
         Ok(Input {
             path: path.to_path_buf(),
             source,
+            root,
         })
     }
 
@@ -244,6 +257,10 @@ impl Tables for Input {
             Source::EasyProfiler(_) => TableSet::EasyProfiler,
             Source::StatProfiler(_) => TableSet::StatProfiler,
         }
+    }
+
+    fn check_intact(&self) -> Result<(), Error> {
+        Ok(self.root.0.check_intact()?)
     }
 
     fn batches(&self, name: &str, options: &ScanOptions) -> Result<Batches<'_>, Error> {
@@ -297,6 +314,12 @@ impl InputTables {
     pub fn sets(&self) -> &[std::sync::Arc<dyn Tables>] {
         &self.sets
     }
+
+    /// [`Tables::check_intact`] of every set: an error when a file of the input shrank while
+    /// its tables were read.
+    pub fn check_intact(&self) -> Result<(), Error> {
+        self.sets.iter().try_for_each(|set| set.check_intact())
+    }
 }
 
 pub mod inputs {
@@ -329,7 +352,25 @@ pub mod inputs {
 
 /// A mapped file's bytes, for the views that borrow `AsRef<[u8]>`.
 #[derive(Debug)]
-pub(crate) struct Mapped(profcodec::Opened);
+pub(crate) struct Mapped(std::sync::Arc<profcodec::Opened>);
+
+/// The input as opened: every other file of it (a database's, a measurement folder's, a
+/// session's) is opened through it, so that one check says whether any of them shrank while it
+/// was read ([`Tables::check_intact`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Root(std::sync::Arc<profcodec::Opened>);
+
+impl Root {
+    /// The input's own bytes (a single-file input).
+    pub(crate) fn mapped(&self) -> Mapped {
+        Mapped(std::sync::Arc::clone(&self.0))
+    }
+
+    /// A file of the input.
+    pub(crate) fn open(&self, path: &Path) -> Result<Mapped, Error> {
+        Ok(Mapped(std::sync::Arc::new(self.0.open_member(path)?)))
+    }
+}
 
 impl AsRef<[u8]> for Mapped {
     fn as_ref(&self) -> &[u8] {

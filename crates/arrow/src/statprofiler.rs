@@ -11,7 +11,7 @@ use profcodec_statprofiler::session::{Process, open_session};
 use profcodec_statprofiler::{Frame, PerlStr, ProcessId, Reader, TraceReader};
 
 use crate::table::{Batches, ScanOptions, TableDef, batches, table};
-use crate::{Error, Mapped};
+use crate::{Error, Mapped, Root};
 
 table! {
     /// StatProfiler `processes`: one row per process of the input (a process's rotated files
@@ -73,15 +73,15 @@ enum Files {
 }
 
 impl Source {
-    pub(crate) fn open(path: &Path, opened: Mapped) -> Result<Source, Error> {
+    pub(crate) fn open(path: &Path, root: &Root) -> Result<Source, Error> {
         let input = if path.is_file() {
-            Files::One(opened)
+            Files::One(root.mapped())
         } else {
             let processes =
                 open_session(path).map_err(|e| Error::invalid(path, FORMAT, None, e))?;
             let mut files = Vec::new();
             for file in processes.iter().flat_map(|p| &p.files) {
-                files.push((file.path.clone(), Mapped(profcodec::open(&file.path)?)));
+                files.push((file.path.clone(), root.open(&file.path)?));
             }
             Files::Session(processes, files)
         };

@@ -125,12 +125,15 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
         // The files written, relative to the output.
         let written = output.write_with(|staged| {
             std::fs::create_dir(staged)?;
-            let written = parquet::export(staged, &inputs, &options).map_err(|e| {
-                crate::ops::OpError::Invalid {
-                    offset: e.offset(),
-                    message: e.to_string(),
-                }
-            })?;
+            let invalid = |e: profcodec_arrow::Error| crate::ops::OpError::Invalid {
+                offset: e.offset(),
+                message: e.to_string(),
+            };
+            let written = parquet::export(staged, &inputs, &options).map_err(invalid)?;
+            // A file that shrank while it was read gave zeros: nothing is placed.
+            for input in &inputs {
+                input.check_intact().map_err(invalid)?;
+            }
             Ok(written
                 .into_iter()
                 .map(|w| {

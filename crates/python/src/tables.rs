@@ -172,6 +172,10 @@ fn read(
                 batches,
             });
         }
+        // A file that shrank while it was read gave zeros: raise in place of those tables.
+        if let Some(format) = &format {
+            format.check_intact()?;
+        }
         Ok(streams)
     })?;
     Ok(streams)

@@ -3,7 +3,8 @@
 //! deep_chains`). A chain of one recursive function 16,000 and 64,000 deep (NYTProf's
 //! `main::recurse`, a value on every level), and 400 levels of one function with a 10 kB name
 //! (EasyProfiler's). Each under the default budget of the input files (496 kB, 2 MB,
-//! 19 kB), then with no budget (`unlimited` as the argument: only the latter).
+//! 19 kB), then with no budget (`unlimited` as the argument: only the latter). `speedscope
+//! FILE` writes the 16,000-deep chain's speedscope file (evented) to FILE, for the viewers.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::io::{self, Write};
@@ -46,7 +47,18 @@ fn chain(depth: usize, name: &str) -> Profile {
 }
 
 fn main() {
-    let unlimited = std::env::args().nth(1).is_some_and(|a| a == "unlimited");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [what, file] = args.as_slice()
+        && what == "speedscope"
+    {
+        let out = io::BufWriter::new(std::fs::File::create(file).unwrap());
+        let options = ExportOptions::new().max_output(default_output_budget(496_000));
+        Target::Speedscope
+            .write(&chain(16_000, "main::recurse"), &options, &mut { out })
+            .unwrap();
+        return;
+    }
+    let unlimited = args.first().is_some_and(|a| a == "unlimited");
     let long = "x".repeat(10_000);
     let cases: [(&str, Profile, u64); 3] = [
         ("chain 16,000 deep", chain(16_000, "main::recurse"), 496_000),

@@ -48,6 +48,12 @@ pub(crate) struct ConvertArgs {
     /// names one.
     #[arg(long)]
     pub(crate) metric: Option<String>,
+    /// The most bytes folded stacks, speedscope and pprof may write (their outputs can grow
+    /// with the square of a call chain's depth): a size such as 500M or 2G, or `unlimited`; by
+    /// default 100 times the inputs' size plus 64 MiB. An output projected over it is refused
+    /// and nothing is written (speedscope first writes call trees evented).
+    #[arg(long, value_name = "SIZE", value_parser = profcodec_export::parse_size)]
+    pub(crate) max_output: Option<u64>,
     /// Timeline filters (perfetto, chrome).
     #[command(flatten)]
     pub(crate) timeline: timeline::TimelineArgs,
@@ -63,6 +69,9 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     }
     let mut options = profcodec_export::ExportOptions::default();
     options.metric.clone_from(&args.metric);
+    options.max_output = Some(args.max_output.unwrap_or_else(|| {
+        profcodec_export::default_output_budget(profcodec_export::input_bytes(&args.inputs))
+    }));
     let spans = args.to.wants_spans();
     if args.split {
         for (input, output) in split_outputs(args)? {

@@ -523,3 +523,51 @@ fn convert_refuses_an_unknown_metric_and_writes_atomically() {
         ["hello.nytprof.out.callgrind", "small_v210.prof.callgrind"]
     );
 }
+
+#[test]
+fn max_output_refuses_a_larger_output_and_writes_nothing() {
+    let input = testdata("nytprof/hello.nytprof.out");
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("out.folded");
+    for to in ["folded", "speedscope", "pprof"] {
+        let refused = profcodec()
+            .args(["convert", "--to", to, "--max-output", "10", "-o"])
+            .arg(&target)
+            .arg(&input)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success(), "{to}: {stderr}");
+        assert!(stderr.contains("--max-output"), "{to}: {stderr}");
+        assert!(!target.exists(), "{to}: an output was left");
+    }
+    let bad = profcodec()
+        .args(["convert", "--to", "folded", "--max-output", "lots"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    // Within the budget (or without one), the output is the same.
+    let within = convert("folded", &input, &["--max-output", "1M"]);
+    assert_eq!(
+        within,
+        convert("folded", &input, &["--max-output", "unlimited"])
+    );
+    assert_eq!(within, convert("folded", &input, &[]));
+}
+
+#[test]
+fn folded_string_evals_equal_nytprofcalls() {
+    if !have("nytprofcalls", &["--help"]) {
+        return;
+    }
+    let file = testdata("nytprof/evals_small.nytprof.out");
+    let ours = lines(&convert("folded", &file, &[]));
+    let theirs = lines(&stdout_of(Command::new("nytprofcalls").arg(&file)));
+    assert!(
+        ours.keys()
+            .any(|l| String::from_utf8_lossy(l).contains("(eval 0)[")),
+        "{ours:?}"
+    );
+    assert_eq!(ours, theirs);
+}

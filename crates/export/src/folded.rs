@@ -13,8 +13,16 @@
 //!   which are written as microseconds. The integer part is written, as `printf("%d")` does,
 //!   forgiving float noise around an integer; negative values (a computed self value below
 //!   zero) are left out.
-//! - **Names**: [`ExportOptions::folded_names`] or the frame's label, `;` written as `:` and
-//!   line breaks as spaces.
+//! - **Names**: [`ExportOptions::folded_names`] or the frame's label, made safe for the format
+//!   whatever the name holds: `;` (which separates frames) is written as `:`, and every control
+//!   character (a line break `\n` or `\r`, a tab, NUL...; Unicode's line and paragraph
+//!   separators too) as a space, so that every line is one call path and one value. Spaces are
+//!   kept: the value is the text after a line's last space, as flame graph tools read it.
+//! - **Size**: a line is as long as its whole call path, so a call chain `d` deep writes about
+//!   `d²/2` names. The output's size is projected from the call tree before anything is written
+//!   (one pass: a node's path is its parent's plus its own name), and an output over
+//!   [`ExportOptions::max_output`] is refused with [`ExportError::OutputTooLarge`]. A profile
+//!   without a call tree writes one line per function, and is not checked.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -45,6 +53,16 @@ pub fn write_folded(
         .node_totals(value_type, &ContextFilter::Whole)
         .unwrap_or_default();
     let tree = NamedTree::new(profile, &mut names, totals);
+    let line_value = |i: usize| {
+        let self_value = tree.self_values[i];
+        (tree.measured[i] || self_value != 0.0)
+            .then(|| values::integer_part(self_value * factor))
+            .filter(|&v| v >= 0)
+    };
+    if options.max_output.is_some() {
+        let projected = projected_size(&tree, &names, line_value);
+        crate::budget::check("folded", projected, options.max_output)?;
+    }
     let children = Children::new(&tree.parents);
     let mut path: Vec<u8> = Vec::new();
     let mut stack: Vec<(u32, usize)> = children
@@ -60,21 +78,43 @@ pub fn write_folded(
             path.push(b';');
         }
         path.extend_from_slice(names.name(tree.names[i]).as_bytes());
-        let self_value = tree.self_values[i];
-        if tree.measured[i] || self_value != 0.0 {
-            let v = values::integer_part(self_value * factor);
-            if v >= 0 {
-                out.bytes(&path);
-                out.byte(b' ');
-                out.int(v);
-                out.byte(b'\n');
-                out.maybe_flush()?;
-            }
+        if let Some(v) = line_value(i) {
+            out.bytes(&path);
+            out.byte(b' ');
+            out.int(v);
+            out.byte(b'\n');
+            out.maybe_flush()?;
         }
         let here = path.len();
         stack.extend(children.of(i).iter().rev().map(|&c| (c, here)));
     }
     Ok(out.finish()?)
+}
+
+/// The bytes the lines of `tree` take, exactly: one pass over the nodes, each path's length
+/// being its parent's plus a `;` and its own name (parents come before their children).
+fn projected_size(
+    tree: &NamedTree,
+    names: &Names<'_>,
+    line_value: impl Fn(usize) -> Option<i64>,
+) -> u64 {
+    let mut path_len: Vec<u64> = Vec::with_capacity(tree.parents.len());
+    let mut total: u64 = 0;
+    for (i, &parent) in tree.parents.iter().enumerate() {
+        let own = names.name(tree.names[i]).len() as u64;
+        let len = if parent == NO_PARENT {
+            own
+        } else {
+            path_len[parent as usize].saturating_add(1 + own)
+        };
+        path_len.push(len);
+        if let Some(v) = line_value(i) {
+            // The path, a space, the value and the line break.
+            let line = len.saturating_add(2 + crate::budget::decimal_len(v as u64));
+            total = total.saturating_add(line);
+        }
+    }
+    total
 }
 
 /// A flat profile's lines: one per function-like frame with its self value.
@@ -170,7 +210,7 @@ impl<'p> Names<'p> {
         }
         let label = self.profile.frame_label(frame);
         let name: Box<str> = match self.namer {
-            Some(namer) => namer(&label).into(),
+            Some(namer) => sanitize(&namer(&label)).into(),
             None => sanitize(&label).into(),
         };
         let id = match self.index.get(&name) {
@@ -191,9 +231,11 @@ impl<'p> Names<'p> {
     }
 }
 
-/// `label` without the characters that end a frame (`;`) or a line.
+/// `label` without the characters that end a frame (`;`, written as `:`) or may end a line
+/// (every control character, and Unicode's line and paragraph separators, written as spaces).
 fn sanitize(label: &str) -> Cow<'_, str> {
-    if !label.contains([';', '\n', '\r']) {
+    let unsafe_char = |c: char| c == ';' || c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !label.contains(unsafe_char) {
         return Cow::Borrowed(label);
     }
     Cow::Owned(
@@ -201,7 +243,7 @@ fn sanitize(label: &str) -> Cow<'_, str> {
             .chars()
             .map(|c| match c {
                 ';' => ':',
-                '\n' | '\r' => ' ',
+                c if unsafe_char(c) => ' ',
                 c => c,
             })
             .collect(),

@@ -16,6 +16,16 @@
 //! holds memory in proportion to the profile's distinct call paths and frames, never to the
 //! output, and takes time linear in the profile and the output.
 //!
+//! Some outputs grow faster than the profile: folded stacks write every call path in full,
+//! speedscope's sampled profiles and pprof's samples every frame of their stack, so a call
+//! chain `d` deep writes `d²/2` frames. Those exporters project their output's size from the
+//! call tree (in time linear in it) before writing anything, and refuse an output over
+//! [`ExportOptions::max_output`] with [`ExportError::OutputTooLarge`], which names the size
+//! and the `--max-output` flag that allows it; speedscope first writes its evented form,
+//! linear in the call tree, where sampled stacks would be over the budget.
+//! [`default_output_budget`] is the budget `profcodec convert` applies: 100 times the input
+//! plus 64 MiB.
+//!
 //! # What is exported
 //!
 //! - **Which value type**: exporters of one value ([`folded`], [`speedscope`]'s sampled
@@ -58,6 +68,7 @@
 
 use std::borrow::Cow;
 
+mod budget;
 pub mod callgrind;
 mod error;
 #[cfg(feature = "firefox")]
@@ -72,6 +83,7 @@ mod target;
 mod text;
 mod values;
 
+pub use budget::{default_output_budget, input_bytes, parse_size};
 pub use callgrind::write_callgrind;
 pub use error::ExportError;
 pub use folded::write_folded;
@@ -90,10 +102,19 @@ pub struct ExportOptions {
     pub metric: Option<String>,
     /// How [`folded`] names frames, when the source tool's own folded output names them
     /// otherwise than their label: for NYTProf, `nytprofcalls` writes every `(eval N)` as
-    /// `(eval 0)` and spaces and semicolons as `?` (the `profcodec` command line passes that
-    /// renaming for NYTProf inputs). Frames whose new names are equal are one frame: their
-    /// stacks are merged. `None`: the label, with `;` written as `:` and line breaks as spaces.
+    /// `(eval 0)` (the `profcodec` command line passes that renaming for NYTProf inputs).
+    /// `None`: the label. Either way the name is then made safe for the format (`;` written as
+    /// `:`, control characters and line breaks as spaces; see [`folded`]). Frames whose names
+    /// end up equal are one frame: their stacks are merged.
     pub folded_names: Option<FrameNamer>,
+    /// The most bytes an export may write (see [`default_output_budget`] for the budget
+    /// `profcodec convert` applies): folded stacks, speedscope and pprof project their size
+    /// from the profile before writing anything, and refuse a larger output with
+    /// [`ExportError::OutputTooLarge`] (speedscope first falls back from sampled stacks to its
+    /// evented form, which grows with the call tree, not with its depth squared). callgrind and
+    /// the Firefox Profiler's format grow with the profile only and are not checked. `None`:
+    /// no budget.
+    pub max_output: Option<u64>,
 }
 
 impl ExportOptions {
@@ -105,6 +126,12 @@ impl ExportOptions {
     /// These options exporting the value type called `name`.
     pub fn metric(mut self, name: impl Into<String>) -> ExportOptions {
         self.metric = Some(name.into());
+        self
+    }
+
+    /// These options refusing an output of more than `bytes` bytes.
+    pub fn max_output(mut self, bytes: u64) -> ExportOptions {
+        self.max_output = Some(bytes);
         self
     }
 

@@ -43,18 +43,26 @@
 //! A thread's values come from the model's columns (one per value type) merged by node: each
 //! column is in node order as the formats add their values, so the merge gives each node its
 //! values directly; a column in another order (HPCToolkit's) is sorted first, and one of a value
-//! type measured inclusive only is turned into self values first. Samples are encoded into
-//! messages reused from batch to batch (no allocation per sample), and compressed as they go:
+//! type measured inclusive only is turned into self values first. Samples are encoded one by
+//! one from a message reused from sample to sample (no allocation per sample), and compressed
+//! as they go, in chunks of a quarter megabyte:
 //! gzip at its fastest level, as the Go runtime writes its profiles, on a second thread for
 //! profiles of more than a few thousand samples. The tables of functions, locations, mappings
 //! and strings follow, in batches too, as protobuf's concatenation of messages allows (so gzip
 //! compresses the first while the next are encoded); functions and mappings
 //! are found through tables indexed by the profile's frames and strings, not by hashing their
-//! names. Memory: the tables, a call path, a few batches of encoded samples, and the sorted
+//! names. Memory: the tables, a call path, a few chunks of encoded samples, and the sorted
 //! copies of one thread's columns not in node order (12 bytes a value, 16 while one is sorted;
 //! twice that for a value type measured inclusive only); never the encoded profile. Time: linear in the node values
 //! and the length of the call paths written, plus the sorting of columns not in node order
 //! (linear for a column made of a few increasing runs).
+//!
+//! A sample lists every location of its stack, so a call chain `d` deep writes `d²/2` location
+//! ids: the samples' encoded size (before gzip, which shrinks repeated stacks but not what a
+//! reader decompresses) is projected before anything is written, and a profile over
+//! [`ExportOptions::max_output`] is refused with [`ExportError::OutputTooLarge`]. The samples
+//! are handed to gzip in chunks of a bounded number of bytes (not of samples), so memory holds
+//! one call path and a few chunks, whatever the depth.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -85,9 +93,10 @@ mod proto;
 
 mod samples;
 
-/// Samples encoded per message of the stream: large enough that the per-message cost vanishes,
-/// small enough that the buffer stays small.
-const SAMPLES_PER_BATCH: usize = 1024;
+/// The bytes of encoded samples handed to gzip at once: large enough that the per-chunk cost
+/// vanishes, small enough that the buffer stays small whatever the samples' depth (a chunk
+/// holds whole samples, so one sample deeper than this makes a chunk of its own).
+const BATCH_BYTES: usize = 256 * 1024;
 
 /// Writes `profile` to `out` as gzipped pprof (see the [module docs](self) for what it holds).
 ///
@@ -121,6 +130,10 @@ pub fn write_pprof(
         .collect();
 
     let samples = samples::Samples::new(profile);
+    if let Some(budget) = options.max_output {
+        let projected = projected_samples(profile, &samples, &scales, budget);
+        crate::budget::check("pprof (samples before gzip)", projected, Some(budget))?;
+    }
     let mut gz = Compressor::new(out, samples.len());
     let mut batch = SampleBatch::new();
     // The call path of the sample being written, root first, kept from one sample to the next:
@@ -145,10 +158,7 @@ pub fn write_pprof(
         sample.location_id.extend(path.locations.iter().rev());
         sample.label.clear();
         sample.label.extend_from_slice(writer.labels(context));
-        if batch.is_full() {
-            batch.flush(&mut gz)?;
-        }
-        Ok(())
+        batch.encode_last(&mut gz)
     })?;
     batch.flush(&mut gz)?;
 
@@ -201,60 +211,166 @@ fn write_in_batches<T, W: Write>(
 /// fields, so a run of such fields is a message holding only samples.
 const SAMPLE_FIELD_KEY: u8 = (2 << 3) | 2;
 
-/// Samples encoded together, each as the sample field of a `Profile` message ([`SAMPLE_FIELD_KEY`];
-/// prost would size the batch's message before encoding it, walking every sample once more).
-/// The samples and their vectors are reused from batch to batch, so that a sample costs no
-/// allocation.
+/// Samples encoded as they come, each as the sample field of a `Profile` message
+/// ([`SAMPLE_FIELD_KEY`]; prost would size a message of many samples before encoding it,
+/// walking every sample once more), into a chunk handed to gzip when it holds [`BATCH_BYTES`]:
+/// memory is bounded by bytes, not by a number of samples of any depth. The sample and the
+/// chunk are reused, so that a sample costs no allocation.
 struct SampleBatch {
-    samples: Vec<proto::Sample>,
-    /// The samples of the batch: `samples[..len]`; those past it are spare.
-    len: usize,
+    sample: proto::Sample,
+    /// Whether `sample` holds a sample to encode.
+    pending: bool,
+    chunk: Vec<u8>,
 }
 
 impl SampleBatch {
     fn new() -> SampleBatch {
         SampleBatch {
-            samples: Vec::with_capacity(SAMPLES_PER_BATCH),
-            len: 0,
+            sample: proto::Sample::default(),
+            pending: false,
+            chunk: Vec::new(),
         }
     }
 
-    /// A new sample of the batch, holding what a sample of an earlier batch held.
+    /// The next sample, holding what the last one held.
     fn next(&mut self) -> &mut proto::Sample {
-        if self.len == self.samples.len() {
-            self.samples.push(proto::Sample::default());
-        }
-        self.len += 1;
-        &mut self.samples[self.len - 1]
+        self.pending = true;
+        &mut self.sample
     }
 
     /// Takes back the sample [`next`](Self::next) gave.
     fn discard_last(&mut self) {
-        self.len -= 1;
+        self.pending = false;
     }
 
-    fn is_full(&self) -> bool {
-        self.len >= SAMPLES_PER_BATCH
-    }
-
-    /// Encodes the batch into `out`, and empties it.
-    fn flush<W: Write>(&mut self, out: &mut Compressor<W>) -> Result<(), ExportError> {
-        if self.len == 0 {
+    /// Encodes the sample [`next`](Self::next) gave, handing the chunk to `out` once it holds
+    /// [`BATCH_BYTES`].
+    fn encode_last<W: Write>(&mut self, out: &mut Compressor<W>) -> Result<(), ExportError> {
+        if !std::mem::take(&mut self.pending) {
             return Ok(());
         }
-        let mut buf = out.buffer();
-        let mut encoded = Ok(());
-        for sample in &self.samples[..self.len] {
-            buf.push(SAMPLE_FIELD_KEY);
-            encoded = sample.encode_length_delimited(&mut buf);
-            if encoded.is_err() {
-                break;
-            }
+        if self.chunk.capacity() == 0 {
+            self.chunk = out.buffer();
         }
-        self.len = 0;
-        encoded.map_err(std::io::Error::other)?;
-        out.write(buf)
+        self.chunk.push(SAMPLE_FIELD_KEY);
+        self.sample
+            .encode_length_delimited(&mut self.chunk)
+            .map_err(std::io::Error::other)?;
+        if self.chunk.len() >= BATCH_BYTES {
+            self.flush(out)?;
+        }
+        Ok(())
     }
+
+    /// Hands the encoded samples to `out`.
+    fn flush<W: Write>(&mut self, out: &mut Compressor<W>) -> Result<(), ExportError> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::take(&mut self.chunk);
+        out.write(chunk)?;
+        self.chunk = out.buffer();
+        Ok(())
+    }
+}
+
+/// The bytes of the samples, encoded (before gzip), projected from above: at most `budget`
+/// when they fit in it, else exactly but for the location ids, each counted at the length of
+/// the largest possible (ids are given in the order the samples need them) and for the labels
+/// (each counted at its largest). From the cheapest bound to
+/// the closest: every node value at the deepest stack; every column entry at its own node's
+/// depth; a pass over the samples as they are written (only for profiles over the budget by
+/// the bounds before).
+fn projected_samples(
+    profile: &Profile,
+    samples: &samples::Samples<'_>,
+    scales: &[f64],
+    budget: u64,
+) -> u64 {
+    let nodes = profile.nodes().len();
+    if nodes == 0 {
+        return 0;
+    }
+    // A location per function-like frame, and per node of another frame (a loop, line or
+    // instruction, located in the function owning it), at most.
+    let mut depths: Vec<u32> = Vec::with_capacity(nodes);
+    let mut locations = profile.frames().len() as u64;
+    for (_, node) in profile.nodes() {
+        depths.push(node.parent.map_or(1, |p| depths[p.index()] + 1));
+        locations += u64::from(!profile.frame(node.frame).kind.is_function_like());
+    }
+    let location = varint_len(locations);
+    let label_bytes: Vec<u64> = profile
+        .contexts()
+        .map(|(_, c)| LABEL_BYTES * (c.ids.len() as u64 + u64::from(c.name.is_some())))
+        .collect();
+    let max_labels = label_bytes.iter().copied().max().unwrap_or(0);
+    let values = VALUE_BYTES * scales.len() as u64;
+    let max_depth = u64::from(depths.iter().copied().max().unwrap_or(0));
+    let at_most = sample_bytes(max_depth * location, values, max_labels);
+    let bound = at_most.saturating_mul(samples.len() as u64);
+    if bound <= budget {
+        return bound;
+    }
+    let mut bound: u64 = 0;
+    for (context, column, inclusive_only) in samples.columns() {
+        let labels = label_bytes[context.index()];
+        for node in column {
+            let depth = u64::from(depths[node.index()]);
+            let mut bytes = sample_bytes(depth * location, values, labels);
+            if inclusive_only && depth > 1 {
+                bytes += sample_bytes((depth - 1) * location, values, labels);
+            }
+            bound = bound.saturating_add(bytes);
+        }
+    }
+    if bound <= budget {
+        return bound;
+    }
+    let mut total: u64 = 0;
+    let _ = samples.for_each(|context, node, values| {
+        let mut value_bytes = 0;
+        let mut zero = true;
+        for (v, scale) in values.iter().zip(scales) {
+            let v = (v * scale).round() as i64;
+            zero &= v == 0;
+            // A negative int64 takes ten bytes.
+            value_bytes += varint_len(v as u64);
+        }
+        if !zero {
+            let depth = u64::from(depths[node.index()]);
+            let labels = label_bytes[context.index()];
+            total = total.saturating_add(sample_bytes(depth * location, value_bytes, labels));
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    total
+}
+
+/// A label, encoded, at most: its key and length, and two string indices of up to 5 bytes
+/// with their keys.
+const LABEL_BYTES: u64 = 14;
+
+/// A value, encoded, at most.
+const VALUE_BYTES: u64 = 10;
+
+/// The bytes of a sample field holding `locations` bytes of location ids, `values` of values
+/// and `labels` of labels.
+fn sample_bytes(locations: u64, values: u64, labels: u64) -> u64 {
+    let packed = |len: u64| {
+        if len == 0 {
+            0
+        } else {
+            1 + varint_len(len) + len
+        }
+    };
+    let inner = packed(locations) + packed(values) + labels;
+    1 + varint_len(inner) + inner
+}
+
+/// The bytes of `x` as a protobuf varint.
+fn varint_len(x: u64) -> u64 {
+    u64::from((64 - (x | 1).leading_zeros()).div_ceil(7))
 }
 
 /// gzip at its fastest level, as the Go runtime writes its profiles. A large profile is
@@ -280,7 +396,7 @@ enum Compressor<W: Write> {
 
 /// Samples from which a profile is compressed on a second thread: from about a megabyte of
 /// encoded samples, where a thread costs nothing in comparison.
-const THREADED_FROM_SAMPLES: usize = 16 * SAMPLES_PER_BATCH;
+const THREADED_FROM_SAMPLES: usize = 16 * 1024;
 
 /// Chunks queued for the gzip thread: enough to keep both threads busy, in little memory.
 const CHUNKS_IN_FLIGHT: usize = 4;
@@ -974,6 +1090,43 @@ mod tests {
         let options = ExportOptions::new().metric("cycles");
         let err = write_pprof(&b.build(), &options, Vec::new()).unwrap_err();
         assert!(err.to_string().contains("time"), "{err}");
+    }
+
+    #[test]
+    fn deep_samples_stream_in_chunks_of_bytes_and_project_from_above() {
+        let depth = 3_000;
+        let mut b = ProfileBuilder::new();
+        let all = b.intern_context(Context::new([])).unwrap();
+        let n = counted(&mut b, "n", Unit::Count);
+        let f = function(&mut b, "f");
+        let mut node = None;
+        for _ in 0..depth {
+            let at = b.intern_stack(node, [f]).unwrap();
+            b.add_self(all, at, n, 1.0).unwrap();
+            node = Some(at);
+        }
+        let profile = b.build();
+        let p = export(&profile);
+        assert_eq!(p.sample.len(), depth);
+        let mut lengths: Vec<usize> = p.sample.iter().map(|s| s.location_id.len()).collect();
+        lengths.sort_unstable();
+        assert!(lengths.iter().enumerate().all(|(i, &l)| l == i + 1));
+        // The samples' bytes, encoded: the projection bounds them from above, closely.
+        let encoded: u64 = p
+            .sample
+            .iter()
+            .map(|s| {
+                let len = s.encoded_len() as u64;
+                1 + varint_len(len) + len
+            })
+            .sum();
+        let scales = [1.0];
+        let projected = projected_samples(&profile, &samples::Samples::new(&profile), &scales, 0);
+        assert!(projected >= encoded, "{projected} < {encoded}");
+        assert!(
+            projected <= encoded + encoded / 4,
+            "{projected} vs {encoded}"
+        );
     }
 
     #[test]

@@ -13,6 +13,16 @@
 //!   value less the children's), its stack from the root, its weight the value. speedscope's
 //!   units are nanoseconds, microseconds, milliseconds, seconds and bytes; ticks with a known
 //!   rate are written as nanoseconds, other units as `none`.
+//! - **Evented call trees** when sampled stacks would be too large: a sample holds its whole
+//!   stack, so a call chain `d` deep writes `d²/2` frame indices. The size of each form is
+//!   projected from the call tree before writing (sampled: the stacks and weights, an upper
+//!   bound; evented: two events per node with a value below it). When the sampled form would be
+//!   over [`ExportOptions::max_output`], or over 64 MiB and 16 times the evented form, every
+//!   context's call tree is written evented instead: depth first, each node opened, its self
+//!   value spent, its children written, then closed, which speedscope shows as the same flame
+//!   graph (its weights are the same). An output still over the budget is refused with
+//!   [`ExportError::OutputTooLarge`]. (The shared frame table, one entry per frame, is not
+//!   counted.)
 //! - A profile without a call tree (flat per-function values only) gives one sample per
 //!   function, its stack that function alone.
 //! - **Frames** (`shared.frames`): one per frame of the profile that a profile uses, named by
@@ -64,21 +74,51 @@ pub fn write_speedscope(
         }
     }
     let mut samples = Samples::new(profile, value_type);
-    let depths = if evented {
-        depths(&w.parents)
+    let flat = samples.flat;
+    let depths = depths(&w.parents);
+    // What each context writes, gathered first so that the output's size is known before it.
+    let parts: Vec<(ContextId, Part)> = contexts
+        .into_iter()
+        .filter_map(|context| {
+            let spans = std::mem::take(&mut spans_of[context.index()]);
+            let part = if spans.is_empty() {
+                Part::Samples(samples.take(profile, context))
+            } else {
+                Part::Spans(spans)
+            };
+            let empty = matches!(&part, Part::Samples(taken) if taken.is_empty());
+            (!empty).then_some((context, part))
+        })
+        .collect();
+    let size = Size::new(profile.frames().len());
+    let sampled_size = size.sampled(&parts, &depths, flat);
+    let budget = options.max_output;
+    let mut tree_evented = false;
+    let mut projected = sampled_size;
+    if !flat && (budget.is_some_and(|b| sampled_size > b) || sampled_size > QUADRATIC_FROM) {
+        let evented_size = size.evented(&parts, &w.parents);
+        if evented_size < sampled_size
+            && (budget.is_some_and(|b| sampled_size > b)
+                || sampled_size / EVENTED_RATIO > evented_size)
+        {
+            tree_evented = true;
+            projected = evented_size;
+        }
+    }
+    crate::budget::check("speedscope", projected, budget)?;
+    let unit = profile.value_type(value_type).unit;
+    let mut tree = if tree_evented {
+        Some(TreeWalk::new(&w.parents))
     } else {
-        Vec::new()
+        None
     };
-    for context in contexts {
-        let spans = std::mem::take(&mut spans_of[context.index()]);
-        if !spans.is_empty() {
-            w.evented(context, spans, &depths)?;
-        } else {
-            let flat = samples.flat;
-            let taken = samples.take(profile, context);
-            if !taken.is_empty() {
-                w.sampled(context, &taken, flat, profile.value_type(value_type).unit)?;
-            }
+    for (context, part) in parts {
+        match part {
+            Part::Spans(spans) => w.evented(context, spans, &depths)?,
+            Part::Samples(taken) => match &mut tree {
+                Some(tree) => w.tree_evented(context, &taken, unit, tree)?,
+                None => w.sampled(context, &taken, flat, unit)?,
+            },
         }
     }
     w.out.str("],\"shared\":{\"frames\":[");
@@ -102,6 +142,172 @@ pub fn write_speedscope(
     }
     w.out.str("]}}\n");
     Ok(w.out.finish()?)
+}
+
+/// Sampled stacks are written evented when they would be over this size and over
+/// [`EVENTED_RATIO`] times the evented form.
+const QUADRATIC_FROM: u64 = 64 << 20;
+
+/// See [`QUADRATIC_FROM`].
+const EVENTED_RATIO: u64 = 16;
+
+/// What a context writes: its spans (evented), or its samples: (node, self value) pairs, or
+/// (frame, value) pairs for a profile without a call tree.
+enum Part {
+    Spans(Vec<u32>),
+    Samples(Vec<(u32, f64)>),
+}
+
+/// The bytes the parts of the output take, projected: upper bounds of each event and sample.
+struct Size {
+    /// The digits of a frame index at most, plus its comma.
+    frame: u64,
+}
+
+/// An event, `{"type":"O","frame":,"at":},` without its frame index and time.
+const EVENT_BYTES: u64 = 28;
+
+/// A number as [`TextOut::float`] writes it, at most.
+const NUMBER_BYTES: u64 = 24;
+
+impl Size {
+    fn new(frames: usize) -> Size {
+        Size {
+            frame: crate::budget::decimal_len(frames.saturating_sub(1) as u64) + 1,
+        }
+    }
+
+    fn event(&self) -> u64 {
+        EVENT_BYTES + self.frame + NUMBER_BYTES
+    }
+
+    /// The output with samples written as stacks (a sample: `[`, its frames, `],` and its
+    /// weight).
+    fn sampled(&self, parts: &[(ContextId, Part)], depths: &[u32], flat: bool) -> u64 {
+        let mut total: u64 = 0;
+        for (_, part) in parts {
+            let bytes = match part {
+                Part::Spans(spans) => 2 * spans.len() as u64 * self.event(),
+                Part::Samples(samples) => samples
+                    .iter()
+                    .map(|&(node, _)| {
+                        let depth = if flat {
+                            1
+                        } else {
+                            u64::from(depths[node as usize]) + 1
+                        };
+                        3 + depth * self.frame + NUMBER_BYTES + 1
+                    })
+                    .fold(0u64, u64::saturating_add),
+            };
+            total = total.saturating_add(bytes);
+        }
+        total
+    }
+
+    /// The output with call trees written evented: two events per node with a sample in its
+    /// subtree.
+    fn evented(&self, parts: &[(ContextId, Part)], parents: &[u32]) -> u64 {
+        let mut marked = vec![false; parents.len()];
+        let mut on: Vec<u32> = Vec::new();
+        let mut total: u64 = 0;
+        for (_, part) in parts {
+            let events = match part {
+                Part::Spans(spans) => 2 * spans.len() as u64,
+                Part::Samples(samples) => {
+                    for &(node, _) in samples {
+                        mark_path(node, parents, &mut marked, &mut on);
+                    }
+                    let nodes = on.len() as u64;
+                    for n in on.drain(..) {
+                        marked[n as usize] = false;
+                    }
+                    2 * nodes
+                }
+            };
+            total = total.saturating_add(events.saturating_mul(self.event()));
+        }
+        total
+    }
+}
+
+/// Marks `node` and its ancestors up to the first one marked already, listing them in `on`.
+fn mark_path(node: u32, parents: &[u32], marked: &mut [bool], on: &mut Vec<u32>) {
+    let mut n = node;
+    while n != NO_PARENT && !marked[n as usize] {
+        marked[n as usize] = true;
+        on.push(n);
+        n = parents[n as usize];
+    }
+}
+
+/// What writing a call tree evented needs, reused from context to context: the tree's
+/// children, the nodes with a sample below them, and each node's self value.
+struct TreeWalk {
+    children: values::Children,
+    marked: Vec<bool>,
+    on: Vec<u32>,
+    self_values: Vec<f64>,
+    /// The depth-first walk's stack: a node, and whether it is to be closed (else opened).
+    stack: Vec<(u32, bool)>,
+}
+
+impl TreeWalk {
+    fn new(parents: &[u32]) -> TreeWalk {
+        TreeWalk {
+            children: values::Children::new(parents),
+            marked: vec![false; parents.len()],
+            on: Vec::new(),
+            self_values: vec![0.0; parents.len()],
+            stack: Vec::new(),
+        }
+    }
+
+    /// Calls `event(open, node, at)` for each event of the depth-first walk of the marked
+    /// nodes: a node opens at the time reached, spends its self value, has its children
+    /// written, and closes. Returns the time at the end.
+    fn walk<E>(
+        &mut self,
+        mut event: impl FnMut(bool, u32, f64) -> Result<(), E>,
+    ) -> Result<f64, E> {
+        let mut at = 0.0;
+        let roots = self.children.of(self.children.roots_slot());
+        self.stack.clear();
+        let marked = &self.marked;
+        self.stack.extend(
+            roots
+                .iter()
+                .rev()
+                .filter(|&&r| marked[r as usize])
+                .map(|&r| (r, false)),
+        );
+        while let Some((node, close)) = self.stack.pop() {
+            if close {
+                event(false, node, at)?;
+                continue;
+            }
+            event(true, node, at)?;
+            at += self.self_values[node as usize];
+            self.stack.push((node, true));
+            let children = self.children.of(node as usize);
+            self.stack.extend(
+                children
+                    .iter()
+                    .rev()
+                    .filter(|&&c| marked[c as usize])
+                    .map(|&c| (c, false)),
+            );
+        }
+        Ok(at)
+    }
+
+    /// Forgets the marks and values of the last context.
+    fn clear(&mut self) {
+        for n in self.on.drain(..) {
+            self.marked[n as usize] = false;
+            self.self_values[n as usize] = 0.0;
+        }
+    }
 }
 
 /// The contexts written: every one that is not a summary, else the summaries.
@@ -311,6 +517,47 @@ impl<W: Write> Writer<'_, W> {
             self.out.float(w * factor);
             self.out.maybe_flush()?;
         }
+        self.out.str("]}");
+        Ok(())
+    }
+
+    /// A context's call tree as an evented profile (see the module docs).
+    fn tree_evented(
+        &mut self,
+        context: ContextId,
+        samples: &[(u32, f64)],
+        unit: Unit,
+        tree: &mut TreeWalk,
+    ) -> Result<(), ExportError> {
+        let (unit, factor) = speedscope_unit(Some(unit));
+        for &(node, w) in samples {
+            mark_path(node, &self.parents, &mut tree.marked, &mut tree.on);
+            tree.self_values[node as usize] = w * factor;
+        }
+        // The end is the time the walk reaches, summed in its order, so that it is the last
+        // close's time exactly.
+        let end = tree.walk(|_, _, _| Ok::<(), ExportError>(()))?;
+        self.begin_profile("evented", context, unit);
+        self.out.str(",\"startValue\":0,\"endValue\":");
+        self.out.float(end);
+        self.out.str(",\"events\":[");
+        let mut first = true;
+        tree.walk(|open, node, at| {
+            if !first {
+                self.out.byte(b',');
+            }
+            first = false;
+            self.out.str("{\"type\":\"");
+            self.out.byte(if open { b'O' } else { b'C' });
+            self.out.str("\",\"frame\":");
+            let frame = self.frame(node);
+            self.out.uint(u64::from(frame));
+            self.out.str(",\"at\":");
+            self.out.float(at);
+            self.out.byte(b'}');
+            self.out.maybe_flush()
+        })?;
+        tree.clear();
         self.out.str("]}");
         Ok(())
     }

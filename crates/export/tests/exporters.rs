@@ -102,12 +102,12 @@ fn folded_merges_frames_renamed_alike_and_writes_ticks() {
         Cow::Owned(
             label
                 .replace("(eval 1)", "(eval 0)")
-                .replace("(eval 2)", "(eval 0)")
-                .replace(' ', "?"),
+                .replace("(eval 2)", "(eval 0)"),
         )
     }
     let text = folded(&profile, &ExportOptions::new().folded_names(evals_as_zero));
-    assert_eq!(text, "main::RUNTIME;main::__ANON__[(eval?0)[x.pl:3]:1] 7\n");
+    // Spaces kept, as nytprofcalls prints them.
+    assert_eq!(text, "main::RUNTIME;main::__ANON__[(eval 0)[x.pl:3]:1] 7\n");
 }
 
 #[test]

@@ -492,7 +492,11 @@ fn eval_number_at(b: &[u8], from: usize) -> Option<(usize, usize)> {
     if !b[from..word_end].ends_with(b"eval") {
         return None;
     }
-    if !b.get(word_end).is_some_and(|c| c.is_ascii_whitespace()) {
+    // Perl's `\s` on a byte string: ASCII whitespace, the vertical tab included.
+    if !b
+        .get(word_end)
+        .is_some_and(|&c| c.is_ascii_whitespace() || c == 0x0B)
+    {
         return None;
     }
     let digits = b[word_end + 1..]
@@ -664,6 +668,17 @@ mod tests {
             "main::__ANON__[(re_eval 0)[(eval 0)[t.pl:3]:1]:2]"
         );
         assert_eq!(nytprofcalls_name("main::(eval 3)"), "main::(eval 3)");
+        // `\s` is any ASCII whitespace, the vertical tab too, and becomes a space; `.` in the
+        // place stops at a line break (as Perl's does: checked with perl 5.36).
+        assert_eq!(
+            nytprofcalls_name("f[(eval\x0b12)[t.pl:3]:1]"),
+            "f[(eval 0)[t.pl:3]:1]"
+        );
+        assert_eq!(
+            nytprofcalls_name("f[(eval\t12)[t.pl:3]:1]"),
+            "f[(eval 0)[t.pl:3]:1]"
+        );
+        assert_eq!(nytprofcalls_name("x(eval 3)[a\nb:1]"), "x(eval 3)[a\nb:1]");
         assert_eq!(nytprofcalls_name("main::fib"), "main::fib");
     }
 }

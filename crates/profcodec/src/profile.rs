@@ -80,10 +80,14 @@ pub fn to_profile_with_spans(input: &Opened) -> Result<Profile, ReadError> {
 }
 
 /// How `format`'s own tools name frames in folded stacks, where that differs from the profile
-/// model's labels: NYTProf's `nytprofcalls` writes every `(eval N)` as `(eval 0)`, and the `;`
-/// and spaces that would break its lines as `?`. `None` for the labels. This is what
+/// model's labels: NYTProf's `nytprofcalls` writes every `(eval N)` as `(eval 0)`, spaces
+/// kept (`main::__ANON__[(eval 0)[t.pl:3]:1]`). `None` for the labels. This is what
 /// `profcodec_export::ExportOptions::folded_names` takes, so that folded stacks read as the
 /// source tool's.
+///
+/// (`nytprofcalls`' `tr/; /??/` runs over its sub ids, not over the names, so it prints names
+/// as they are, spaces included. The exporter then makes any name safe for the format, which
+/// `nytprofcalls` does not: a `;` in a name is written as `:`, a line break as a space.)
 pub fn folded_frame_namer(format: crate::Format) -> Option<fn(&str) -> Cow<'_, str>> {
     match format.feature() {
         #[cfg(feature = "nytprof")]
@@ -95,12 +99,7 @@ pub fn folded_frame_namer(format: crate::Format) -> Option<fn(&str) -> Cow<'_, s
 /// A frame's name as `nytprofcalls` prints it.
 #[cfg(feature = "nytprof")]
 fn nytprofcalls_frame(label: &str) -> Cow<'_, str> {
-    let name = profcodec_nytprof::calls::nytprofcalls_name(label);
-    if name.contains([';', ' ']) {
-        Cow::Owned(name.replace([';', ' '], "?"))
-    } else {
-        name
-    }
+    profcodec_nytprof::calls::nytprofcalls_name(label)
 }
 
 impl Opened {

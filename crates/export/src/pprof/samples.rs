@@ -74,6 +74,19 @@ impl<'p> Samples<'p> {
         self.len
     }
 
+    /// Each exported column's context and nodes, and whether its value type is measured
+    /// inclusive only (each of its nodes then also gives its parent a part of a sample): what
+    /// bounds the samples from above without merging the columns.
+    pub(super) fn columns(&self) -> impl Iterator<Item = (ContextId, &'p [NodeId], bool)> + '_ {
+        self.contexts.iter().flatten().map(|column| {
+            (
+                column.context(),
+                column.nodes(),
+                !self.has_self[column.value_type().index()],
+            )
+        })
+    }
+
     /// Calls `f` with each sample's context, node and values (the sum of its parts, one per
     /// value type, in the profile's order of value types): context by context, and in each
     /// context by node id (parents before their children, as the formats number their trees,

@@ -48,10 +48,11 @@ pub(crate) struct ConvertArgs {
     /// names one.
     #[arg(long)]
     pub(crate) metric: Option<String>,
-    /// The most bytes folded stacks, speedscope and pprof may write (their outputs can grow
-    /// with the square of a call chain's depth): a size such as 500M or 2G, or `unlimited`; by
-    /// default 100 times the inputs' size plus 64 MiB. An output projected over it is refused
-    /// and nothing is written (speedscope first writes call trees evented).
+    /// The most bytes folded stacks, speedscope, pprof and the timelines may write (their
+    /// outputs can grow with the square of a call chain's depth): a size such as 500M or 2G, or
+    /// `unlimited`; by default 100 times the inputs' size plus 64 MiB. An output projected over
+    /// it is refused and nothing is written (speedscope first writes call trees evented); a
+    /// timeline stops when it reaches it, and nothing is written.
     #[arg(long, value_name = "SIZE", value_parser = profcodec_export::parse_size)]
     pub(crate) max_output: Option<u64>,
     /// Timeline filters (perfetto, chrome).

@@ -375,3 +375,32 @@ fn a_closed_standard_output_ends_quietly() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+/// A timeline's size follows its samples times their depth, which the input's size does not
+/// bound: it stops at the output budget, says so, and writes nothing.
+#[test]
+fn a_timeline_stops_at_its_budget_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = testdata("easyprofiler/small_v210.prof");
+    for to in ["chrome", "perfetto"] {
+        let out_path = dir.path().join(format!("trace.{to}"));
+        let out = profcodec()
+            .args(["convert", "--to", to, "--max-output", "1K", "-o"])
+            .arg(&out_path)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--max-output"), "{}", stderr(&out));
+        assert!(!out_path.exists());
+        // Within the budget, the same conversion succeeds.
+        let out = profcodec()
+            .args(["convert", "--to", to, "-o"])
+            .arg(&out_path)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(names(dir.path()), ["trace.chrome", "trace.perfetto"]);
+}

@@ -180,3 +180,78 @@ mod tests {
         assert_eq!(decimal_len(u64::MAX), 20);
     }
 }
+
+/// A writer that stops at a budget, for outputs whose size cannot be projected before they are
+/// written (timelines, whose size follows the trace's samples): a write past `budget` bytes
+/// fails with an [`io::Error`] carrying [`OverBudget`] ([`over_budget`] finds it), so that an
+/// atomic output is never placed. Whatever the input, the bytes written stay below the budget.
+#[derive(Debug)]
+pub struct BudgetWriter<W> {
+    inner: W,
+    written: u64,
+    budget: u64,
+}
+
+impl<W: std::io::Write> BudgetWriter<W> {
+    /// `inner`, stopped once `budget` bytes would be passed.
+    pub fn new(inner: W, budget: u64) -> BudgetWriter<W> {
+        BudgetWriter {
+            inner,
+            written: 0,
+            budget,
+        }
+    }
+
+    /// The bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for BudgetWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.written.saturating_add(buf.len() as u64) > self.budget {
+            return Err(std::io::Error::other(OverBudget {
+                budget: self.budget,
+            }));
+        }
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What a [`BudgetWriter`] fails with once its budget would be passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the output would be larger than its budget of {budget} bytes")]
+pub struct OverBudget {
+    /// The budget, in bytes.
+    pub budget: u64,
+}
+
+/// The [`OverBudget`] behind `e`, when a [`BudgetWriter`] stopped the write.
+pub fn over_budget(e: &std::io::Error) -> Option<OverBudget> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<OverBudget>())
+        .copied()
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_budget_writer_stops_before_its_budget_and_says_so() {
+        let mut out = BudgetWriter::new(Vec::new(), 10);
+        out.write_all(b"0123456789").expect("within the budget");
+        let err = out.write_all(b"x").expect_err("over the budget");
+        assert_eq!(over_budget(&err), Some(OverBudget { budget: 10 }));
+        assert_eq!(out.written(), 10);
+        assert_eq!(over_budget(&std::io::Error::other("disk full")), None);
+    }
+}

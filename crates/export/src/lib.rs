@@ -83,7 +83,9 @@ mod target;
 mod text;
 mod values;
 
-pub use budget::{default_output_budget, input_bytes, parse_size};
+pub use budget::{
+    BudgetWriter, OverBudget, default_output_budget, input_bytes, over_budget, parse_size,
+};
 pub use callgrind::write_callgrind;
 pub use error::ExportError;
 pub use folded::write_folded;

@@ -23,11 +23,17 @@ pub(crate) fn target(to: &str) -> PyResult<Target> {
     })
 }
 
-/// The options `profcodec convert` uses for one input of `format`: the metric asked for, and
-/// the source tool's folded frame names.
-fn options(format: Option<profcodec::Format>, metric: Option<String>) -> ExportOptions {
+/// The options `profcodec convert` uses for one input of `format`: the metric asked for, the
+/// source tool's folded frame names, and the output budget (`profcodec convert`'s default:
+/// 100 times the input's size plus 64 MiB).
+fn options(
+    format: Option<profcodec::Format>,
+    metric: Option<String>,
+    budget: u64,
+) -> ExportOptions {
     let mut options = ExportOptions::new();
     options.metric = metric;
+    options.max_output = Some(budget);
     options.folded_names = format.and_then(profcodec::folded_frame_namer);
     options
 }
@@ -62,8 +68,9 @@ pub(crate) fn convert(
     to: Target,
     output: Option<CheckedOutput>,
     metric: Option<String>,
+    budget: u64,
 ) -> PyResult<Option<Vec<u8>>> {
-    let options = options(format, metric);
+    let options = options(format, metric, budget);
     py.detach(|| match output {
         None => {
             let mut out = Vec::new();
@@ -86,8 +93,9 @@ pub(crate) fn to_folded(
     format: Option<profcodec::Format>,
     output: Option<CheckedOutput>,
     metric: Option<String>,
+    budget: u64,
 ) -> PyResult<Option<String>> {
-    let out = convert(py, profile, format, Target::Folded, output, metric)?;
+    let out = convert(py, profile, format, Target::Folded, output, metric, budget)?;
     Ok(out.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
@@ -122,7 +130,9 @@ fn export_error(e: ExportError) -> Error {
     match e {
         ExportError::Io(ref io) => Error::io(e.to_string(), io),
         ExportError::UnknownMetric { .. } => Error::new(Kind::Query, e.to_string()),
-        ExportError::NoValues => Error::new(Kind::Unsupported, e.to_string()),
+        ExportError::NoValues | ExportError::OutputTooLarge { .. } => {
+            Error::new(Kind::Unsupported, e.to_string())
+        }
         e => Error::invalid(e, None),
     }
 }

@@ -19,6 +19,14 @@ pub(crate) struct Input {
     opened: profcodec::Opened,
 }
 
+impl Input {
+    /// The input's size in bytes (a folder's files summed), which sets its conversions' output
+    /// budget.
+    fn input_bytes(&self) -> u64 {
+        profcodec_export::input_bytes(&[self.opened.path()])
+    }
+}
+
 #[pymethods]
 impl Input {
     /// The path that was opened.
@@ -66,7 +74,11 @@ impl Input {
         let profile = py
             .detach(|| profcodec::to_profile(&self.opened))
             .map_err(Error::from)?;
-        Ok(Profile::new(profile, Some(self.opened.format())))
+        Ok(Profile::new(
+            profile,
+            Some(self.opened.format()),
+            self.input_bytes(),
+        ))
     }
 
     /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
@@ -87,7 +99,14 @@ impl Input {
     ) -> PyResult<Option<String>> {
         let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
         let profile = self.profile(py)?;
-        convert::to_folded(py, profile.model(), profile.format(), output, metric)
+        convert::to_folded(
+            py,
+            profile.model(),
+            profile.format(),
+            output,
+            metric,
+            profcodec_export::default_output_budget(self.input_bytes()),
+        )
     }
 
     /// This input as `profcodec convert --to TO` writes it: `to` is "folded", "callgrind",
@@ -118,7 +137,8 @@ impl Input {
             })
             .map_err(Error::from)?;
         let format = Some(self.opened.format());
-        let out = convert::convert(py, &profile, format, target, output, metric)?;
+        let budget = profcodec_export::default_output_budget(self.input_bytes());
+        let out = convert::convert(py, &profile, format, target, output, metric, budget)?;
         Ok(convert::into_py(py, out))
     }
 

@@ -21,11 +21,22 @@ pub(crate) struct Profile {
     inner: model::Profile,
     /// The format it was read from: folded stacks name frames as its tools do.
     format: Option<profcodec::Format>,
+    /// The output budget of its conversions (`profcodec_export::default_output_budget` of the
+    /// input's size), so that a deep call chain cannot make gigabytes.
+    budget: u64,
 }
 
 impl Profile {
-    pub(crate) fn new(inner: model::Profile, format: Option<profcodec::Format>) -> Self {
-        Profile { inner, format }
+    pub(crate) fn new(
+        inner: model::Profile,
+        format: Option<profcodec::Format>,
+        input_bytes: u64,
+    ) -> Self {
+        Profile {
+            inner,
+            format,
+            budget: profcodec_export::default_output_budget(input_bytes),
+        }
     }
 
     pub(crate) fn model(&self) -> &model::Profile {
@@ -184,7 +195,7 @@ impl Profile {
         overwrite: bool,
     ) -> PyResult<Option<String>> {
         let output = convert::check_output(path, overwrite, None)?;
-        convert::to_folded(py, &self.inner, self.format, output, metric)
+        convert::to_folded(py, &self.inner, self.format, output, metric, self.budget)
     }
 
     /// This profile in a viewer's format: `to` is "folded", "callgrind", "speedscope",
@@ -209,7 +220,15 @@ impl Profile {
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let target = convert::target(to)?;
         let output = convert::check_output(path, overwrite, None)?;
-        let out = convert::convert(py, &self.inner, self.format, target, output, metric)?;
+        let out = convert::convert(
+            py,
+            &self.inner,
+            self.format,
+            target,
+            output,
+            metric,
+            self.budget,
+        )?;
         Ok(convert::into_py(py, out))
     }
 

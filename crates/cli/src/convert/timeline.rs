@@ -55,8 +55,16 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
             message: format!("--from {from} is after --until {until}"),
         });
     }
+    // A trace's size follows its samples times the depth of their call paths, which the
+    // input's size does not bound: the output stops at the budget instead.
+    let budget = |inputs: &[&Path]| {
+        args.max_output.unwrap_or_else(|| {
+            profcodec_export::default_output_budget(profcodec_export::input_bytes(inputs))
+        })
+    };
     let convert = |inputs: &[&Path], out: &mut dyn std::io::Write| -> Result<(), OpError> {
-        let mut writer = TimelineWriter::new(out, format, filter.clone());
+        let budgeted = profcodec_export::BudgetWriter::new(out, budget(inputs));
+        let mut writer = TimelineWriter::new(budgeted, format, filter.clone());
         for input in inputs {
             writer.add_path(input).map_err(|e| failure(&e))?;
         }
@@ -79,9 +87,15 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
 fn failure(e: &profcodec_timeline::Error) -> OpError {
     match e {
         profcodec_timeline::Error::NotATimeline { .. } => OpError::Usage(e.to_string()),
-        profcodec_timeline::Error::Write(io) => {
-            OpError::Io(std::io::Error::new(io.kind(), io.to_string()))
-        }
+        profcodec_timeline::Error::Write(io) => match profcodec_export::over_budget(io) {
+            Some(over) => OpError::Usage(format!(
+                "the trace would be larger than its budget of {} bytes (by default 100 times \
+                 the inputs' size plus 64 MiB); nothing was written; --max-output SIZE (or \
+                 unlimited) allows more, --depth or --from/--until make it smaller",
+                over.budget
+            )),
+            None => OpError::Io(std::io::Error::new(io.kind(), io.to_string())),
+        },
         _ => OpError::invalid(e, None),
     }
 }

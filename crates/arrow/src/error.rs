@@ -69,10 +69,46 @@ pub enum Error {
         /// The parquet crate's error.
         source: parquet::errors::ParquetError,
     },
-    /// DataFusion could not plan or run a query.
+    /// DataFusion could not plan or run a query. The message names tables as the query does:
+    /// the internal catalog (`datafusion.public.`) that DataFusion prefixes them with is left
+    /// out, since no query can name it usefully.
     #[cfg(feature = "sql")]
-    #[error(transparent)]
+    #[error("{}", crate::sql::message(.0))]
     Sql(#[from] datafusion::error::DataFusionError),
+    /// A query names a table that none of the session's inputs has.
+    #[cfg(feature = "sql")]
+    #[error("no table {table} in the inputs: they have {known}")]
+    NoSuchTable {
+        /// The name as the query wrote it.
+        table: String,
+        /// The tables the session has, comma-separated.
+        known: String,
+    },
+    /// A statement that would write or change something (`COPY`, `INSERT`, `CREATE`, `DROP`,
+    /// `SET`...): a session only reads, so that a query handed over by someone else cannot
+    /// write files or change the session.
+    #[cfg(feature = "sql")]
+    #[error("{what} is refused: SQL here only reads (SELECT, WITH, EXPLAIN, SHOW, DESCRIBE)")]
+    ReadOnly {
+        /// What the statement is (`COPY`, `INSERT INTO`, `CreateMemoryTable`...).
+        what: String,
+    },
+    /// A query needed more memory than the session's limit, and was stopped.
+    #[cfg(feature = "sql")]
+    #[error("the query needs more than {} of memory", crate::sql::bytes(*.limit))]
+    MemoryLimit {
+        /// The limit, in bytes.
+        limit: usize,
+        /// DataFusion's account of the reservation that failed.
+        source: datafusion::error::DataFusionError,
+    },
+    /// A query ran longer than the session's timeout, and was cancelled.
+    #[cfg(feature = "sql")]
+    #[error("the query was cancelled after running {}", crate::sql::seconds(*.after))]
+    Timeout {
+        /// The timeout.
+        after: std::time::Duration,
+    },
 }
 
 impl Error {

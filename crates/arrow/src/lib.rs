@@ -57,7 +57,9 @@
 //! `sql::Session` registers every table of its inputs in a DataFusion session, schema
 //! `<set>` and table `<table>` (`SELECT * FROM nytprof.lines`), plus the bare table name where
 //! only one set of the inputs has it; each table is a streaming source that reads the input
-//! when a query scans it, a bounded number of batches ahead.
+//! when a query scans it, a bounded number of batches ahead. Its queries only read (`COPY`,
+//! `CREATE`, `INSERT` and `SET` are refused) and run within `sql::Limits`: a memory pool
+//! (1 GiB by default) and an optional timeout.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -10,20 +10,32 @@
 //!
 //! `values` is an SQL keyword: name the tables of that name with their set
 //! (`hpctoolkit.values`) or in double quotes.
+//!
+//! [`Session::query`] only reads: a statement that would write a file (`COPY ... TO`), register
+//! one (`CREATE EXTERNAL TABLE`), change a table (`INSERT`) or the session (`SET`) is refused
+//! before it runs, so a query handed over by someone else cannot write where its user can.
+//! Its operators share a memory pool of [`Limits::memory`] (1 GiB by default): a sort or an
+//! aggregation over it spills to the system's temporary folder where DataFusion can, and
+//! otherwise the query fails with [`Error::MemoryLimit`] instead of the process being killed.
+//! [`Limits::timeout`] cancels a query still running then ([`Error::Timeout`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::error::DataFusionError;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::stream::RecordBatchReceiverStream;
 use datafusion::physical_plan::streaming::PartitionStream;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use futures::StreamExt;
+use futures::future::Either;
 
 use crate::{Error, InputTables, ScanOptions, TableDef, TableSet, Tables};
 
@@ -34,10 +46,67 @@ pub use datafusion;
 /// Batches a scan runs ahead of the query.
 const AHEAD: usize = 2;
 
+/// The memory a session's queries may hold by default: 1 GiB, enough for the joins and
+/// aggregations of large profiles' tables, and little enough that a runaway query fails with an
+/// error on a laptop instead of being killed.
+pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
+/// What a session's queries may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The bytes the operators of a query may hold at once (hash tables, sorts, aggregation
+    /// states); `None`: no limit. Batches in flight between operators are not counted.
+    pub memory: Option<usize>,
+    /// How long a query may run, from its planning to its last row; `None`: no limit.
+    pub timeout: Option<Duration>,
+}
+
+impl Limits {
+    /// The default: [`DEFAULT_MEMORY_LIMIT`] and no timeout.
+    pub fn new() -> Self {
+        Limits {
+            memory: Some(DEFAULT_MEMORY_LIMIT),
+            timeout: None,
+        }
+    }
+
+    /// These limits with `bytes` of memory (`None`: no limit).
+    pub fn memory(mut self, bytes: Option<usize>) -> Self {
+        self.memory = bytes;
+        self
+    }
+
+    /// These limits with a query cancelled after `timeout` (`None`: never).
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::new()
+    }
+}
+
 /// A DataFusion session with the tables of its inputs registered, and the runtime it runs on.
+///
+/// Dropping it does not wait for the work of a cancelled query (a timeout, or rows dropped
+/// before their end): an operator in the middle of a computation stops when it next yields to
+/// the runtime. A few never do while they have output to make (a nested-loop join of two large
+/// inputs under an aggregate): such an operator keeps a thread busy until it ends or the
+/// process does, so a long-lived program should not let a query of that kind run unbounded.
 pub struct Session {
-    runtime: tokio::runtime::Runtime,
+    /// Taken when the session is dropped, to be shut down without waiting.
+    runtime: Option<tokio::runtime::Runtime>,
+    /// The runtime's handle, through which everything runs.
+    handle: tokio::runtime::Handle,
     context: SessionContext,
+    limits: Limits,
+    /// Every table a query can name, qualified (`nytprof.lines`), and `inputs`: what an error
+    /// about an unknown table lists.
+    known: Vec<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -47,8 +116,19 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// A session over `inputs` (numbered from 0 in order), reading them with `options`.
+    /// A session over `inputs` (numbered from 0 in order), reading them with `options`, with
+    /// the default [`Limits`].
     pub fn new(inputs: &[InputTables], options: &ScanOptions) -> Result<Session, Error> {
+        Session::with_limits(inputs, options, &Limits::new())
+    }
+
+    /// A session over `inputs` (numbered from 0 in order), reading them with `options`, whose
+    /// queries may use what `limits` allow.
+    pub fn with_limits(
+        inputs: &[InputTables],
+        options: &ScanOptions,
+        limits: &Limits,
+    ) -> Result<Session, Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -56,7 +136,13 @@ impl Session {
         let config = SessionConfig::new()
             .with_batch_size(options.batch_rows)
             .with_information_schema(true);
-        let context = SessionContext::new_with_config(config);
+        let mut env = RuntimeEnvBuilder::new();
+        if let Some(bytes) = limits.memory {
+            // A greedy pool (first come, first served) that names its largest consumers when
+            // it refuses one.
+            env = env.with_memory_limit(bytes, 1.0);
+        }
+        let context = SessionContext::new_with_config_rt(config, env.build_arc()?);
         // (set, table) -> one partition per input that has it.
         let mut tables: BTreeMap<(TableSet, &'static str), Vec<Arc<dyn PartitionStream>>> =
             BTreeMap::new();
@@ -80,7 +166,9 @@ impl Session {
             .ok_or_else(|| DataFusionError::Internal("no default catalog".to_owned()))?;
         let mut schemas: BTreeMap<TableSet, Arc<MemorySchemaProvider>> = BTreeMap::new();
         let mut bare: BTreeMap<&'static str, Vec<TableSet>> = BTreeMap::new();
+        let mut known = vec!["inputs".to_owned()];
         for ((set, name), partitions) in tables {
+            known.push(format!("{}.{name}", set.name()));
             let schema = with_input(&set.table(name)?.schema());
             let table = Arc::new(StreamingTable::try_new(schema, partitions)?);
             let provider = schemas
@@ -101,33 +189,274 @@ impl Session {
             }
         }
         context.register_batch("inputs", crate::inputs::batch(inputs)?)?;
-        Ok(Session { runtime, context })
+        Ok(Session {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+            context,
+            limits: *limits,
+            known,
+        })
     }
 
-    /// The DataFusion session, for anything beyond [`Session::query`].
+    /// The DataFusion session, for anything beyond [`Session::query`]: it is not read-only, and
+    /// its runtime has the session's memory pool but no timeout.
     pub fn context(&self) -> &SessionContext {
         &self.context
     }
 
-    /// Runs `sql` and returns its rows as a stream of batches, read as they are consumed.
+    /// The session's limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Runs `sql`, a query that only reads, and returns its rows as a stream of batches, read
+    /// as they are consumed. Fails with [`Error::ReadOnly`] for a statement that would write
+    /// or change anything (nothing of it runs), [`Error::NoSuchTable`] for a table no input
+    /// has, [`Error::Timeout`] when planning outlasts the timeout and [`Error::MemoryLimit`];
+    /// the rows can fail with the last two as well.
     pub fn query(&self, sql: &str) -> Result<QueryRows<'_>, Error> {
-        let stream = self.runtime.block_on(async {
-            let frame = self.context.sql(sql).await?;
-            frame.execute_stream().await
+        let deadline = self.limits.timeout.map(Deadline::start).transpose()?;
+        let stream = self.within(deadline.as_ref(), async {
+            let state = self.context.state();
+            let dialect = state.config().options().sql_parser.dialect;
+            let statement = state.sql_to_statement(sql, &dialect)?;
+            if let Some(what) = writes(&statement) {
+                return Err(Error::ReadOnly { what });
+            }
+            let references = state.resolve_table_references(&statement)?;
+            let plan = match state.statement_to_plan(statement).await {
+                Ok(plan) => plan,
+                Err(e) => {
+                    return Err(self
+                        .unknown_table(&state, references)
+                        .unwrap_or_else(|| e.into()));
+                }
+            };
+            // What a statement hides inside a query (`SELECT ... INTO t`): planning writes
+            // nothing (a COPY or CREATE runs when its plan is executed), so the check on the
+            // plan refuses it before any of it happened.
+            let read_only = SQLOptions::new()
+                .with_allow_ddl(false)
+                .with_allow_dml(false)
+                .with_allow_statements(false);
+            if let Err(e) = read_only.verify_plan(&plan) {
+                return Err(Error::ReadOnly { what: refused(&e) });
+            }
+            let frame = self.context.execute_logical_plan(plan).await?;
+            let mut rows = frame.execute_stream().await?;
+            // Pulled by a task of the runtime's own, so that the thread waiting for the rows
+            // sees the timeout even when a plan computes them without ever yielding; dropping
+            // the stream aborts the task.
+            let mut builder = RecordBatchReceiverStream::builder(rows.schema(), 1);
+            let tx = builder.tx();
+            builder.spawn(async move {
+                while let Some(batch) = rows.next().await {
+                    if tx.send(batch).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            });
+            Ok(builder.build())
         })?;
         Ok(QueryRows {
-            runtime: &self.runtime,
+            session: self,
+            deadline,
             schema: stream.schema(),
-            stream,
+            stream: Some(stream),
+        })
+    }
+
+    /// Runs `work` on the session's runtime, cancelled (dropped) at `deadline`; memory
+    /// exhaustion becomes [`Error::MemoryLimit`].
+    fn within<T>(
+        &self,
+        deadline: Option<&Deadline>,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let result = self.handle.block_on(async {
+            let Some(deadline) = deadline else {
+                return work.await;
+            };
+            let mut expired = deadline.expired.clone();
+            let expired = async move {
+                // An error: the watchdog is gone, which it never is while `deadline` lives.
+                let _ = expired.wait_for(|expired| *expired).await;
+            };
+            let (work, expired) = (std::pin::pin!(work), std::pin::pin!(expired));
+            // The deadline first: a query whose rows are always ready still ends at it.
+            match futures::future::select(expired, work).await {
+                Either::Left(((), _)) => Err(Error::Timeout {
+                    after: deadline.after,
+                }),
+                Either::Right((result, _)) => result,
+            }
+        });
+        result.map_err(|e| match e {
+            Error::Sql(source) => match (source.find_root(), self.limits.memory) {
+                (DataFusionError::ResourcesExhausted(_), Some(limit)) => {
+                    Error::MemoryLimit { limit, source }
+                }
+                _ => Error::Sql(source),
+            },
+            other => other,
+        })
+    }
+
+    /// [`Error::NoSuchTable`] for the first of a failed query's `references` that is neither a
+    /// table of the session nor a table function (`generate_series`), if any.
+    fn unknown_table(
+        &self,
+        state: &datafusion::execution::SessionState,
+        references: Vec<datafusion::common::TableReference>,
+    ) -> Option<Error> {
+        let missing = references.into_iter().find(|r| {
+            let function = r.schema().is_none() && state.table_functions().contains_key(r.table());
+            !function && !self.context.table_exist(r.clone()).unwrap_or(false)
+        })?;
+        Some(Error::NoSuchTable {
+            table: missing.to_string(),
+            known: self.known.join(", "),
         })
     }
 }
 
-/// The rows of a query, as record batches.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // A cancelled query's operator may compute on for a while before it yields: not
+            // waiting for it is what makes a timeout end the call that ran into it.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// The timeout of one query: a watchdog thread that marks it expired at the deadline, and ends
+/// early when the query is dropped.
+struct Deadline {
+    after: Duration,
+    expired: tokio::sync::watch::Receiver<bool>,
+    /// Dropped with the query, which wakes the watchdog to end.
+    _alive: std::sync::mpsc::Sender<()>,
+}
+
+impl Deadline {
+    /// A deadline `after` from now. A thread, not a timer of the runtime: a timer fires only
+    /// when a worker of the runtime is free to look, and a long join keeps them all busy.
+    fn start(after: Duration) -> Result<Deadline, Error> {
+        let (alive, ended) = std::sync::mpsc::channel::<()>();
+        let (expire, expired) = tokio::sync::watch::channel(false);
+        std::thread::Builder::new()
+            .name("profcodec-sql-timeout".to_owned())
+            .spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = ended.recv_timeout(after) {
+                    let _ = expire.send(true);
+                }
+            })
+            .map_err(|e| Error::io(std::path::Path::new("the query's timeout"), e))?;
+        Ok(Deadline {
+            after,
+            expired,
+            _alive: alive,
+        })
+    }
+}
+
+/// What `statement` would write or change, if anything, in the words that begin it (`COPY`,
+/// `INSERT INTO`, `DROP TABLE`): a query, `EXPLAIN` of one, `SHOW` and `DESCRIBE` only read.
+/// Checked before planning, so that an ill-formed `INSERT` is refused as an `INSERT`.
+fn writes(statement: &datafusion::sql::parser::Statement) -> Option<String> {
+    use datafusion::sql::parser::Statement as Df;
+    use datafusion::sql::sqlparser::ast::Statement as Sql;
+    fn sql_writes(statement: &Sql) -> Option<String> {
+        match statement {
+            Sql::Query(_)
+            | Sql::ExplainTable { .. }
+            | Sql::ShowTables { .. }
+            | Sql::ShowColumns { .. }
+            | Sql::ShowVariable { .. }
+            | Sql::ShowVariables { .. }
+            | Sql::ShowFunctions { .. }
+            | Sql::ShowSchemas { .. }
+            | Sql::ShowViews { .. }
+            | Sql::ShowCreate { .. } => None,
+            Sql::Explain { statement, .. } => sql_writes(statement),
+            other => {
+                let text = other.to_string();
+                let words: Vec<&str> = text
+                    .split_whitespace()
+                    .take(2)
+                    .take_while(|w| w.bytes().all(|b| b.is_ascii_uppercase()))
+                    .collect();
+                Some(if words.is_empty() {
+                    text
+                } else {
+                    words.join(" ")
+                })
+            }
+        }
+    }
+    match statement {
+        Df::Statement(s) => sql_writes(s),
+        Df::Explain(e) => writes(&e.statement),
+        Df::CreateExternalTable(_) => Some("CREATE EXTERNAL TABLE".to_owned()),
+        Df::CopyTo(_) => Some("COPY".to_owned()),
+        Df::Reset(_) => Some("RESET".to_owned()),
+    }
+}
+
+/// What a read-only session refused, from DataFusion's `... not supported: <what>`.
+fn refused(e: &DataFusionError) -> String {
+    let text = match e.find_root() {
+        DataFusionError::Plan(text) => text.clone(),
+        other => other.to_string(),
+    };
+    match text.split_once("not supported: ") {
+        Some((_, what)) => what.to_owned(),
+        None => text,
+    }
+}
+
+/// The message of a DataFusion error without the internal catalog's name, which DataFusion
+/// puts before the tables it names (`datafusion.public.lines`) and no query needs.
+pub(crate) fn message(e: &DataFusionError) -> String {
+    e.to_string()
+        .replace("datafusion.public.", "")
+        .replace("datafusion.", "")
+}
+
+/// `bytes` in binary units, as a person reads them: `1 GiB`, `1.5 MiB`, `100 bytes`.
+pub(crate) fn bytes(bytes: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut unit = None;
+    let mut value = bytes as f64;
+    for u in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = Some(u);
+    }
+    match unit {
+        None => format!("{bytes} bytes"),
+        Some(u) if value.fract() == 0.0 => format!("{value} {u}"),
+        Some(u) => format!("{value:.1} {u}"),
+    }
+}
+
+/// `duration` in seconds, as a person reads them: `1 s`, `0.25 s`.
+pub(crate) fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+/// The rows of a query, as record batches. After an error, the query is cancelled and the
+/// iterator ends.
 pub struct QueryRows<'s> {
-    runtime: &'s tokio::runtime::Runtime,
+    session: &'s Session,
+    deadline: Option<Deadline>,
     schema: SchemaRef,
-    stream: SendableRecordBatchStream,
+    /// `None` once the query ended, failed or was cancelled.
+    stream: Option<SendableRecordBatchStream>,
 }
 
 impl std::fmt::Debug for QueryRows<'_> {
@@ -149,9 +478,22 @@ impl Iterator for QueryRows<'_> {
     type Item = Result<RecordBatch, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.runtime
-            .block_on(self.stream.next())
-            .map(|r| r.map_err(Error::from))
+        let stream = self.stream.as_mut()?;
+        let next = self.session.within(self.deadline.as_ref(), async {
+            stream.next().await.transpose().map_err(Error::from)
+        });
+        match next {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => {
+                self.stream = None;
+                None
+            }
+            Err(e) => {
+                // Dropping the stream cancels the query's tasks.
+                self.stream = None;
+                Some(Err(e))
+            }
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Exit status: 0 success (a closed standard output, as under `| head`, ends quietly with 0), 1
 //! an input is invalid, 2 usage error or unsupported format/operation, 3 the output could not
-//! be written where asked ([`OUTPUT_FAILED`]), 130 interrupted (SIGINT, SIGTERM: the staging
+//! be written where asked ([`OUTPUT_FAILED`]), 124 a `sql --timeout` ran out, 130 interrupted (SIGINT, SIGTERM: the staging
 //! of an output being written is removed first).
 
 use std::io::{self, IsTerminal, Write};

@@ -53,7 +53,7 @@ pub(crate) struct ExportArgs {
 /// How `profcodec sql` prints its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum SqlFormat {
-    /// An aligned table.
+    /// An aligned table of the first 1,000 rows, then how many more there are.
     Table,
     /// CSV with a header line.
     Csv,
@@ -67,16 +67,86 @@ pub(crate) struct SqlArgs {
     /// The query, over the tables `<set>.<table>` (`nytprof.lines`, `hpctoolkit.values`,
     /// `profile.frames`...) and `inputs`; the bare `<table>` works where only one set of the
     /// inputs has it. The tables and columns are listed in the profcodec-arrow docs, and by
-    /// `SELECT * FROM information_schema.columns`.
+    /// `SELECT * FROM information_schema.columns`. SQL here is read-only: COPY, CREATE,
+    /// INSERT, DROP and SET are refused, so a query cannot write files.
     query: String,
-    /// Output format.
+    /// Output format. The table keeps its first 1,000 rows to align them and counts the rest;
+    /// csv and json stream every row.
     #[arg(long, value_enum, default_value = "table")]
     format: SqlFormat,
+    /// The memory the query's joins, sorts and aggregations may hold at once: a size in
+    /// binary units (`512M`, `4G`, `1.5GiB`, bytes without a unit), or `none`. A sort over it
+    /// spills to the temporary folder where it can; otherwise the query stops with an error
+    /// (exit status 2).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = memory_limit)]
+    memory_limit: MemoryLimit,
+    /// Cancel the query if it still runs after this many seconds (exit status 124, as
+    /// `timeout(1)`). No limit by
+    /// default.
+    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
+    timeout: Option<std::time::Duration>,
     /// Inputs (files, database, measurement or session folders), numbered from 0 in order
     /// (the `input` column).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
 }
+
+/// The `--memory-limit` of `profcodec sql`: bytes, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MemoryLimit(Option<usize>);
+
+/// Parses `--memory-limit`: `none`, or a number with an optional binary unit (`K`, `M`, `G`,
+/// `T`, each optionally followed by `i` and `B`: `512M`, `1.5GiB`, `4gb`).
+fn memory_limit(text: &str) -> Result<MemoryLimit, String> {
+    let trimmed = text.trim();
+    if trimmed.eq_ignore_ascii_case("none") {
+        return Ok(MemoryLimit(None));
+    }
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let unit = unit.trim().to_ascii_lowercase();
+    let unit = unit.strip_suffix('b').unwrap_or(&unit);
+    let unit = unit.strip_suffix('i').unwrap_or(unit);
+    let scale: f64 = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "{text:?} is no size: write bytes, or a number with K, M, G or T (512M, 4G), or none"
+            ));
+        }
+    };
+    let bytes = number
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|b| b.is_finite() && *b >= 1.0 && *b <= usize::MAX as f64)
+        .ok_or_else(|| {
+            format!("{text:?} is no size: write a positive number such as 512M or 4G")
+        })?;
+    Ok(MemoryLimit(Some(bytes as usize)))
+}
+
+/// Parses `--timeout`: positive seconds, fractions allowed.
+fn timeout(text: &str) -> Result<std::time::Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("{text:?} is no timeout: write a positive number of seconds"))
+}
+
+/// The most rows the table format of `sql` keeps to align its columns: the rest are counted
+/// and dropped, so that a result of millions of rows prints in bounded memory (csv and json
+/// stream them all).
+#[cfg(feature = "sql")]
+const TABLE_ROWS: usize = 1000;
 
 /// Runs `profcodec export`.
 pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
@@ -171,36 +241,70 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     #[cfg(feature = "sql")]
     {
         use profcodec_arrow::sql::datafusion::arrow;
+        use profcodec_arrow::sql::{Limits, Session};
         use std::io::Write;
         let inputs = open_inputs(&args.inputs)?;
+        let limits = Limits::new()
+            .memory(args.memory_limit.0)
+            .timeout(args.timeout);
         let session =
-            profcodec_arrow::sql::Session::new(&inputs, &Default::default()).map_err(failure)?;
-        let rows = session.query(&args.query).map_err(failure)?;
+            Session::with_limits(&inputs, &Default::default(), &limits).map_err(failure)?;
+        let rows = session.query(&args.query).map_err(sql_failure)?;
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
-        let io = |e: arrow::error::ArrowError| Failure {
-            status: 1,
-            message: e.to_string(),
+        let io = |e: arrow::error::ArrowError| match &e {
+            arrow::error::ArrowError::IoError(_, io)
+                if io.kind() == std::io::ErrorKind::BrokenPipe =>
+            {
+                Failure::quiet()
+            }
+            _ => Failure {
+                status: 1,
+                message: e.to_string(),
+            },
         };
         match args.format {
             SqlFormat::Table => {
-                // Column widths need every row: a large result is better asked for as CSV.
-                let batches: Vec<_> = rows.collect::<Result<_, _>>().map_err(failure)?;
-                let table = arrow::util::pretty::pretty_format_batches(&batches).map_err(io)?;
+                // Column widths need the rows: the first TABLE_ROWS are kept (whole batches
+                // but the last, sliced), the others only counted.
+                let schema = rows.schema();
+                let mut kept = Vec::new();
+                let (mut shown, mut more) = (0usize, 0u64);
+                for batch in rows {
+                    let batch = batch.map_err(sql_failure)?;
+                    let take = (TABLE_ROWS - shown).min(batch.num_rows());
+                    if take > 0 {
+                        kept.push(batch.slice(0, take));
+                        shown += take;
+                    }
+                    more += (batch.num_rows() - take) as u64;
+                }
+                let table = arrow::util::pretty::pretty_format_batches_with_schema(schema, &kept)
+                    .map_err(io)?;
                 writeln!(out, "{table}")?;
+                if shown == 0 {
+                    writeln!(out, "0 rows")?;
+                } else if more > 0 {
+                    writeln!(
+                        out,
+                        "... and {} more {} (use --format csv for all)",
+                        crate::top::grouped(more as f64, 0),
+                        if more == 1 { "row" } else { "rows" }
+                    )?;
+                }
             }
             SqlFormat::Csv => {
                 let mut writer = arrow::csv::WriterBuilder::new()
                     .with_header(true)
                     .build(&mut out);
                 for batch in rows {
-                    writer.write(&batch.map_err(failure)?).map_err(io)?;
+                    writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
                 }
             }
             SqlFormat::Json => {
                 let mut writer = arrow::json::ArrayWriter::new(&mut out);
                 for batch in rows {
-                    writer.write(&batch.map_err(failure)?).map_err(io)?;
+                    writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
                 }
                 writer.finish().map_err(io)?;
                 drop(writer);
@@ -208,6 +312,10 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
             }
         }
         out.flush()?;
+        // A file that shrank while it was read gave zeros: say so after what was printed.
+        for input in &inputs {
+            input.check_intact().map_err(failure)?;
+        }
         Ok(())
     }
     #[cfg(not(feature = "sql"))]
@@ -246,8 +354,26 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Vec<profcodec_arrow::InputTables>, F
     Ok(inputs)
 }
 
+/// A failure of `sql`'s query: [`failure`], with the flag that moves the limit it ran into.
+#[cfg(feature = "sql")]
+fn sql_failure(e: profcodec_arrow::Error) -> Failure {
+    let hint = match &e {
+        profcodec_arrow::Error::MemoryLimit { .. } => "; --memory-limit raises it",
+        profcodec_arrow::Error::Timeout { .. } => "; --timeout sets how long a query may run",
+        _ => "",
+    };
+    let mut f = failure(e);
+    f.message.push_str(hint);
+    f
+}
+
 /// The exit status and message of a tables error: damaged or unreadable input 1, a usage error
-/// (an unknown table, a query DataFusion refuses, an input the tables do not read) 2.
+/// (an unknown table, a query DataFusion refuses or that needs more than the memory limit, an
+/// input the tables do not read) 2, a query cancelled at its timeout 124.
+/// The exit status of a query cancelled at `--timeout`: 124, as `timeout(1)` exits.
+#[cfg(feature = "sql")]
+const QUERY_TIMED_OUT: u8 = 124;
+
 #[cfg(any(feature = "parquet", feature = "sql"))]
 fn failure(e: profcodec_arrow::Error) -> Failure {
     use profcodec_arrow::Error;
@@ -255,6 +381,10 @@ fn failure(e: profcodec_arrow::Error) -> Failure {
         Error::Open(profcodec::OpenError::Unknown { .. })
         | Error::Unsupported { .. }
         | Error::UnknownTable { .. } => 2,
+        #[cfg(feature = "sql")]
+        Error::NoSuchTable { .. } | Error::ReadOnly { .. } | Error::MemoryLimit { .. } => 2,
+        #[cfg(feature = "sql")]
+        Error::Timeout { .. } => QUERY_TIMED_OUT,
         #[cfg(feature = "sql")]
         Error::Sql(sql) => {
             // A failure while reading an input travels inside DataFusion's error.
@@ -285,5 +415,39 @@ fn missing_feature(verb: &str, feature: &str) -> Failure {
         message: format!(
             "{verb} is not in this build: build profcodec-cli with the `{feature}` feature"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn memory_limits_read_binary_units_and_none() {
+        let bytes = |t: &str| memory_limit(t).unwrap().0;
+        assert_eq!(bytes("1G"), Some(1 << 30));
+        assert_eq!(bytes("1GiB"), Some(1 << 30));
+        assert_eq!(bytes("512m"), Some(512 << 20));
+        assert_eq!(bytes("1.5K"), Some(1536));
+        assert_eq!(bytes("4096"), Some(4096));
+        assert_eq!(bytes("2 TB"), Some(2 << 40));
+        assert_eq!(bytes("none"), None);
+        for bad in ["", "G", "0", "1X", "-1G", "1..5G"] {
+            assert!(memory_limit(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timeouts_are_positive_seconds() {
+        assert_eq!(timeout("1").unwrap(), std::time::Duration::from_secs(1));
+        assert_eq!(
+            timeout("0.25").unwrap(),
+            std::time::Duration::from_millis(250)
+        );
+        for bad in ["0", "-1", "soon", "inf", ""] {
+            assert!(timeout(bad).is_err(), "{bad}");
+        }
     }
 }

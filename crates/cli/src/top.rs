@@ -200,7 +200,7 @@ impl Display {
 }
 
 /// `x` with `decimals` decimals and a comma between each group of three integer digits.
-fn grouped(x: f64, decimals: usize) -> String {
+pub(crate) fn grouped(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return x.to_string();
     }

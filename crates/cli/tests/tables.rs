@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use profcodec_common::corpus::{corpus_dir, files_below};
 use serde_json::Value;
@@ -565,4 +566,174 @@ fn failures_say_what_and_exit_as_documented() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!failed.exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `profcodec sql QUERY hello.nytprof.out` with `args` before the query: status, stdout,
+/// stderr, and how long it ran.
+fn sql_on_hello(args: &[&str], query: &str) -> (Option<i32>, String, String, Duration) {
+    let start = Instant::now();
+    let out = profcodec()
+        .arg("sql")
+        .args(args)
+        .arg(query)
+        .arg(testdata("nytprof/hello.nytprof.out"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        start.elapsed(),
+    )
+}
+
+/// SQL is read-only: COPY TO, CREATE EXTERNAL TABLE, INSERT and other statements that write
+/// or change something are refused with status 2, and no file or folder is made.
+#[test]
+fn sql_refuses_what_writes_and_makes_no_file() {
+    let dir = std::env::temp_dir().join(format!("profcodec-sql-readonly-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let target = dir.join("new/out.csv");
+    let existing = dir.join("existing.csv");
+    std::fs::write(&existing, "keep\n").unwrap();
+    for (query, what) in [
+        (
+            format!(
+                "COPY (SELECT * FROM nytprof.lines) TO '{}' STORED AS CSV",
+                target.display()
+            ),
+            "COPY is refused",
+        ),
+        (
+            format!("COPY (SELECT 1) TO '{}' STORED AS CSV", existing.display()),
+            "COPY is refused",
+        ),
+        (
+            format!(
+                "CREATE EXTERNAL TABLE t STORED AS CSV LOCATION '{}'",
+                existing.display()
+            ),
+            "CREATE EXTERNAL TABLE is refused",
+        ),
+        (
+            "INSERT INTO inputs SELECT * FROM inputs".to_owned(),
+            "INSERT INTO is refused",
+        ),
+        (
+            "CREATE TABLE t AS SELECT 1".to_owned(),
+            "CREATE TABLE is refused",
+        ),
+        ("DROP TABLE inputs".to_owned(), "DROP TABLE is refused"),
+    ] {
+        let (status, stdout, stderr, _) = sql_on_hello(&[], &query);
+        assert_eq!(status, Some(2), "{query}: {stderr}");
+        assert!(stderr.contains(what), "{query}: {stderr}");
+        assert!(stderr.contains("only reads"), "{query}: {stderr}");
+        assert!(stdout.is_empty(), "{query}: {stdout}");
+    }
+    assert!(!dir.join("new").exists(), "no folder made");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A query over `--memory-limit` stops with a worded error and status 2, not an abort.
+#[test]
+fn sql_over_the_memory_limit_fails_saying_so() {
+    let query =
+        "SELECT length(string_agg(CAST(value AS VARCHAR), ',')) FROM generate_series(1, 1000000)";
+    let (status, _, stderr, took) = sql_on_hello(&["--memory-limit", "1M"], query);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "profcodec: the query needs more than 1 MiB of memory; --memory-limit raises it"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    // Raised, it runs.
+    let (status, stdout, stderr, _) = sql_on_hello(&["--memory-limit", "256MiB"], query);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(stdout.contains("6888895"), "{stdout}");
+    // A size that is none is refused by the argument parser.
+    let (status, _, stderr, _) = sql_on_hello(&["--memory-limit", "lots"], "SELECT 1");
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains("is no size"), "{stderr}");
+}
+
+/// `--timeout` cancels a query still running (a cross join of a trillion rows) with a worded
+/// error and status 124 (as `timeout(1)`), at once.
+#[test]
+fn sql_timeout_cancels_a_long_query() {
+    let query = "SELECT COUNT(*) FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b";
+    let (status, stdout, stderr, took) = sql_on_hello(&["--timeout", "1"], query);
+    assert_eq!(status, Some(124), "{stderr}");
+    assert!(
+        stderr.contains("the query was cancelled after running 1 s; --timeout"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    // Streamed rows stop at the timeout too.
+    let (status, _, _, took) = sql_on_hello(
+        &["--timeout", "1", "--format", "csv"],
+        "SELECT a.value FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b",
+    );
+    assert_eq!(status, Some(124));
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// The table format keeps its first 1,000 rows and counts the others; csv prints them all; an
+/// empty result prints its header and `0 rows`.
+#[test]
+fn sql_table_is_bounded_and_says_what_it_left_out() {
+    let (status, stdout, stderr, _) =
+        sql_on_hello(&[], "SELECT value FROM generate_series(1, 100000)");
+    assert_eq!(status, Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    // 3 header lines, 1,000 rows, the bottom border and the count.
+    assert_eq!(lines.len(), 1005, "{}", lines.len());
+    assert_eq!(lines[3].trim(), "| 1     |");
+    assert_eq!(lines[1002].trim(), "| 1000  |");
+    assert_eq!(
+        lines[1004],
+        "... and 99,000 more rows (use --format csv for all)"
+    );
+    let (status, stdout, _, _) = sql_on_hello(
+        &["--format", "csv"],
+        "SELECT value FROM generate_series(1, 100000)",
+    );
+    assert_eq!(status, Some(0));
+    assert_eq!(stdout.lines().count(), 100001);
+    // Exactly the cap: no count line.
+    let (_, stdout, _, _) = sql_on_hello(&[], "SELECT value FROM generate_series(1, 1000)");
+    assert!(stdout.trim_end().ends_with('+'), "{stdout}");
+
+    let (status, stdout, stderr, _) =
+        sql_on_hello(&[], "SELECT file, line FROM nytprof.lines WHERE line < 0");
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "+------+------+\n| file | line |\n+------+------+\n+------+------+\n0 rows\n"
+    );
+}
+
+/// An unknown table is named with the tables the inputs have; no message names DataFusion's
+/// catalog.
+#[test]
+fn sql_unknown_table_lists_the_inputs_tables() {
+    let (status, _, stderr, _) = sql_on_hello(&[], "SELECT * FROM nope");
+    assert_eq!(status, Some(2));
+    assert!(
+        stderr.starts_with("profcodec: no table nope in the inputs: they have inputs, nytprof.calls, nytprof.files, nytprof.lines, nytprof.subs, profile."),
+        "{stderr}"
+    );
+    for query in [
+        "SELECT * FROM nope",
+        "SELECT * FROM public.nope",
+        "SELECT nope FROM lines",
+        "SELECT * FROM lines JOIN nytprof.nothing USING (file)",
+    ] {
+        let (status, _, stderr, _) = sql_on_hello(&[], query);
+        assert_eq!(status, Some(2), "{query}");
+        assert!(!stderr.contains("datafusion."), "{query}: {stderr}");
+    }
 }

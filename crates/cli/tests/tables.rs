@@ -487,7 +487,8 @@ fn testdata(rel: &str) -> PathBuf {
 }
 
 /// A damaged input is exit status 1 naming the file, a query DataFusion refuses 2, an unknown
-/// `--table` 2, and an export over an existing folder 2 without `--force`.
+/// `--table` 2, and an export over an existing folder 3 (without `--force`, or whatever the
+/// flags when profcodec did not write it).
 #[test]
 fn failures_say_what_and_exit_as_documented() {
     let dir = std::env::temp_dir().join(format!("profcodec-tables-fail-{}", std::process::id()));
@@ -522,32 +523,45 @@ fn failures_say_what_and_exit_as_documented() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing"));
 
+    // A folder that profcodec did not write is never replaced, even with --force (exit 3).
     let target = dir.join("export");
     std::fs::create_dir(&target).unwrap();
     std::fs::write(target.join("keep"), b"").unwrap();
-    let out = profcodec()
-        .args(["export", "--parquet"])
-        .arg(&target)
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        target.join("keep").exists(),
-        "nothing replaced without --force"
-    );
-    let out = profcodec()
-        .args(["export", "--force", "--table", "lines", "--parquet"])
-        .arg(&target)
-        .arg(&good)
-        .output()
-        .unwrap();
+    for force in [false, true] {
+        let mut cmd = profcodec();
+        cmd.args(["export", "--parquet"]).arg(&target).arg(&good);
+        if force {
+            cmd.arg("--force");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert!(target.join("keep").exists(), "a foreign folder replaced");
+    }
+    // An export is replaced only with --force, and then whole.
+    let target = dir.join("dataset");
+    let export = |force: bool, table: &str| {
+        let mut cmd = profcodec();
+        cmd.args(["export", "--table", table, "--parquet"])
+            .arg(&target)
+            .arg(&good);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.output().unwrap()
+    };
+    let out = export(false, "subs");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!target.join("keep").exists(), "replaced whole");
+    assert_eq!(export(false, "lines").status.code(), Some(3));
+    let out = export(true, "lines");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         target
             .join("nytprof/lines/input=0/part-00000.parquet")

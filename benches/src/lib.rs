@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod easyprofiler;
+pub mod hostile;
 pub mod hpcrun;
 pub mod hpctoolkit;
 pub mod nytprof;

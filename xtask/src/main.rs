@@ -2,9 +2,13 @@
 //!
 //! - `cargo xtask test`: THE test command (README, `.ci/run`). Installs what the tests need when it
 //!   is missing, then runs rustfmt, clippy, the whole workspace's tests with the shared corpus, the
-//!   Python package's pytest suite (`src/python.rs`), the docs with warnings denied, a replay of
-//!   every fuzz target's corpus on stable Rust, and the packaging checks (no unused dependency,
-//!   `cargo publish --dry-run --workspace`).
+//!   Python package's pytest suite (`src/python.rs`), the docs with warnings denied, the
+//!   hostile amplification cases (`cargo xtask hostile`), a replay of every fuzz target's corpus
+//!   on stable Rust, and the packaging checks (no unused dependency, `cargo publish --dry-run
+//!   --workspace`).
+//! - `cargo xtask hostile`: small crafted inputs (deep call chains, long names, aliased trace
+//!   lines) at three sizes each, converted to every target by `profcodec`: each is
+//!   refused with a message or stays within the output budget (`src/hostile.rs`).
 //! - `cargo xtask gen-<format> ARGS...`: large-input generators (for benches and experiments).
 //! - `cargo xtask bench-peers <format> [ARGS...] [--runs N] [--peer PATH]`: the `profcodec
 //!   validate` process timed against the real tool's reader on the same input, interleaved
@@ -25,6 +29,7 @@ use anyhow::{Context, Result, anyhow, bail};
 mod easyprofiler;
 mod export;
 mod fuzz;
+mod hostile;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
@@ -196,6 +201,7 @@ fn test(ws: &Workspace) -> Result<()> {
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     newcomer_examples(ws)?;
+    hostile::run_all(ws)?;
     fuzz::replay(ws)?;
     packaging(ws)?;
     eprintln!("xtask: every check passed");
@@ -316,6 +322,7 @@ fn main() -> Result<()> {
             tables::bench(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
+        Some("hostile") => hostile::run_all(&ws),
         Some("bench-peers") => {
             let name = args
                 .get(1)
@@ -336,7 +343,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask test | fuzz-replay | interop-spark [DATABASE] | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
+                "usage: cargo xtask test | hostile | fuzz-replay | interop-spark [DATABASE] | gen-<format> ARGS... | bench-peers <format> ARGS...\n\
                  formats: {}",
                 FORMATS
                     .iter()

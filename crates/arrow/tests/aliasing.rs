@@ -3,48 +3,15 @@
 //! the shared samples once per alias: 364,824 bytes were 100 M rows).
 #![allow(clippy::unwrap_used)]
 
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use profcodec_arrow::{Input, ScanOptions, Tables};
-use profcodec_hpctoolkit::model::TraceElement;
-use profcodec_hpctoolkit::write::TraceDbWriter;
 use profcodec_hpctoolkit::{Database, TraceDb};
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata")
         .join(rel)
-}
-
-/// A trace.db of `n` lines whose headers all point at the first line's samples (demo.d's
-/// first non-empty line), the profIndexes those of demo.d's lines in turn.
-fn aliased_trace(demo: &[u8], n: u32) -> Vec<u8> {
-    let view = TraceDb::parse(demo).unwrap();
-    let lines: Vec<_> = view.traces().map(Result::unwrap).collect();
-    let first = lines.iter().find(|t| !t.elems.is_empty()).unwrap();
-    let elems: Vec<TraceElement> = first
-        .elems
-        .iter()
-        .map(|e| TraceElement {
-            timestamp: e.timestamp(),
-            ctx_id: e.ctx_id(),
-        })
-        .collect();
-    let mut layout = vec![(first.prof_index, elems.len() as u64)];
-    layout.extend((1..n).map(|i| (lines[i as usize % lines.len()].prof_index, 0)));
-    let mut w = TraceDbWriter::new(Cursor::new(Vec::new()), &layout).unwrap();
-    w.append(0, &elems).unwrap();
-    let mut bytes = w.finish().unwrap().into_inner();
-    let view = TraceDb::parse(&bytes).unwrap();
-    let offsets: Vec<usize> = (0..n)
-        .map(|i| view.trace(i).unwrap().offset as usize)
-        .collect();
-    let run: [u8; 0x10] = bytes[offsets[0] + 8..offsets[0] + 0x18].try_into().unwrap();
-    for at in &offsets[1..] {
-        bytes[at + 8..at + 0x18].copy_from_slice(&run);
-    }
-    bytes
 }
 
 #[test]
@@ -54,7 +21,10 @@ fn aliased_trace_lines_are_refused_before_any_table() {
     for f in ["meta.db", "profile.db", "cct.db"] {
         std::fs::copy(demo.join(f), dir.join(f)).unwrap();
     }
-    let bytes = aliased_trace(&std::fs::read(demo.join("trace.db")).unwrap(), 1000);
+    let bytes = profcodec_benches::hostile::hpctoolkit_aliased_trace(
+        &std::fs::read(demo.join("trace.db")).unwrap(),
+        1000,
+    );
     std::fs::write(dir.join("trace.db"), &bytes).unwrap();
 
     // validate's words.

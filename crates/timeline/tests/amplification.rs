@@ -8,14 +8,11 @@
 //!   metadata event, and caps it in every slice.
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use profcodec_easyprofiler::{
     Capture, Convention, Descriptor, Record, RecordBody, Thread, Version,
 };
-use profcodec_hpctoolkit::model::TraceElement;
-use profcodec_hpctoolkit::write::TraceDbWriter;
 use profcodec_hpctoolkit::{Database, TraceDb};
 use profcodec_timeline::{Error, Filter, Format, TimelineWriter};
 use serde_json::Value;
@@ -34,36 +31,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A trace.db of `n` lines whose headers all point at the first line's samples (demo.d's
-/// first non-empty line), the profIndexes those of demo.d's lines in turn.
-fn aliased_trace(demo: &[u8], n: u32) -> Vec<u8> {
-    let view = TraceDb::parse(demo).unwrap();
-    let lines: Vec<_> = view.traces().map(Result::unwrap).collect();
-    let first = lines.iter().find(|t| !t.elems.is_empty()).unwrap();
-    let elems: Vec<TraceElement> = first
-        .elems
-        .iter()
-        .map(|e| TraceElement {
-            timestamp: e.timestamp(),
-            ctx_id: e.ctx_id(),
-        })
-        .collect();
-    let mut layout = vec![(first.prof_index, elems.len() as u64)];
-    layout.extend((1..n).map(|i| (lines[i as usize % lines.len()].prof_index, 0)));
-    let mut w = TraceDbWriter::new(Cursor::new(Vec::new()), &layout).unwrap();
-    w.append(0, &elems).unwrap();
-    let mut bytes = w.finish().unwrap().into_inner();
-    let view = TraceDb::parse(&bytes).unwrap();
-    let offsets: Vec<usize> = (0..n)
-        .map(|i| view.trace(i).unwrap().offset as usize)
-        .collect();
-    let run: [u8; 0x10] = bytes[offsets[0] + 8..offsets[0] + 0x18].try_into().unwrap();
-    for at in &offsets[1..] {
-        bytes[at + 8..at + 0x18].copy_from_slice(&run);
-    }
-    bytes
-}
-
 /// The events of a Chrome trace.
 fn chrome_events(bytes: &[u8]) -> Vec<Value> {
     let v: Value = serde_json::from_slice(bytes).unwrap();
@@ -77,7 +44,10 @@ fn aliased_trace_lines_are_refused_by_both_writers() {
     for f in ["meta.db", "profile.db", "cct.db"] {
         std::fs::copy(demo.join(f), dir.join(f)).unwrap();
     }
-    let bytes = aliased_trace(&std::fs::read(demo.join("trace.db")).unwrap(), 1000);
+    let bytes = profcodec_benches::hostile::hpctoolkit_aliased_trace(
+        &std::fs::read(demo.join("trace.db")).unwrap(),
+        1000,
+    );
     std::fs::write(dir.join("trace.db"), &bytes).unwrap();
     let expected = Database::open(&dir)
         .unwrap()

@@ -52,6 +52,8 @@ pub use open::{OpenError, OpenOptions, Opened, open};
 pub use profcodec_profile;
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
 pub use profile::statprofiler_session;
+#[cfg(feature = "symbolize")]
+pub use profile::symbols;
 #[cfg(feature = "profile")]
 pub use profile::{
     HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,

@@ -394,7 +394,10 @@ fn staging_left_by_a_killed_process_is_removed_by_the_next_check() {
     std::fs::create_dir(&running).unwrap();
     let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
     if Path::new("/proc/self").exists() {
-        assert_eq!(checked.removed_stale_staging(), std::slice::from_ref(&stale));
+        assert_eq!(
+            checked.removed_stale_staging(),
+            std::slice::from_ref(&stale)
+        );
         assert!(!stale.exists());
     }
     assert!(running.exists());

@@ -221,7 +221,7 @@ impl ProfileConverter {
     }
 
     /// Looks for binaries in the measurement folder `folder` and its `vdso/` and `gpubins/`
-    /// subfolders too, before the search path (when symbolizing).
+    /// subfolders too, after the search path (when symbolizing).
     #[cfg(feature = "symbolize")]
     pub fn look_in_folder(&mut self, folder: &std::path::Path) {
         if let Some(s) = &mut self.symbols {

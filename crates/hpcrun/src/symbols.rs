@@ -52,7 +52,7 @@ impl ModuleReport {
 #[derive(Debug)]
 pub(crate) struct Symbols {
     symbolizer: Symbolizer,
-    /// Places tried first for every module (a measurement folder and its `vdso/`, `gpubins/`).
+    /// Folders searched after the search path (a measurement folder, its `vdso/`, `gpubins/`).
     first: Vec<PathBuf>,
     reports: BTreeMap<String, ModuleReport>,
     /// The frames of each looked-up address, by binary, module string and probe.

@@ -600,16 +600,20 @@ impl Symbolizer {
         self.resolve_with(recorded, &[], probes, build_id)
     }
 
-    /// [`resolve`](Self::resolve), trying the places `first` before the search path.
+    /// [`resolve`](Self::resolve), searching the folders `more_dirs` after the search path's.
     pub fn resolve_with(
         &mut self,
         recorded: &str,
-        first: &[PathBuf],
+        more_dirs: &[PathBuf],
         probes: &[Probe],
         build_id: Option<&[u8]>,
     ) -> Resolution {
-        let mut candidates: Vec<PathBuf> = first.to_vec();
-        candidates.extend(self.search.candidates(Path::new(recorded)));
+        let candidates = if more_dirs.is_empty() {
+            self.search.candidates(Path::new(recorded))
+        } else {
+            let search = self.search.clone().with(more_dirs.iter().cloned());
+            search.candidates(Path::new(recorded))
+        };
         let mut rejected = Vec::new();
         for path in &candidates {
             let index = match self.opened.get(path) {

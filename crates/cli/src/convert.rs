@@ -58,6 +58,9 @@ pub(crate) struct ConvertArgs {
     /// Timeline filters (perfetto, chrome).
     #[command(flatten)]
     pub(crate) timeline: timeline::TimelineArgs,
+    /// A folder where the binaries of hpcrun measurements are searched by file name (as in top).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) binary_path: Vec<PathBuf>,
     /// Inputs (files, database, measurement or session folders); several are merged.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
@@ -65,6 +68,7 @@ pub(crate) struct ConvertArgs {
 
 /// Runs `profcodec convert`.
 pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
+    crate::top::use_binary_path(&args.binary_path);
     if matches!(args.to, Target::Perfetto | Target::Chrome) {
         return timeline::run(args);
     }

@@ -505,6 +505,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
             inputs,
         } => {
+            query.use_binary_path();
             let profile = merged_profile(&inputs)?;
             let q = query.query();
             check_contexts(&profile, &q, &inputs[0])?;
@@ -523,6 +524,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             base,
             new,
         } => {
+            query.use_binary_path();
             let base_profile = profile_of(&base)?;
             let new_profile = profile_of(&new)?;
             let q = query.query();

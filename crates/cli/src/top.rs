@@ -5,12 +5,13 @@
 //! share of the total, and a total line. `--json` prints full-precision values in the model's
 //! own unit (schemas in the CLI README).
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use profcodec_profile::{
     Combine, ContextFilter, Diff, DiffRow, GroupBy, IdKind, Order, Profile, Quantity, Query, Row,
-    Table, Unit,
+    Table, Unit, short_name,
 };
 use serde::Serialize;
 
@@ -66,9 +67,75 @@ pub(crate) struct QueryArgs {
     /// Average over the threads, ranks or processes read instead of summing them.
     #[arg(long)]
     mean: bool,
+    /// Print names whole: by default C++ template arguments and parameter lists show as <…>
+    /// and (…), and the table is cut to the terminal's width (200 columns off a terminal).
+    #[arg(long)]
+    full_names: bool,
+    /// A folder where the binaries of hpcrun measurements are searched by file name, before
+    /// PROFCODEC_BINARY_PATH's folders and the paths the load map records (repeatable).
+    #[arg(long, value_name = "DIR")]
+    binary_path: Vec<PathBuf>,
+}
+
+/// The width of text tables: the terminal's when standard output is one, else 200.
+const OFF_TERMINAL_WIDTH: usize = 200;
+
+fn table_width() -> usize {
+    let out = io::stdout();
+    if !out.is_terminal() {
+        return OFF_TERMINAL_WIDTH;
+    }
+    #[cfg(unix)]
+    if let Ok(size) = rustix::termios::tcgetwinsize(&out)
+        && size.ws_col > 0
+    {
+        return usize::from(size.ws_col);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(OFF_TERMINAL_WIDTH)
+}
+
+/// Where hpcrun measurements' binaries are searched (`--binary-path`), and a line on standard
+/// error for each load module that stays unresolved, and why.
+pub(crate) fn use_binary_path(dirs: &[PathBuf]) {
+    profcodec::symbols::set_binary_path(dirs.iter().cloned());
+    profcodec::symbols::set_reporter(|report| {
+        if let Some(why) = &report.unresolved {
+            eprintln!(
+                "profcodec: no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
+                 (--binary-path DIR or PROFCODEC_BINARY_PATH finds moved binaries)",
+                report.module,
+                report.files - report.resolved,
+                report.files
+            );
+        }
+    });
 }
 
 impl QueryArgs {
+    /// Sets up symbolization for `--binary-path` ([`use_binary_path`]).
+    pub(crate) fn use_binary_path(&self) {
+        use_binary_path(&self.binary_path);
+    }
+
+    /// A row's name as the table shows it: shortened (`--full-names` keeps it whole) when rows
+    /// are functions.
+    fn shown_name(&self, name: &str) -> String {
+        if self.full_names || self.group != Group::Function {
+            name.to_owned()
+        } else {
+            short_name(name).into_owned()
+        }
+    }
+
+    /// The width the table is cut to, `None` for `--full-names`.
+    fn width(&self) -> Option<usize> {
+        (!self.full_names).then(table_width)
+    }
+
     /// The model's query for these flags.
     pub(crate) fn query(&self) -> Query {
         let mut query = Query::new()
@@ -242,6 +309,92 @@ fn location(row_file: Option<&str>, row_module: Option<&str>, group: Group) -> S
         Group::Function => row_file.or(row_module).unwrap_or("").to_owned(),
         Group::Line | Group::Module => String::new(),
     }
+}
+
+/// The narrowest a cut name or file column gets.
+const MIN_TEXT_WIDTH: usize = 16;
+
+/// `cell` cut to `width` characters with a visible `…`: its end cut (a name), or its start (a
+/// file path, whose end says most).
+fn cut(cell: &str, width: usize, keep_end: bool) -> String {
+    let n = cell.chars().count();
+    if n <= width {
+        return cell.to_owned();
+    }
+    let keep = width.saturating_sub(1);
+    if keep_end {
+        let mut s = String::from("…");
+        s.extend(cell.chars().skip(n - keep));
+        s
+    } else {
+        let mut s: String = cell.chars().take(keep).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The widths of the last two columns (the name and its file) that keep a table within `max`
+/// characters: the file cut first to two fifths of the room, then the name; never below
+/// [`MIN_TEXT_WIDTH`] (a table of many value columns on a narrow terminal may still wrap).
+fn fit(widths: &[usize], max: usize) -> Option<(usize, usize)> {
+    let [values @ .., name, file] = widths else {
+        return None;
+    };
+    let fixed: usize = values.iter().map(|w| w + 2).sum();
+    let room = max.saturating_sub(fixed);
+    let sep = if *file > 0 { 2 } else { 0 };
+    if name + sep + file <= room {
+        return None;
+    }
+    let room = room.saturating_sub(sep);
+    let file_w = if *file == 0 {
+        0
+    } else {
+        (*file).min(
+            room.saturating_sub(*name)
+                .max(room * 2 / 5)
+                .max(MIN_TEXT_WIDTH),
+        )
+    };
+    let name_w = (*name).min(room.saturating_sub(file_w).max(MIN_TEXT_WIDTH));
+    Some((name_w, file_w))
+}
+
+/// [`write_table`] within `max` characters a line when given: the second-to-last column (names)
+/// and the last (files) cut with a visible `…`, the value columns whole.
+fn write_table_within(
+    out: &mut dyn Write,
+    rows: &[Vec<String>],
+    left: &[bool],
+    max: Option<usize>,
+) -> io::Result<()> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
+        return write_table(out, rows, left);
+    };
+    let cut_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(c, cell)| match columns - c {
+                    2 => cut(cell, name_w, false),
+                    1 => cut(cell, file_w, true),
+                    _ => cell.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    write_table(out, &cut_rows, left)
 }
 
 /// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
@@ -423,7 +576,7 @@ pub(crate) fn write_top(
         if has_calls {
             cells.push(r.calls.map(|c| grouped(c, 0)).unwrap_or_default());
         }
-        cells.push(r.name.clone());
+        cells.push(args.shown_name(&r.name));
         cells.push(location(r.file.as_deref(), r.module.as_deref(), args.group));
         rows.push(cells);
     }
@@ -444,7 +597,7 @@ pub(crate) fn write_top(
     rows.push(total_cells);
     let mut left = vec![false; 4 + usize::from(has_calls)];
     left.extend([true, true]);
-    write_table(out, &rows, &left)
+    write_table_within(out, &rows, &left, args.width())
 }
 
 /// One side of a `diff --json` row.
@@ -586,7 +739,7 @@ pub(crate) fn write_diff(
             } else {
                 signed_percent(relative)
             },
-            r.name.clone(),
+            args.shown_name(&r.name),
             location(r.file.as_deref(), r.module.as_deref(), args.group),
         ]);
     }
@@ -603,7 +756,12 @@ pub(crate) fn write_diff(
         "total".to_owned(),
         String::new(),
     ]);
-    write_table(out, &rows, &[false, false, false, false, true, true])
+    write_table_within(
+        out,
+        &rows,
+        &[false, false, false, false, true, true],
+        args.width(),
+    )
 }
 
 #[cfg(test)]
@@ -617,6 +775,27 @@ mod tests {
         assert_eq!(grouped(999.0, 0), "999");
         assert_eq!(grouped(-0.0001, 2), "0.00");
         assert_eq!(grouped(0.0, 3), "0.000");
+    }
+
+    #[test]
+    fn wide_tables_are_cut_with_a_mark() {
+        let long = "n".repeat(300);
+        let rows = vec![
+            vec!["self".to_owned(), "name".to_owned(), "file".to_owned()],
+            vec![
+                "1".to_owned(),
+                long,
+                format!("/very/long/{}/f.c", "d".repeat(100)),
+            ],
+        ];
+        let mut out = Vec::new();
+        write_table_within(&mut out, &rows, &[false, true, true], Some(80)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        assert!(text.contains("n…"), "{text}");
+        assert!(text.contains("…ddd/f.c"), "{text}");
     }
 
     #[test]

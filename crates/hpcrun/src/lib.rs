@@ -57,6 +57,8 @@ mod model;
 pub mod profile;
 pub mod raw;
 pub mod read;
+#[cfg(feature = "symbolize")]
+pub mod symbols;
 mod text;
 mod values;
 #[doc(hidden)]
@@ -74,6 +76,8 @@ pub use read::{
     TraceRecords, TraceStream, TraceView, V4View, detect_version, read_measurement,
     read_measurement_partial, read_measurement_prefix, read_trace,
 };
+#[cfg(feature = "symbolize")]
+pub use symbols::{ModuleReport, SearchPath};
 pub use text::Text;
 pub use values::NodeValues;
 pub use write::{WriteError, write_measurement, write_trace};

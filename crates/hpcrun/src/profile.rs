@@ -199,12 +199,50 @@ pub struct ProfileConverter {
     builder: ProfileBuilder,
     default_set: bool,
     name_set: bool,
+    #[cfg(feature = "symbolize")]
+    symbols: Option<crate::symbols::Symbols>,
 }
 
 impl ProfileConverter {
     /// A converter with an empty profile.
     pub fn new() -> Self {
         ProfileConverter::default()
+    }
+
+    /// A converter that names each address by function, file and line from the binaries the
+    /// load maps name, found by their recorded paths or through `search`
+    /// ([`symbols`](crate::symbols)); addresses that cannot be resolved keep their address form.
+    #[cfg(feature = "symbolize")]
+    pub fn with_symbols(search: crate::symbols::SearchPath) -> Self {
+        ProfileConverter {
+            symbols: Some(crate::symbols::Symbols::new(search)),
+            ..ProfileConverter::default()
+        }
+    }
+
+    /// Looks for binaries in the measurement folder `folder` and its `vdso/` and `gpubins/`
+    /// subfolders too, after the search path (when symbolizing).
+    #[cfg(feature = "symbolize")]
+    pub fn look_in_folder(&mut self, folder: &std::path::Path) {
+        if let Some(s) = &mut self.symbols {
+            s.add_folder(folder);
+        }
+    }
+
+    /// What became of each load module the converted files referred to, by path (empty when
+    /// not symbolizing).
+    #[cfg(feature = "symbolize")]
+    pub fn module_reports(&self) -> Vec<crate::symbols::ModuleReport> {
+        self.symbols
+            .as_ref()
+            .map(|s| s.reports().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// How many binaries were read (each at most once).
+    #[cfg(feature = "symbolize")]
+    pub fn binaries_read(&self) -> usize {
+        self.symbols.as_ref().map_or(0, |s| s.binaries_read())
     }
 
     /// Adds one measurement file (a thread) as one context; `files` names it when it came from a
@@ -349,6 +387,16 @@ impl ProfileConverter {
         let modules = Modules::new(&mut self.builder, e, m.version.is_legacy())?;
         let values = NodeValues::new(m, epoch);
         let index = CctIndex::new(&e.cct);
+        #[cfg(feature = "symbolize")]
+        let resolved = match &mut self.symbols {
+            Some(s) if !modules.legacy => Some(s.resolve(e, &index, |lm| {
+                matches!(
+                    lm,
+                    PLACEHOLDER_LM | GPU_CONTEXT_NODE | GPU_RANGE_NODE | GPU_ROOT_NODE
+                )
+            })),
+            _ => None,
+        };
         // The counts are bounded by the file: the tables grow once instead of doubling (each
         // node has one frame at most, and frames are often as many as nodes).
         self.builder.reserve_nodes(e.cct.len());
@@ -408,6 +456,19 @@ impl ProfileConverter {
                             .intern_frame(Frame::function(name).with_address(node.ip))?
                     }
                     lm => {
+                        #[cfg(feature = "symbolize")]
+                        if let (Some(s), Some(r)) = (&mut self.symbols, &resolved)
+                            && let Some(frames) =
+                                s.frames(&mut self.builder, r, i, lm, node.ip, modules.by_id(lm))?
+                        {
+                            // The function, then what was inlined into it: values at the last.
+                            let mut node = parent;
+                            for &f in frames.iter() {
+                                node = Some(self.builder.intern_node(node, f)?);
+                            }
+                            model[i] = node;
+                            continue;
+                        }
                         let mut frame = Frame::new(FrameKind::Function).with_address(node.ip);
                         if let Some(module) = modules.by_id(lm) {
                             frame = frame.with_module(module);
@@ -500,13 +561,37 @@ impl MeasurementFolder {
     /// Every profile of the folder as one multi-thread profile, one context per thread
     /// ([`ProfileConverter`]); files are read one at a time.
     pub fn to_profile(&self) -> Result<Profile, ProfileError> {
-        let mut converter = ProfileConverter::new();
+        self.convert(ProfileConverter::new())
+    }
+
+    /// [`to_profile`](Self::to_profile) with addresses named from the binaries
+    /// ([`ProfileConverter::with_symbols`]; the folder itself and its `vdso/` and `gpubins/` are
+    /// searched too), and what became of each load module. Each binary is read once.
+    #[cfg(feature = "symbolize")]
+    pub fn to_profile_with_symbols(
+        &self,
+        search: crate::symbols::SearchPath,
+    ) -> Result<(Profile, Vec<crate::symbols::ModuleReport>), ProfileError> {
+        let mut converter = ProfileConverter::with_symbols(search);
+        converter.look_in_folder(self.path());
+        self.add_to(&mut converter)?;
+        let reports = converter.module_reports();
+        Ok((converter.finish(), reports))
+    }
+
+    fn convert(&self, mut converter: ProfileConverter) -> Result<Profile, ProfileError> {
+        self.add_to(&mut converter)?;
+        Ok(converter.finish())
+    }
+
+    /// Adds every profile of the folder, one file at a time.
+    pub fn add_to(&self, converter: &mut ProfileConverter) -> Result<(), ProfileError> {
         for thread in self.threads() {
             if let Some(m) = thread.read_profile() {
                 converter.add(&m?, Some(thread))?;
             }
         }
-        Ok(converter.finish())
+        Ok(())
     }
 }
 

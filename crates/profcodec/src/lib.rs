@@ -62,6 +62,8 @@ pub mod output;
 
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
 pub use conversion::statprofiler_session;
+#[cfg(feature = "symbolize")]
+pub use conversion::symbols;
 #[cfg(feature = "profile")]
 pub use conversion::{
     HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,

@@ -170,7 +170,11 @@ fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
     if input.path().is_dir() {
         let folder =
             MeasurementFolder::open(input.path()).map_err(|e| ReadError::invalid(e, None))?;
-        return folder.to_profile().map_err(|e| {
+        #[cfg(feature = "symbolize")]
+        let profile = symbols::folder_profile(&folder);
+        #[cfg(not(feature = "symbolize"))]
+        let profile = folder.to_profile();
+        return profile.map_err(|e| {
             let offset = match &e {
                 ProfileError::Folder(FolderError::Decode { source, .. }) => source.offset(),
                 _ => None,
@@ -186,7 +190,78 @@ fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
     }
     // Bytes after the measurement are a finding of validation, not part of the profile.
     let (m, _) = profcodec_hpcrun::read_measurement_prefix(input.bytes())?;
+    #[cfg(feature = "symbolize")]
+    {
+        let mut converter = profcodec_hpcrun::ProfileConverter::with_symbols(symbols::search());
+        // A file of a measurement folder: the folder's vdso/ and gpubins/ too.
+        if let Some(folder) = input.path().parent() {
+            converter.look_in_folder(folder);
+        }
+        converter.add(&m, None).map_err(model_error)?;
+        symbols::report(&converter.module_reports());
+        Ok(converter.finish())
+    }
+    #[cfg(not(feature = "symbolize"))]
     m.to_profile().map_err(model_error)
+}
+
+/// Where [`to_profile`] finds the binaries of hpcrun measurements, and what it says about them
+/// (feature `symbolize`).
+///
+/// Process-wide settings, as the environment variable `PROFCODEC_BINARY_PATH` is: a front end
+/// sets them once (the `profcodec` command from `--binary-path` and for its stderr report) and
+/// every conversion uses them. Binaries are searched in the folders of [`set_binary_path`],
+/// then those of `PROFCODEC_BINARY_PATH` (colon-separated), each for the recorded file name,
+/// then at the recorded path ([`profcodec_hpcrun::symbols`]).
+#[cfg(feature = "symbolize")]
+pub mod symbols {
+    use std::path::PathBuf;
+    use std::sync::RwLock;
+
+    pub use profcodec_hpcrun::symbols::{ModuleReport, Resolution, SearchPath};
+
+    type Reporter = Box<dyn Fn(&ModuleReport) + Send + Sync>;
+
+    static BINARY_PATH: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+    static REPORTER: RwLock<Option<Reporter>> = RwLock::new(None);
+
+    /// The folders searched for binaries before `PROFCODEC_BINARY_PATH`'s (`--binary-path`).
+    pub fn set_binary_path(dirs: impl IntoIterator<Item = PathBuf>) {
+        if let Ok(mut path) = BINARY_PATH.write() {
+            *path = dirs.into_iter().collect();
+        }
+    }
+
+    /// Calls `reporter` with what became of each load module of every measurement converted
+    /// from now on (resolved or not, and why not).
+    pub fn set_reporter(reporter: impl Fn(&ModuleReport) + Send + Sync + 'static) {
+        if let Ok(mut r) = REPORTER.write() {
+            *r = Some(Box::new(reporter));
+        }
+    }
+
+    /// The search path: [`set_binary_path`]'s folders, then `PROFCODEC_BINARY_PATH`'s.
+    pub fn search() -> SearchPath {
+        let first = BINARY_PATH.read().map(|p| p.clone()).unwrap_or_default();
+        SearchPath::new(first).with(SearchPath::from_env().dirs().to_vec())
+    }
+
+    pub(crate) fn report(reports: &[ModuleReport]) {
+        if let Ok(r) = REPORTER.read()
+            && let Some(r) = r.as_ref()
+        {
+            reports.iter().for_each(r);
+        }
+    }
+
+    /// A measurement folder's profile, symbolized.
+    pub(crate) fn folder_profile(
+        folder: &profcodec_hpcrun::MeasurementFolder,
+    ) -> Result<profcodec_profile::Profile, profcodec_hpcrun::ProfileError> {
+        let (profile, reports) = folder.to_profile_with_symbols(search())?;
+        report(&reports);
+        Ok(profile)
+    }
 }
 
 #[cfg(feature = "nytprof")]

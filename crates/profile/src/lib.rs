@@ -97,6 +97,7 @@
 mod builder;
 mod ids;
 mod model;
+mod names;
 pub mod query;
 mod values;
 
@@ -106,6 +107,7 @@ pub use model::{
     CallEdge, Context, EdgeValue, FlatValue, Frame, FrameKind, IdKind, Measured, Node, NodeValue,
     Profile, Quantity, Span, Unit, ValueType,
 };
+pub use names::short_name;
 pub use query::{
     Combine, ContextFilter, Diff, DiffRow, GroupBy, NodeTotals, Order, Query, QueryError, Row,
     Source, Table, Total, Values, diff,

@@ -32,7 +32,7 @@ out, queries = sys.argv[1], json.loads(sys.argv[2])
 con = duckdb.connect()
 con.execute(f"CREATE VIEW inputs AS SELECT * FROM read_parquet('{out}/inputs/*.parquet')")
 for s in sorted(os.listdir(out)):
-    if s == "inputs":
+    if s == "inputs" or not os.path.isdir(os.path.join(out, s)):
         continue
     con.execute(f'CREATE SCHEMA "{s}"')
     for t in sorted(os.listdir(os.path.join(out, s))):
@@ -208,7 +208,8 @@ fn exported_tables(out: &Path) -> Vec<(String, String)> {
     let mut tables = Vec::new();
     for set in std::fs::read_dir(out).unwrap() {
         let set = set.unwrap().path();
-        if set.ends_with("inputs") {
+        // The `.profcodec-output` mark of a folder profcodec wrote is no set.
+        if set.ends_with("inputs") || !set.is_dir() {
             continue;
         }
         for table in std::fs::read_dir(&set).unwrap() {

@@ -272,13 +272,7 @@ pub(crate) fn profcodec(ws: &Workspace) -> Result<PathBuf> {
 
 /// [`profcodec`], with the release `profcodec-sql` beside it that its `sql` and `export` run.
 pub(crate) fn profcodec_with_sql(ws: &Workspace) -> Result<PathBuf> {
-    run(&mut ws.cargo(&[
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "profcodec-sql",
-    ]))?;
+    run(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "profcodec-sql"]))?;
     profcodec(ws)
 }
 

@@ -112,7 +112,7 @@ fn missing(verb: &str) -> String {
     format!(
         "{verb} is run by the program {SQL_PROGRAM}, which is not installed{beside}. \
          Install it with `cargo install --path crates/sql` in the profcodec repository (it links \
-         DataFusion, Arrow and Parquet: about 15 minutes to build on 2 cores); in a checkout, \
+         DataFusion, Arrow and Parquet: about 20 minutes to build on 2 cores); in a checkout, \
          `cargo build --release -p profcodec-sql` puts it beside target/release/profcodec."
     )
 }

@@ -546,13 +546,16 @@ fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
 }
 
 fn main() -> ExitCode {
-    // On SIGINT or SIGTERM, the output being written is abandoned and its staging removed:
-    // nothing is left behind.
-    let _ = ctrlc::set_handler(|| {
-        profcodec::output::remove_live_staging();
-        std::process::exit(130);
-    });
     let cli = Cli::parse();
+    // On SIGINT or SIGTERM, the output being written is abandoned and its staging removed:
+    // nothing is left behind. Set after parsing (its thread is most of the start-up of
+    // `--version` and `--help`), and not for the verbs profcodec-sql runs, which sets its own.
+    if !matches!(cli.command, Command::Sql(_) | Command::Export(_)) {
+        let _ = ctrlc::set_handler(|| {
+            profcodec::output::remove_live_staging();
+            std::process::exit(130);
+        });
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

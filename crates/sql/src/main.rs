@@ -120,13 +120,13 @@ fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
     // On SIGINT or SIGTERM, the export being written is abandoned and its staging removed:
     // nothing is left behind.
     let _ = ctrlc::set_handler(|| {
         profcodec::output::remove_live_staging();
         std::process::exit(130);
     });
-    let cli = Cli::parse();
     let result = match &cli.command {
         Command::Export(args) => tables::export(args),
         Command::Sql(args) => tables::sql(args),

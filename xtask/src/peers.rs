@@ -270,6 +270,12 @@ pub(crate) fn profcodec(ws: &Workspace) -> Result<PathBuf> {
     Ok(ws.target().join("release").join("profcodec"))
 }
 
+/// [`profcodec`], with the release `profcodec-sql` beside it that its `sql` and `export` run.
+pub(crate) fn profcodec_with_sql(ws: &Workspace) -> Result<PathBuf> {
+    run(&mut ws.cargo(&["build", "--release", "--quiet", "-p", "profcodec-sql"]))?;
+    profcodec(ws)
+}
+
 /// `profcodec validate INPUT`.
 pub(crate) fn validate(profcodec: &Path, input: &Path) -> CommandLine {
     CommandLine::new(profcodec).arg("validate").arg(input)

@@ -61,7 +61,15 @@ fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
 pub(crate) fn test(ws: &Workspace, corpus: &Path) -> Result<()> {
     let python = python(ws)?;
     install(ws, &python, "dev")?;
-    run(&mut ws.cargo(&["build", "--quiet", "-p", "profcodec-cli"]))?;
+    // The suite compares with `profcodec sql`, which runs the profcodec-sql beside profcodec.
+    run(&mut ws.cargo(&[
+        "build",
+        "--quiet",
+        "-p",
+        "profcodec-cli",
+        "-p",
+        "profcodec-sql",
+    ]))?;
     run(Command::new(&python)
         .env("PROFCODEC_CLI", ws.target().join("debug").join("profcodec"))
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])

@@ -19,7 +19,7 @@ fn python_with(ws: &Workspace, module: &str, package: &str) -> Result<PathBuf> {
 }
 
 /// Installs DuckDB (PyPI `duckdb`) and returns `PROFCODEC_DUCKDB_PYTHON` for the Parquet test
-/// (crates/cli/tests/tables.rs).
+/// (crates/sql/tests/tables.rs).
 pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
     let python = python_with(ws, "duckdb", "duckdb")?;
     Ok(vec![(
@@ -69,7 +69,15 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         Some(db) => PathBuf::from(db),
         None => ws.corpus().join("hpctoolkit/hatchet-gamess"),
     };
-    run(&mut ws.cargo(&["build", "--quiet", "-p", "profcodec-cli"]))?;
+    // `profcodec export` and `profcodec sql` run the profcodec-sql built beside it.
+    run(&mut ws.cargo(&[
+        "build",
+        "--quiet",
+        "-p",
+        "profcodec-cli",
+        "-p",
+        "profcodec-sql",
+    ]))?;
     let profcodec = ws.target().join("debug").join("profcodec");
     let out = ws.target().join("interop-spark");
     run(Command::new(&profcodec)
@@ -225,7 +233,7 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         gen_args.push(crate::utf8(&db)?);
         crate::hpctoolkit::generate(&gen_args)?;
     }
-    let profcodec = crate::peers::profcodec(ws)?;
+    let profcodec = crate::peers::profcodec_with_sql(ws)?;
     let out = dir.join("out");
     let export = |extra: &[&str]| {
         let mut cmd = CommandLine::new(&profcodec)

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
+mod external;
 mod ops;
-mod tables;
 mod text;
 mod top;
 
@@ -118,16 +118,13 @@ enum Command {
     )]
     Convert(convert::ConvertArgs),
     /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned
-    /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read.
-    #[command(
-        after_help = "Examples:\n  profcodec export --parquet dataset db.d\n  profcodec export --dry-run --parquet dataset run.m"
-    )]
-    Export(tables::ExportArgs),
-    /// Run a SQL query over the inputs' tables in an embedded DataFusion session.
-    #[command(
-        after_help = "Examples:\n  profcodec sql 'SELECT name, count(*) FROM profile.frames GROUP BY name' nytprof.out\n  profcodec sql --format csv 'SELECT * FROM nytprof.lines' nytprof.out > lines.csv"
-    )]
-    Sql(tables::SqlArgs),
+    /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read (run by profcodec-sql).
+    #[command(after_help = external::AFTER_HELP)]
+    Export(external::Passed),
+    /// Run a SQL query over the inputs' tables in an embedded DataFusion session (run by
+    /// profcodec-sql).
+    #[command(after_help = external::AFTER_HELP)]
+    Sql(external::Passed),
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
     #[command(
@@ -516,8 +513,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Convert(args) => convert::run(&args),
-        Command::Export(args) => tables::export(&args),
-        Command::Sql(args) => tables::sql(&args),
+        Command::Export(args) => external::run("export", &args),
+        Command::Sql(args) => external::run("sql", &args),
         Command::Diff {
             query,
             json,
@@ -551,13 +548,16 @@ fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
 }
 
 fn main() -> ExitCode {
-    // On SIGINT or SIGTERM, the output being written is abandoned and its staging removed:
-    // nothing is left behind.
-    let _ = ctrlc::set_handler(|| {
-        profcodec::output::remove_live_staging();
-        std::process::exit(130);
-    });
     let cli = Cli::parse();
+    // On SIGINT or SIGTERM, the output being written is abandoned and its staging removed:
+    // nothing is left behind. Set after parsing (its thread is most of the start-up of
+    // `--version` and `--help`), and not for the verbs profcodec-sql runs, which sets its own.
+    if !matches!(cli.command, Command::Sql(_) | Command::Export(_)) {
+        let _ = ctrlc::set_handler(|| {
+            profcodec::output::remove_live_staging();
+            std::process::exit(130);
+        });
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

@@ -9,6 +9,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use profcodec::text::grouped;
 use profcodec_profile::{
     Combine, ContextFilter, Diff, DiffRow, GroupBy, IdKind, Order, Profile, Quantity, Query, Row,
     Table, Unit, short_name,
@@ -264,27 +265,6 @@ impl Display {
             text
         }
     }
-}
-
-/// `x` with `decimals` decimals and a comma between each group of three integer digits.
-pub(crate) fn grouped(x: f64, decimals: usize) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let text = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = text.split_at(text.find('.').unwrap_or(text.len()));
-    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
-    if x < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
-        out.push('-');
-    }
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out.push_str(frac);
-    out
 }
 
 fn percent(part: f64, whole: f64) -> String {
@@ -767,15 +747,6 @@ pub(crate) fn write_diff(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        assert_eq!(grouped(1234567.0, 0), "1,234,567");
-        assert_eq!(grouped(-1234.5, 2), "-1,234.50");
-        assert_eq!(grouped(999.0, 0), "999");
-        assert_eq!(grouped(-0.0001, 2), "0.00");
-        assert_eq!(grouped(0.0, 3), "0.000");
-    }
 
     #[test]
     fn wide_tables_are_cut_with_a_mark() {

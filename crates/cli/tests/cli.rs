@@ -157,3 +157,121 @@ fn a_statprofiler_session_directory_is_read_whole() {
     names.retain(|n| n != profcodec::output::FOLDER_MARKER);
     assert_eq!(names.len(), 8);
 }
+
+/// `profcodec` alone in `dir` (no `profcodec-sql` beside it), a fresh copy of the binary.
+fn profcodec_alone(dir: &std::path::Path) -> std::path::PathBuf {
+    let alone = dir.join(format!("profcodec{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(env!("CARGO_BIN_EXE_profcodec"), &alone).expect("copy profcodec");
+    alone
+}
+
+/// `profcodec sql` and `profcodec export` are run by the program `profcodec-sql`: the one beside
+/// `profcodec` (the workspace's, when `cargo test --workspace` built it), else the one on PATH,
+/// with the same arguments and its exit status; without one, profcodec says how to install it
+/// (exit status 2) and prints nothing on stdout.
+#[test]
+fn sql_and_export_run_profcodec_sql_or_say_how_to_install_it() {
+    let hello = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/nytprof/hello.nytprof.out"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let install = "cargo install --path crates/sql";
+
+    // The workspace's profcodec-sql beside profcodec.
+    let me = std::path::Path::new(env!("CARGO_BIN_EXE_profcodec"));
+    let beside = me.with_file_name(format!("profcodec-sql{}", std::env::consts::EXE_SUFFIX));
+    let out = profcodec()
+        .args([
+            "sql",
+            "--format",
+            "csv",
+            "SELECT count(*) AS n FROM nytprof.lines",
+        ])
+        .arg(hello)
+        .env("PATH", &empty)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if beside.is_file() {
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n42\n");
+        // Its exit statuses are the command's: an unknown table is a usage error.
+        let out = profcodec()
+            .args(["sql", "SELECT * FROM nytprof.nothing", hello])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2));
+    } else {
+        println!("profcodec-sql is not built beside profcodec; its message checked instead");
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr.contains(install), "{stderr}");
+    }
+
+    // Alone, with nothing on PATH: how to install it, for both verbs and their --help.
+    let alone = profcodec_alone(&mkdir(dir.path().join("alone")));
+    for args in [
+        &["sql", "SELECT 1", hello][..],
+        &["export", "--parquet", "out", hello][..],
+        &["sql", "--help"][..],
+    ] {
+        let out = Command::new(&alone)
+            .args(args)
+            .env("PATH", &empty)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(install), "{args:?}: {stderr}");
+        assert!(stderr.contains("profcodec-sql"), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+
+    // Found on PATH, and beside profcodec before PATH; the arguments passed as they were
+    // given, and the program's exit status returned.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let fake = |folder: &std::path::Path, says: &str| {
+            let path = folder.join("profcodec-sql");
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho {says}\nprintf '%s\\n' \"$@\"\nexit 7\n"),
+            )
+            .expect("write");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        };
+        let on_path = mkdir(dir.path().join("bin"));
+        fake(&on_path, "on-path");
+        let args = ["sql", "--format", "json", "SELECT 'a b' -- c", "in put"];
+        let out = Command::new(&alone)
+            .args(args)
+            .env("PATH", &on_path)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(7));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("on-path\n{}\n", args.join("\n"))
+        );
+        fake(&dir.path().join("alone"), "beside");
+        let out = Command::new(&alone)
+            .args(["export", "--help"])
+            .env("PATH", &on_path)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(7));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "beside\nexport\n--help\n"
+        );
+    }
+}
+
+/// Makes the folder `path` and returns it.
+fn mkdir(path: std::path::PathBuf) -> std::path::PathBuf {
+    std::fs::create_dir_all(&path).expect("mkdir");
+    path
+}

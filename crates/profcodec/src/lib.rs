@@ -15,7 +15,8 @@
 //! - [`ReadError`]: any format's error, with its message and byte offset;
 //! - [`output`]: the output policy and atomic writes of a file or folder, which appears whole
 //!   once complete or not at all, never merged with an old output, and never deletes what
-//!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with).
+//!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with);
+//! - [`text`]: numbers as the commands print them for people (`1,234,567`).
 //!
 //! The costliest functions of any profile, as `profcodec top` prints them:
 //!
@@ -59,6 +60,7 @@ mod info;
 mod mapping;
 mod open;
 pub mod output;
+pub mod text;
 
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
 pub use conversion::statprofiler_session;

@@ -1,11 +1,14 @@
 //! `profcodec export --parquet OUT_DIR INPUT...` and `profcodec sql "SELECT ..." INPUT...`: the
 //! inputs as tables (profcodec-arrow), exported as a Parquet dataset or queried in an embedded
 //! DataFusion session. Each input brings its format's tables and the `profile` tables of its
-//! profile model, which is made (as `top` makes it) only when one of them is read.
+//! profile model, which is made (as `profcodec top` makes it) only when one of them is read.
 
 use std::path::PathBuf;
 
 use crate::Failure;
+use profcodec_arrow::parquet::{self, ExportOptions};
+use profcodec_arrow::sql::datafusion::arrow;
+use profcodec_arrow::sql::{Limits, Session};
 
 /// The page compression of `export --parquet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -145,188 +148,160 @@ fn timeout(text: &str) -> Result<std::time::Duration, String> {
 /// The most rows the table format of `sql` keeps to align its columns: the rest are counted
 /// and dropped, so that a result of millions of rows prints in bounded memory (csv and json
 /// stream them all).
-#[cfg(feature = "sql")]
 const TABLE_ROWS: usize = 1000;
 
 /// Runs `profcodec export`.
 pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
-    #[cfg(feature = "parquet")]
-    {
-        use profcodec_arrow::parquet::{self, ExportOptions};
-        // The output is checked before any input is read; a dry run writes nothing.
-        let output = if args.dry_run {
-            None
-        } else {
-            let checked = profcodec::output::OutputPath::folder(&args.parquet)
-                .overwrite(profcodec::output::Overwrite::from_force(args.force))
-                .inputs(&args.inputs)
-                .check()?;
-            crate::note_stale_staging(&checked);
-            Some(checked)
-        };
-        let inputs = open_inputs(&args.inputs)?;
-        let options = ExportOptions::new()
-            .compression(match args.compression {
-                Compression::Zstd => parquet::Compression::Zstd,
-                Compression::Snappy => parquet::Compression::Snappy,
-                Compression::None => parquet::Compression::None,
+    // The output is checked before any input is read; a dry run writes nothing.
+    let output = if args.dry_run {
+        None
+    } else {
+        let checked = profcodec::output::OutputPath::folder(&args.parquet)
+            .overwrite(profcodec::output::Overwrite::from_force(args.force))
+            .inputs(&args.inputs)
+            .check()?;
+        crate::note_stale_staging(&checked);
+        Some(checked)
+    };
+    let inputs = open_inputs(&args.inputs)?;
+    let options = ExportOptions::new()
+        .compression(match args.compression {
+            Compression::Zstd => parquet::Compression::Zstd,
+            Compression::Snappy => parquet::Compression::Snappy,
+            Compression::None => parquet::Compression::None,
+        })
+        .tables(args.tables.clone());
+    let options = match args.threads {
+        Some(n) => options.threads(n),
+        None => options,
+    };
+    let Some(output) = output else {
+        // A dry run: read every table, write nothing.
+        let scanned = parquet::scan(&inputs, &options).map_err(failure)?;
+        let mut totals: Vec<(String, u64)> = Vec::new();
+        for s in scanned {
+            let table = format!("{}.{}", s.set, s.table);
+            match totals.iter_mut().find(|(t, _)| *t == table) {
+                Some((_, total)) => *total += s.rows,
+                None => totals.push((table, s.rows)),
+            }
+        }
+        for (table, rows) in totals {
+            println!("{table}: {rows} rows");
+        }
+        return Ok(());
+    };
+    // The files written, relative to the output.
+    let written = output.write_with(|staged| {
+        std::fs::create_dir(staged)?;
+        let written = parquet::export(staged, &inputs, &options).map_err(failure)?;
+        // A file that shrank while it was read gave zeros: nothing is placed.
+        for input in &inputs {
+            input.check_intact().map_err(failure)?;
+        }
+        Ok(written
+            .into_iter()
+            .map(|w| {
+                let path = w.path.strip_prefix(staged).unwrap_or(&w.path).to_path_buf();
+                (path, w.rows)
             })
-            .tables(args.tables.clone());
-        let options = match args.threads {
-            Some(n) => options.threads(n),
-            None => options,
-        };
-        let Some(output) = output else {
-            // A dry run: read every table, write nothing.
-            let scanned = parquet::scan(&inputs, &options).map_err(failure)?;
-            let mut totals: Vec<(String, u64)> = Vec::new();
-            for s in scanned {
-                let table = format!("{}.{}", s.set, s.table);
-                match totals.iter_mut().find(|(t, _)| *t == table) {
-                    Some((_, total)) => *total += s.rows,
-                    None => totals.push((table, s.rows)),
-                }
+            .collect::<Vec<_>>())
+    })?;
+    // Rows and files per table, for the person who ran it.
+    let mut totals: Vec<(String, u64, usize)> = Vec::new();
+    for (path, rows) in &written {
+        let table = table_of(path);
+        match totals.iter_mut().find(|(t, _, _)| *t == table) {
+            Some((_, total, files)) => {
+                *total += rows;
+                *files += 1;
             }
-            for (table, rows) in totals {
-                println!("{table}: {rows} rows");
-            }
-            return Ok(());
-        };
-        // The files written, relative to the output.
-        let written = output.write_with(|staged| {
-            std::fs::create_dir(staged)?;
-            let invalid = |e: profcodec_arrow::Error| crate::ops::OpError::Invalid {
-                offset: e.offset(),
-                message: e.to_string(),
-            };
-            let written = parquet::export(staged, &inputs, &options).map_err(invalid)?;
-            // A file that shrank while it was read gave zeros: nothing is placed.
-            for input in &inputs {
-                input.check_intact().map_err(invalid)?;
-            }
-            Ok(written
-                .into_iter()
-                .map(|w| {
-                    let path = w.path.strip_prefix(staged).unwrap_or(&w.path).to_path_buf();
-                    (path, w.rows)
-                })
-                .collect::<Vec<_>>())
-        })?;
-        // Rows and files per table, for the person who ran it.
-        let mut totals: Vec<(String, u64, usize)> = Vec::new();
-        for (path, rows) in &written {
-            let table = table_of(path);
-            match totals.iter_mut().find(|(t, _, _)| *t == table) {
-                Some((_, total, files)) => {
-                    *total += rows;
-                    *files += 1;
-                }
-                None => totals.push((table, *rows, 1)),
-            }
+            None => totals.push((table, *rows, 1)),
         }
-        for (table, rows, files) in totals {
-            println!("{table}: {rows} rows in {files} files");
-        }
-        Ok(())
     }
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _ = args;
-        Err(missing_feature("export --parquet", "parquet"))
+    for (table, rows, files) in totals {
+        println!("{table}: {rows} rows in {files} files");
     }
+    Ok(())
 }
 
 /// Runs `profcodec sql`.
 pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
-    #[cfg(feature = "sql")]
-    {
-        use profcodec_arrow::sql::datafusion::arrow;
-        use profcodec_arrow::sql::{Limits, Session};
-        use std::io::Write;
-        let inputs = open_inputs(&args.inputs)?;
-        let limits = Limits::new()
-            .memory(args.memory_limit.0)
-            .timeout(args.timeout);
-        let session =
-            Session::with_limits(&inputs, &Default::default(), &limits).map_err(failure)?;
-        let rows = session.query(&args.query).map_err(sql_failure)?;
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let io = |e: arrow::error::ArrowError| match &e {
-            arrow::error::ArrowError::IoError(_, io)
-                if io.kind() == std::io::ErrorKind::BrokenPipe =>
-            {
-                Failure::quiet()
+    use std::io::Write;
+    let inputs = open_inputs(&args.inputs)?;
+    let limits = Limits::new()
+        .memory(args.memory_limit.0)
+        .timeout(args.timeout);
+    let session = Session::with_limits(&inputs, &Default::default(), &limits).map_err(failure)?;
+    let rows = session.query(&args.query).map_err(sql_failure)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let io = |e: arrow::error::ArrowError| match &e {
+        arrow::error::ArrowError::IoError(_, io) if io.kind() == std::io::ErrorKind::BrokenPipe => {
+            Failure::quiet()
+        }
+        _ => Failure {
+            status: 1,
+            message: e.to_string(),
+        },
+    };
+    match args.format {
+        SqlFormat::Table => {
+            // Column widths need the rows: the first TABLE_ROWS are kept (whole batches
+            // but the last, sliced), the others only counted.
+            let schema = rows.schema();
+            let mut kept = Vec::new();
+            let (mut shown, mut more) = (0usize, 0u64);
+            for batch in rows {
+                let batch = batch.map_err(sql_failure)?;
+                let take = (TABLE_ROWS - shown).min(batch.num_rows());
+                if take > 0 {
+                    kept.push(batch.slice(0, take));
+                    shown += take;
+                }
+                more += (batch.num_rows() - take) as u64;
             }
-            _ => Failure {
-                status: 1,
-                message: e.to_string(),
-            },
-        };
-        match args.format {
-            SqlFormat::Table => {
-                // Column widths need the rows: the first TABLE_ROWS are kept (whole batches
-                // but the last, sliced), the others only counted.
-                let schema = rows.schema();
-                let mut kept = Vec::new();
-                let (mut shown, mut more) = (0usize, 0u64);
-                for batch in rows {
-                    let batch = batch.map_err(sql_failure)?;
-                    let take = (TABLE_ROWS - shown).min(batch.num_rows());
-                    if take > 0 {
-                        kept.push(batch.slice(0, take));
-                        shown += take;
-                    }
-                    more += (batch.num_rows() - take) as u64;
-                }
-                let table = arrow::util::pretty::pretty_format_batches_with_schema(schema, &kept)
-                    .map_err(io)?;
-                writeln!(out, "{table}")?;
-                if shown == 0 {
-                    writeln!(out, "0 rows")?;
-                } else if more > 0 {
-                    writeln!(
-                        out,
-                        "... and {} more {} (use --format csv for all)",
-                        crate::top::grouped(more as f64, 0),
-                        if more == 1 { "row" } else { "rows" }
-                    )?;
-                }
-            }
-            SqlFormat::Csv => {
-                let mut writer = arrow::csv::WriterBuilder::new()
-                    .with_header(true)
-                    .build(&mut out);
-                for batch in rows {
-                    writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
-                }
-            }
-            SqlFormat::Json => {
-                let mut writer = arrow::json::ArrayWriter::new(&mut out);
-                for batch in rows {
-                    writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
-                }
-                writer.finish().map_err(io)?;
-                drop(writer);
-                writeln!(out)?;
+            let table = arrow::util::pretty::pretty_format_batches_with_schema(schema, &kept)
+                .map_err(io)?;
+            writeln!(out, "{table}")?;
+            if shown == 0 {
+                writeln!(out, "0 rows")?;
+            } else if more > 0 {
+                writeln!(
+                    out,
+                    "... and {} more {} (use --format csv for all)",
+                    profcodec::text::grouped(more as f64, 0),
+                    if more == 1 { "row" } else { "rows" }
+                )?;
             }
         }
-        out.flush()?;
-        // A file that shrank while it was read gave zeros: say so after what was printed.
-        for input in &inputs {
-            input.check_intact().map_err(failure)?;
+        SqlFormat::Csv => {
+            let mut writer = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
+            for batch in rows {
+                writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
+            }
         }
-        Ok(())
+        SqlFormat::Json => {
+            let mut writer = arrow::json::ArrayWriter::new(&mut out);
+            for batch in rows {
+                writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
+            }
+            writer.finish().map_err(io)?;
+            drop(writer);
+            writeln!(out)?;
+        }
     }
-    #[cfg(not(feature = "sql"))]
-    {
-        let _ = args;
-        Err(missing_feature("sql", "sql"))
+    out.flush()?;
+    // A file that shrank while it was read gave zeros: say so after what was printed.
+    for input in &inputs {
+        input.check_intact().map_err(failure)?;
     }
+    Ok(())
 }
 
 /// `set.table` of an exported file's path below the output (`nytprof/lines/input=0/...`).
-#[cfg(feature = "parquet")]
 fn table_of(relative: &std::path::Path) -> String {
     let parts: Vec<String> = relative
         .components()
@@ -340,14 +315,15 @@ fn table_of(relative: &std::path::Path) -> String {
 }
 
 /// Opens every input with its format's tables and its lazily made `profile` tables.
-#[cfg(any(feature = "parquet", feature = "sql"))]
 fn open_inputs(paths: &[PathBuf]) -> Result<Vec<profcodec_arrow::InputTables>, Failure> {
     let mut inputs = Vec::with_capacity(paths.len());
     for path in paths {
         let tables = profcodec_arrow::InputTables::open(path).map_err(failure)?;
         let for_profile: PathBuf = path.clone();
         let profile = profcodec_arrow::ProfileTables::lazy(move || {
-            crate::profile_of(&for_profile).map_err(|f| f.message.into())
+            let opened = profcodec::open(&for_profile)?;
+            profcodec::to_profile(&opened)
+                .map_err(|e| format!("{}: {}: {e}", for_profile.display(), opened.format()).into())
         });
         inputs.push(tables.with(std::sync::Arc::new(profile)));
     }
@@ -355,7 +331,6 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Vec<profcodec_arrow::InputTables>, F
 }
 
 /// A failure of `sql`'s query: [`failure`], with the flag that moves the limit it ran into.
-#[cfg(feature = "sql")]
 fn sql_failure(e: profcodec_arrow::Error) -> Failure {
     let hint = match &e {
         profcodec_arrow::Error::MemoryLimit { .. } => "; --memory-limit raises it",
@@ -367,25 +342,20 @@ fn sql_failure(e: profcodec_arrow::Error) -> Failure {
     f
 }
 
+/// The exit status of a query cancelled at `--timeout`: 124, as `timeout(1)` exits.
+const QUERY_TIMED_OUT: u8 = 124;
+
 /// The exit status and message of a tables error: damaged or unreadable input 1, a usage error
 /// (an unknown table, a query DataFusion refuses or that needs more than the memory limit, an
 /// input the tables do not read) 2, a query cancelled at its timeout 124.
-/// The exit status of a query cancelled at `--timeout`: 124, as `timeout(1)` exits.
-#[cfg(feature = "sql")]
-const QUERY_TIMED_OUT: u8 = 124;
-
-#[cfg(any(feature = "parquet", feature = "sql"))]
 fn failure(e: profcodec_arrow::Error) -> Failure {
     use profcodec_arrow::Error;
     let status = match &e {
         Error::Open(profcodec::OpenError::Unknown { .. })
         | Error::Unsupported { .. }
         | Error::UnknownTable { .. } => 2,
-        #[cfg(feature = "sql")]
         Error::NoSuchTable { .. } | Error::ReadOnly { .. } | Error::MemoryLimit { .. } => 2,
-        #[cfg(feature = "sql")]
         Error::Timeout { .. } => QUERY_TIMED_OUT,
-        #[cfg(feature = "sql")]
         Error::Sql(sql) => {
             // A failure while reading an input travels inside DataFusion's error.
             let mut source: Option<&(dyn std::error::Error + 'static)> = Some(sql);
@@ -404,17 +374,6 @@ fn failure(e: profcodec_arrow::Error) -> Failure {
     Failure {
         status,
         message: e.to_string(),
-    }
-}
-
-/// The failure of a verb whose feature this build lacks.
-#[cfg(not(all(feature = "parquet", feature = "sql")))]
-fn missing_feature(verb: &str, feature: &str) -> Failure {
-    Failure {
-        status: 2,
-        message: format!(
-            "{verb} is not in this build: build profcodec-cli with the `{feature}` feature"
-        ),
     }
 }
 

@@ -1,5 +1,6 @@
-//! `profcodec export --parquet` and `profcodec sql`, judged by DuckDB (PyPI `duckdb`): DuckDB
-//! reads the exported folder as a Hive-partitioned dataset, and
+//! `profcodec export --parquet` and `profcodec sql` (the program `profcodec-sql`, which
+//! `profcodec` runs for them), judged by DuckDB (PyPI `duckdb`): DuckDB reads the exported folder
+//! as a Hive-partitioned dataset, and
 //!
 //! - every table of every corpus input holds the same rows in DuckDB as in `profcodec sql`
 //!   (which reads the inputs themselves), and as many as the export reported;
@@ -9,7 +10,9 @@
 //!   hottest NYTProf lines, and the top functions of every other input.
 //!
 //! Runs when `PROFCODEC_DUCKDB_PYTHON` names a Python with duckdb installed (`cargo xtask test`
-//! makes a venv under `target/` and sets it); otherwise prints one line and passes.
+//! makes a venv under `target/` and sets it); otherwise prints one line and passes. `profcodec
+//! top` is the `profcodec` binary named by `PROFCODEC_CLI`, else the one beside `profcodec-sql`
+//! (`cargo test --workspace` builds both).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -29,7 +32,7 @@ out, queries = sys.argv[1], json.loads(sys.argv[2])
 con = duckdb.connect()
 con.execute(f"CREATE VIEW inputs AS SELECT * FROM read_parquet('{out}/inputs/*.parquet')")
 for s in sorted(os.listdir(out)):
-    if s == "inputs":
+    if s == "inputs" or not os.path.isdir(os.path.join(out, s)):
         continue
     con.execute(f'CREATE SCHEMA "{s}"')
     for t in sorted(os.listdir(os.path.join(out, s))):
@@ -43,8 +46,24 @@ for q in queries:
 print(json.dumps(results))
 "#;
 
+/// `profcodec-sql`: `profcodec-sql sql ...` is what `profcodec sql ...` runs.
 fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
+    Command::new(env!("CARGO_BIN_EXE_profcodec-sql"))
+}
+
+/// The `profcodec` command whose `top` the tables must agree with: `PROFCODEC_CLI`, else the
+/// binary beside `profcodec-sql`.
+fn profcodec_cli() -> Command {
+    let path = std::env::var_os("PROFCODEC_CLI").map_or_else(
+        || Path::new(env!("CARGO_BIN_EXE_profcodec-sql")).with_file_name("profcodec"),
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo build -p profcodec-cli` (or set PROFCODEC_CLI)",
+        path.display()
+    );
+    Command::new(path)
 }
 
 fn run_ok(cmd: &mut Command) -> Vec<u8> {
@@ -189,7 +208,8 @@ fn exported_tables(out: &Path) -> Vec<(String, String)> {
     let mut tables = Vec::new();
     for set in std::fs::read_dir(out).unwrap() {
         let set = set.unwrap().path();
-        if set.ends_with("inputs") {
+        // The `.profcodec-output` mark of a folder profcodec wrote is no set.
+        if set.ends_with("inputs") || !set.is_dir() {
             continue;
         }
         for table in std::fs::read_dir(&set).unwrap() {
@@ -365,7 +385,7 @@ const NYTPROF_LINES: &str =
 /// `profcodec top --json` rows of `input` with `args`, all of them.
 fn top(input: &Path, args: &[&str]) -> Vec<Value> {
     json_array(&run_ok(
-        profcodec()
+        profcodec_cli()
             .args(["top", "--json", "-n", "0"])
             .args(args)
             .arg(input),
@@ -579,6 +599,47 @@ fn failures_say_what_and_exit_as_documented() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!failed.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `export --parquet db --force db` once destroyed a database: an output that is the input is
+/// refused (exit status 3), and the database is as it was.
+#[test]
+fn an_export_into_its_input_is_refused() {
+    let dir = std::env::temp_dir().join(format!("profcodec-tables-self-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = testdata("hpctoolkit/demo.d");
+    let copy = dir.join("db");
+    std::fs::create_dir_all(&copy).unwrap();
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&db).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+            names.push(entry.file_name());
+        }
+    }
+    let listing = |p: &Path| {
+        let mut n: Vec<_> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        n.sort();
+        n
+    };
+    let before = listing(&copy);
+    let out = profcodec()
+        .args(["export", "--parquet"])
+        .arg(&copy)
+        .arg("--force")
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is the input"), "{stderr}");
+    assert_eq!(listing(&copy), before);
+    assert!(!names.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -183,7 +183,7 @@ mod tests {
 
 /// A writer that stops at a budget, for outputs whose size cannot be projected before they are
 /// written (timelines, whose size follows the trace's samples): a write past `budget` bytes
-/// fails with an [`io::Error`] carrying [`OverBudget`] ([`over_budget`] finds it), so that an
+/// fails with an [`io::Error`](std::io::Error) carrying [`OverBudget`] ([`over_budget`] finds it), so that an
 /// atomic output is never placed. Whatever the input, the bytes written stay below the budget.
 #[derive(Debug)]
 pub struct BudgetWriter<W> {

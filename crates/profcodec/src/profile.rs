@@ -210,7 +210,7 @@ fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
 ///
 /// Process-wide settings, as the environment variable `PROFCODEC_BINARY_PATH` is: a front end
 /// sets them once (the `profcodec` command from `--binary-path` and for its stderr report) and
-/// every conversion uses them. Binaries are searched in the folders of [`set_binary_path`],
+/// every conversion uses them. Binaries are searched in the folders of [`set_binary_path`](symbols::set_binary_path),
 /// then those of `PROFCODEC_BINARY_PATH` (colon-separated), each for the recorded file name,
 /// then at the recorded path ([`profcodec_hpcrun::symbols`]).
 #[cfg(feature = "symbolize")]

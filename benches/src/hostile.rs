@@ -143,3 +143,21 @@ pub fn hpctoolkit_aliased_trace(trace_db: &[u8], lines: u32) -> Vec<u8> {
     }
     bytes
 }
+
+/// Writes into the new folder `dir` the HPCToolkit database `demo` (its meta.db, profile.db and
+/// cct.db copied) with its trace.db replaced by [`hpctoolkit_aliased_trace`] of `lines` lines.
+pub fn write_hpctoolkit_aliased_database(
+    demo: &std::path::Path,
+    dir: &std::path::Path,
+    lines: u32,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for file in ["meta.db", "profile.db", "cct.db"] {
+        std::fs::copy(demo.join(file), dir.join(file))?;
+    }
+    let trace = std::fs::read(demo.join("trace.db"))?;
+    std::fs::write(
+        dir.join("trace.db"),
+        hpctoolkit_aliased_trace(&trace, lines),
+    )
+}

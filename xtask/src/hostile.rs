@@ -146,17 +146,9 @@ fn make_cases(ws: &Workspace, dir: &Path) -> Result<Vec<Case>> {
         });
     }
     let demo = ws.root.join("testdata/hpctoolkit/demo.d");
-    let trace = std::fs::read(demo.join("trace.db"))?;
     for lines in [100u32, 1_000, 10_000] {
         let db = dir.join(format!("hpctoolkit-aliased-{lines}.d"));
-        std::fs::create_dir(&db)?;
-        for file in ["meta.db", "profile.db", "cct.db"] {
-            std::fs::copy(demo.join(file), db.join(file))?;
-        }
-        std::fs::write(
-            db.join("trace.db"),
-            hostile::hpctoolkit_aliased_trace(&trace, lines),
-        )?;
+        hostile::write_hpctoolkit_aliased_database(&demo, &db, lines)?;
         cases.push(Case {
             name: format!("hpctoolkit-aliased-{lines}"),
             input: db,

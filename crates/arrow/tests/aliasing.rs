@@ -18,14 +18,8 @@ fn testdata(rel: &str) -> PathBuf {
 fn aliased_trace_lines_are_refused_before_any_table() {
     let demo = testdata("hpctoolkit/demo.d");
     let dir = tempfile_dir("aliased-trace");
-    for f in ["meta.db", "profile.db", "cct.db"] {
-        std::fs::copy(demo.join(f), dir.join(f)).unwrap();
-    }
-    let bytes = profcodec_benches::hostile::hpctoolkit_aliased_trace(
-        &std::fs::read(demo.join("trace.db")).unwrap(),
-        1000,
-    );
-    std::fs::write(dir.join("trace.db"), &bytes).unwrap();
+    profcodec_benches::hostile::write_hpctoolkit_aliased_database(&demo, &dir, 1000).unwrap();
+    let bytes = std::fs::read(dir.join("trace.db")).unwrap();
 
     // validate's words.
     let expected = Database::open(&dir)

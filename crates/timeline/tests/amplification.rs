@@ -41,14 +41,8 @@ fn chrome_events(bytes: &[u8]) -> Vec<Value> {
 fn aliased_trace_lines_are_refused_by_both_writers() {
     let demo = testdata("hpctoolkit/demo.d");
     let dir = temp_dir("aliased-trace");
-    for f in ["meta.db", "profile.db", "cct.db"] {
-        std::fs::copy(demo.join(f), dir.join(f)).unwrap();
-    }
-    let bytes = profcodec_benches::hostile::hpctoolkit_aliased_trace(
-        &std::fs::read(demo.join("trace.db")).unwrap(),
-        1000,
-    );
-    std::fs::write(dir.join("trace.db"), &bytes).unwrap();
+    profcodec_benches::hostile::write_hpctoolkit_aliased_database(&demo, &dir, 1000).unwrap();
+    let bytes = std::fs::read(dir.join("trace.db")).unwrap();
     let expected = Database::open(&dir)
         .unwrap()
         .validate()

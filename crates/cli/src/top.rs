@@ -348,16 +348,8 @@ fn write_table_within(
     left: &[bool],
     max: Option<usize>,
 ) -> io::Result<()> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(rows);
+    let columns = widths.len();
     let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
         return write_table(out, rows, left);
     };
@@ -377,11 +369,10 @@ fn write_table_within(
     write_table(out, &cut_rows, left)
 }
 
-/// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
-/// columns (`left[i]`), two spaces apart, without trailing blanks.
-fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::Result<()> {
+/// The width of each column of `rows`, in characters: its widest cell.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
+    (0..columns)
         .map(|c| {
             rows.iter()
                 .filter_map(|r| r.get(c))
@@ -389,7 +380,13 @@ fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
+/// columns (`left[i]`), two spaces apart, without trailing blanks.
+fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::Result<()> {
+    let widths = column_widths(rows);
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {

@@ -69,7 +69,7 @@ fn synthetic(name: &str, config: SyntheticConfig) -> PathBuf {
 fn databases() -> Vec<(String, Database)> {
     let mut out = Vec::new();
     if let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         let dir = root.join("hatchet-gamess");
         out.push((

@@ -122,7 +122,7 @@ pub(crate) fn hpctoolkit() -> Vec<Input> {
     }
     let mut inputs = vec![hpctoolkit_database("hpctoolkit-synthetic-8p", dir)];
     if let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         inputs.push(hpctoolkit_database(
             "hatchet-gamess",

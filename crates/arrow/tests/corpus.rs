@@ -16,7 +16,7 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use profcodec_arrow::{Input, ProfileTables, ScanOptions, TableSet, Tables};
-use profcodec_common::corpus::{corpus_dir, files_below};
+use profcodec_testkit::corpus::{corpus_dir, files_below};
 
 /// One table, read whole, its columns by name as text or numbers.
 struct Table {

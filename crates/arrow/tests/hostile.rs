@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use profcodec_arrow::{Input, ScanOptions, Tables};
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

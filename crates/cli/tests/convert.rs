@@ -21,7 +21,7 @@ use std::process::Command;
 mod corpus_inputs;
 
 use corpus_inputs::profcodec;
-use profcodec_common::corpus::corpus_dir;
+use profcodec_testkit::corpus::corpus_dir;
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -394,7 +394,7 @@ fn callgrind_nytprof_inclusive_costs_equal_nytprofcg() {
 
 #[test]
 fn every_input_validates_against_speedscopes_schema() {
-    let speedscope = profcodec_common::speedscope::Speedscope::from_env();
+    let speedscope = profcodec_testkit::speedscope::Speedscope::from_env();
     let tmp = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     for (n, input) in all_inputs().iter().enumerate() {
@@ -430,7 +430,7 @@ fn every_input_validates_against_speedscopes_schema() {
 
 #[test]
 fn speedscope_renders_an_evented_and_a_sampled_export() {
-    let Some(speedscope) = profcodec_common::speedscope::Speedscope::from_env() else {
+    let Some(speedscope) = profcodec_testkit::speedscope::Speedscope::from_env() else {
         assert!(
             !under_xtask(),
             "PROFCODEC_SPEEDSCOPE is unset under the xtask"

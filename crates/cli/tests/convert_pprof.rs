@@ -231,7 +231,7 @@ fn go_tool_pprof_reads_every_export_as_top_does() {
 #[test]
 fn a_merged_export_is_read_as_top_reads_the_inputs() {
     let Some(go) = go() else { return };
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let parent = corpus.join("nytprof/fork__compress0.nytprof.out");

@@ -48,7 +48,7 @@ fn a_path_that_is_neither_a_file_nor_a_template_names_itself() {
 
 #[test]
 fn an_hpcrun_measurement_folder_is_one_input() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let folder = corpus.join("hpctoolkit/meas/small.m");

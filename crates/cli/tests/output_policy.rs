@@ -305,7 +305,7 @@ fn staging_of_a_killed_run_is_removed_with_a_note() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_leaves_no_staging() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -343,7 +343,7 @@ fn an_interrupted_run_leaves_no_staging() {
 /// A closed standard output (`| head`) ends the command quietly with status 0.
 #[test]
 fn a_closed_standard_output_ends_quietly() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     // A dump far larger than a pipe's buffer, so that writing fails once the reader is gone.

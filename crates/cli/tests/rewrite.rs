@@ -113,7 +113,7 @@ fn a_failed_rewrite_leaves_no_output_and_no_staging() {
 
 #[test]
 fn an_empty_folder_is_a_valid_target_for_a_database() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -130,7 +130,7 @@ fn an_empty_folder_is_a_valid_target_for_a_database() {
 /// trace.db behind, and without --force the second rewrite is refused.
 #[test]
 fn force_leaves_no_file_of_the_old_database() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use profcodec_common::corpus::corpus_subdir;
+use profcodec_testkit::corpus::corpus_subdir;
 use serde_json::Value;
 
 fn profcodec() -> Command {
@@ -372,7 +372,7 @@ fn an_unknown_metric_exits_2_naming_the_known_ones() {
 /// itself changes nothing): files, a database folder, a measurement folder and testdata files.
 #[test]
 fn every_format_answers_top_and_diff() {
-    let Some(corpus) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
+    let Some(corpus) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) else {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");

@@ -8,10 +8,6 @@
 //!   at the right byte.
 //! - [`bound`]: the hostile-count rule of the architecture note: never allocate from a count read
 //!   in a file unless the remaining input could hold that many items.
-//! - `corpus` and `hostile` (feature `test-support`, for the workspace's own tests): the
-//!   test-corpus locator (`PROFCODEC_CORPUS`) and the shared hostile-input mutations. They are
-//!   not part of the API a user of the format crates sees. `speedscope` (same feature) loads an
-//!   output into the real speedscope app in headless Chromium.
 //!
 //! ```
 //! use profcodec_common::Cursor;
@@ -24,13 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod bound;
-#[cfg(feature = "test-support")]
-pub mod corpus;
 mod cursor;
-#[cfg(feature = "test-support")]
-pub mod hostile;
-#[cfg(feature = "test-support")]
-pub mod speedscope;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};

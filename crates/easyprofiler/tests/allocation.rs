@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use profcodec_common::hostile::{allocation_limit, max_value_windows};
+use profcodec_testkit::hostile::{allocation_limit, max_value_windows};
 use profcodec_easyprofiler::{Mode, parse_with};
 
 #[global_allocator]

@@ -8,8 +8,8 @@ use profcodec_easyprofiler::{BlockTree, Mode, ThreadTree, parse, parse_with};
 use serde_json::Value;
 
 fn corpus() -> Option<Vec<PathBuf>> {
-    let dir = profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")?;
-    let files: Vec<PathBuf> = profcodec_common::corpus::files_below(&dir)
+    let dir = profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")?;
+    let files: Vec<PathBuf> = profcodec_testkit::corpus::files_below(&dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "prof"))
         .collect();
@@ -163,7 +163,7 @@ fn corpus_versions_and_contents() {
 fn testdata_files_pass_strict_and_rewrite_identically() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
     let mut n = 0;
-    for path in profcodec_common::corpus::files_below(&dir) {
+    for path in profcodec_testkit::corpus::files_below(&dir) {
         if path.extension().is_none_or(|e| e != "prof") {
             continue;
         }

@@ -50,8 +50,8 @@ struct Stats {
 }
 
 fn corpus() -> Option<Vec<PathBuf>> {
-    let dir = profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")?;
-    let files: Vec<PathBuf> = profcodec_common::corpus::files_below(&dir)
+    let dir = profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")?;
+    let files: Vec<PathBuf> = profcodec_testkit::corpus::files_below(&dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "prof"))
         .collect();
@@ -256,7 +256,7 @@ fn corpus_per_name_statistics_equal_the_converter_json() {
 fn testdata_per_name_statistics_equal_the_tree_totals() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");
     let mut n = 0;
-    for path in profcodec_common::corpus::files_below(&dir) {
+    for path in profcodec_testkit::corpus::files_below(&dir) {
         if path.extension().is_none_or(|e| e != "prof") {
             continue;
         }

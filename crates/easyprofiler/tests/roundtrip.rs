@@ -234,11 +234,11 @@ fn shape(t: &BlockTree<'_>) -> Vec<(u64, Vec<NodeShape>)> {
 #[test]
 fn corpus_gui_saves_keep_the_tree_and_pass_strict() {
     let Some(dir) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")
     else {
         return;
     };
-    for path in profcodec_common::corpus::files_below(&dir) {
+    for path in profcodec_testkit::corpus::files_below(&dir) {
         if path.extension().is_none_or(|e| e != "prof") {
             continue;
         }

@@ -282,12 +282,12 @@ fn an_unknown_metric_names_the_known_ones() {
 #[test]
 fn easyprofiler_captures_with_spans_have_a_marker_per_block() {
     let Some(dir) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "easyprofiler")
     else {
         return;
     };
     let mut captures = 0;
-    for path in profcodec_common::corpus::files_below(&dir) {
+    for path in profcodec_testkit::corpus::files_below(&dir) {
         if path.extension().is_none_or(|e| e != "prof") {
             continue;
         }

@@ -11,8 +11,8 @@
 
 use std::path::PathBuf;
 
-use profcodec_common::corpus::files_below;
-use profcodec_common::hostile::{allocation_limit, max_value_windows};
+use profcodec_testkit::corpus::files_below;
+use profcodec_testkit::hostile::{allocation_limit, max_value_windows};
 use profcodec_hpcrun::*;
 
 #[global_allocator]

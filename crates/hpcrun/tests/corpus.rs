@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use profcodec_common::corpus::{corpus_subdir, files_below};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_hpcrun::*;
 
 fn meas_files(ext: &str) -> Option<Vec<PathBuf>> {

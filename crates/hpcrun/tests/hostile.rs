@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use profcodec_common::corpus::{corpus_subdir, files_below};
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_hpcrun::*;
 
 fn files() -> Vec<PathBuf> {

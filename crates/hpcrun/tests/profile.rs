@@ -32,7 +32,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use profcodec_common::corpus::corpus_subdir;
+use profcodec_testkit::corpus::corpus_subdir;
 use profcodec_hpcrun::profile::value_type_name;
 use profcodec_hpcrun::{MeasurementFolder, NodeValues};
 use profcodec_hpctoolkit::Database;

@@ -17,11 +17,11 @@ fn streamed(bytes: &[u8]) -> Result<Vec<TraceRecord>, Error> {
 
 fn traces() -> Vec<PathBuf> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpcrun");
-    let mut files: Vec<PathBuf> = profcodec_common::corpus::files_below(&testdata);
+    let mut files: Vec<PathBuf> = profcodec_testkit::corpus::files_below(&testdata);
     if let Some(dir) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
-        files.extend(profcodec_common::corpus::files_below(&dir.join("meas")));
+        files.extend(profcodec_testkit::corpus::files_below(&dir.join("meas")));
     }
     files.retain(|p| p.extension().is_some_and(|e| e == "hpctrace"));
     files

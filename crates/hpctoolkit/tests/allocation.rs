@@ -12,7 +12,7 @@
 
 mod read_support;
 
-use profcodec_common::hostile::allocation_limit;
+use profcodec_testkit::hostile::allocation_limit;
 use profcodec_hpctoolkit::FileKind;
 use read_support::{corpus_files, count_fields, patched_max, touch, touch_database};
 
@@ -48,7 +48,7 @@ fn hostile_counts_stay_within_the_allocation_bound() {
     }
     // The database as a whole (cross-links, metric maps) under patched meta.db counts.
     if let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         let dir = root.join("dbase/loops-cuda-nvidiapc-t.d");
         let read = |k: FileKind| std::fs::read(dir.join(k.file_name())).expect("corpus file");

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use profcodec_hpctoolkit::Database;
 
 fn corpus() -> Option<PathBuf> {
-    profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+    profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
 }
 
 /// Every database directory of the corpus (those holding a meta.db).
 fn databases(root: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = profcodec_common::corpus::files_below(root)
+    let mut dirs: Vec<PathBuf> = profcodec_testkit::corpus::files_below(root)
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "meta.db"))
         .filter_map(|p| p.parent().map(Path::to_path_buf))

@@ -120,7 +120,7 @@ fn hatchet_reads_what_profcodec_writes() {
 
     // hatchet's own test database, rewritten by profcodec.
     if let Some(corpus) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         let original = read::Database::open(corpus.join("hatchet-gamess")).unwrap();
         let model = Database::from_read(&original).unwrap();
@@ -291,7 +291,7 @@ fn profile_model_equals_hatchet() {
     };
     let python = python.to_str().unwrap().to_owned();
     let Some(corpus) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     else {
         println!("no corpus; hatchet judge of the profile model not run");
         return;

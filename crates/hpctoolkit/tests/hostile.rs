@@ -3,7 +3,7 @@
 
 mod read_support;
 
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_hpctoolkit::{Error, FileKind};
 use read_support::{corpus_files, touch, touch_database};
 
@@ -81,7 +81,7 @@ fn errors_name_file_and_offset() {
 #[test]
 fn damaged_databases_never_panic() {
     let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     else {
         return;
     };

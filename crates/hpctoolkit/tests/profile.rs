@@ -38,7 +38,7 @@ fn databases() -> Vec<PathBuf> {
     let mut dirs =
         vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpctoolkit/demo.d")];
     if let Some(corpus) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         let mut found: Vec<_> = std::fs::read_dir(corpus.join("dbase"))
             .unwrap()

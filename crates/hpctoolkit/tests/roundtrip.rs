@@ -74,7 +74,7 @@ fn round_trip(db: &Database) -> Database {
 #[test]
 fn corpus_databases_rewrite_to_the_same_content() {
     let Some(dir) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     else {
         println!("corpus not found; corpus rewrite test not run");
         return;
@@ -272,10 +272,10 @@ fn transposition_of_damaged_input_never_panics() {
     let run = |data: &[u8]| {
         let _ = transpose(Cursor::new(data), Cursor::new(Vec::new()), &options);
     };
-    for cut in profcodec_common::hostile::truncation_points(files.profile.len()) {
+    for cut in profcodec_testkit::hostile::truncation_points(files.profile.len()) {
         run(&files.profile[..cut]);
     }
-    for mutant in profcodec_common::hostile::bit_flips(&files.profile, 2000) {
+    for mutant in profcodec_testkit::hostile::bit_flips(&files.profile, 2000) {
         run(&mutant);
     }
 }

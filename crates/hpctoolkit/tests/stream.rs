@@ -11,10 +11,10 @@ fn databases() -> Vec<PathBuf> {
     let mut dirs =
         vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpctoolkit/demo.d")];
     if let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     {
         dirs.extend(
-            profcodec_common::corpus::files_below(&root)
+            profcodec_testkit::corpus::files_below(&root)
                 .into_iter()
                 .filter(|p| p.file_name().is_some_and(|n| n == "trace.db"))
                 .filter_map(|p| p.parent().map(Path::to_path_buf)),

@@ -15,7 +15,7 @@ use std::alloc::System;
 use std::path::Path;
 
 use cap::Cap;
-use profcodec_common::hostile::allocation_limit;
+use profcodec_testkit::hostile::allocation_limit;
 use profcodec_nytprof::{Profile, Reader, Record, parse, pynytprof, write};
 
 #[global_allocator]

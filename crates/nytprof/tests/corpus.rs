@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use profcodec_nytprof::{ModelOptions, Profile, Reader, Record, parse, write};
 
 fn corpus_files() -> Vec<PathBuf> {
-    let Some(dir) = profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
+    let Some(dir) = profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
     else {
         return Vec::new();
     };
-    let files: Vec<PathBuf> = profcodec_common::corpus::files_below(&dir)
+    let files: Vec<PathBuf> = profcodec_testkit::corpus::files_below(&dir)
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".nytprof.out"))
         .collect();

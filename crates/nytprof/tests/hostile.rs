@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_nytprof::{Error, ModelOptions, Profile, Reader, parse, pynytprof};
 
 fn inputs() -> Vec<PathBuf> {
@@ -16,10 +16,10 @@ fn inputs() -> Vec<PathBuf> {
         testdata.join("pynytprof.out"),
     ];
     if let Some(dir) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "nytprof")
     {
         files.extend(
-            profcodec_common::corpus::files_below(&dir)
+            profcodec_testkit::corpus::files_below(&dir)
                 .into_iter()
                 .filter(|p| p.to_string_lossy().ends_with(".nytprof.out")),
         );
@@ -220,7 +220,7 @@ fn fuzz_regressions_decode() {
     // Inputs the fuzzers once crashed or hung on (fuzz/regressions), under overflow checks.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
     for target in ["nytprof", "nytprof_pynytprof"] {
-        for path in profcodec_common::corpus::files_below(&root.join(target)) {
+        for path in profcodec_testkit::corpus::files_below(&root.join(target)) {
             let data = std::fs::read(&path).unwrap();
             decode_all(&data, true);
         }

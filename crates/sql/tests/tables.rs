@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use profcodec_common::corpus::{corpus_dir, files_below};
+use profcodec_testkit::corpus::{corpus_dir, files_below};
 use serde_json::Value;
 
 /// Registers every table of an export as a view `<set>.<table>` (and `inputs`), then runs each

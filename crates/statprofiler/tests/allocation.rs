@@ -5,7 +5,7 @@
 
 mod common;
 
-use profcodec_common::hostile::allocation_limit;
+use profcodec_testkit::hostile::allocation_limit;
 use profcodec_statprofiler::raw::{decode_varint, tag};
 use profcodec_statprofiler::{Reader, TraceReader, validate};
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use profcodec_common::corpus::{corpus_subdir, files_below};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_statprofiler::read::packets::Packets;
 use profcodec_statprofiler::read::reader_file_name;
 use profcodec_statprofiler::{Frame, PerlText, Profile, Reader, TraceReader};

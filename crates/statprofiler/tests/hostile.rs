@@ -5,7 +5,7 @@
 
 mod common;
 
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_statprofiler::{Event, OwnedRecord, Profile, Reader, TraceReader, text, validate};
 
 /// Every record the streaming reader yields, and whether it ended in an error.

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use profcodec_common::corpus::{corpus_subdir, files_below};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_profile::{ContextFilter, GroupBy, IdKind, Profile, Query, Source};
 use profcodec_statprofiler::profile::is_slow_op;
 use profcodec_statprofiler::read::reader_file_name;

@@ -238,7 +238,7 @@ fn testdata_is_what_the_generator_writes() {
     }
     let tmp = tempfile::tempdir().unwrap();
     regenerate(tmp.path());
-    for file in profcodec_common::corpus::files_below(tmp.path()) {
+    for file in profcodec_testkit::corpus::files_below(tmp.path()) {
         let rel = file.strip_prefix(tmp.path()).unwrap();
         let committed = std::fs::read(dir.join(rel))
             .unwrap_or_else(|e| panic!("{}: {e}", dir.join(rel).display()));

@@ -7,7 +7,7 @@
 
 mod common;
 
-use profcodec_common::hostile::{bit_flips, truncation_points};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_statprofiler::raw::PROLOGUE_LEN;
 use profcodec_statprofiler::read::packets::StreamSource;
 use profcodec_statprofiler::read::with_threaded_reader;

@@ -28,7 +28,7 @@ fn root() -> PathBuf {
 }
 
 fn corpus() -> Option<PathBuf> {
-    profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR"))
+    profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn convert(input: &Path, format: Format, filter: Filter) -> (Vec<u8>, Summary) {
@@ -155,9 +155,9 @@ fn from_chrome(slices: &[Slice]) -> Vec<Slice> {
 // EasyProfiler
 
 fn captures() -> Vec<PathBuf> {
-    let mut files = profcodec_common::corpus::files_below(&root().join("testdata/easyprofiler"));
+    let mut files = profcodec_testkit::corpus::files_below(&root().join("testdata/easyprofiler"));
     if let Some(c) = corpus() {
-        files.extend(profcodec_common::corpus::files_below(
+        files.extend(profcodec_testkit::corpus::files_below(
             &c.join("easyprofiler"),
         ));
     }
@@ -314,7 +314,7 @@ fn databases() -> Vec<PathBuf> {
     let mut dirs = vec![root().join("testdata/hpctoolkit/demo.d")];
     if let Some(c) = corpus() {
         dirs.extend(
-            profcodec_common::corpus::files_below(&c.join("hpctoolkit"))
+            profcodec_testkit::corpus::files_below(&c.join("hpctoolkit"))
                 .into_iter()
                 .filter(|p| p.file_name().is_some_and(|n| n == "trace.db"))
                 .filter_map(|p| p.parent().map(Path::to_path_buf)),

@@ -1,7 +1,7 @@
 //! The Chrome JSON output of every corpus timeline loads in the real speedscope app (npm
 //! `speedscope`, in headless Chromium), which imports Chrome's trace-event format.
 //!
-//! The browser harness is the one the exporters' tests use (`profcodec_common::speedscope`):
+//! The browser harness is the one the exporters' tests use (`profcodec_testkit::speedscope`):
 //! `cargo xtask test` installs the app and Chromium and names them in the environment. Outside
 //! the xtask this test writes the outputs, checks that they are JSON, and says the browser
 //! check was not run.
@@ -17,8 +17,8 @@ fn inputs() -> Vec<PathBuf> {
         root.join("testdata/hpctoolkit/demo.d"),
         root.join("testdata/easyprofiler/small_v210.prof"),
     ];
-    if let Some(c) = profcodec_common::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) {
-        for p in profcodec_common::corpus::files_below(&c) {
+    if let Some(c) = profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR")) {
+        for p in profcodec_testkit::corpus::files_below(&c) {
             let Some(dir) = p.parent() else { continue };
             match p.extension().and_then(|e| e.to_str()) {
                 Some("prof") => inputs.push(p.clone()),
@@ -37,7 +37,7 @@ fn inputs() -> Vec<PathBuf> {
 
 #[test]
 fn chrome_output_loads_in_speedscope() {
-    use profcodec_common::speedscope::{IMPORTED_NAME, Speedscope};
+    use profcodec_testkit::speedscope::{IMPORTED_NAME, Speedscope};
     let speedscope = Speedscope::from_env();
     assert!(
         speedscope.is_some() || std::env::var_os("PROFCODEC_EXPORT_CONSUMERS").is_none(),

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use profcodec_common::corpus::corpus_dir;
+use profcodec_testkit::corpus::corpus_dir;
 
 /// The `profcodec` binary under test.
 pub(crate) fn profcodec() -> Command {

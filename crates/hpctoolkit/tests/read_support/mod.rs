@@ -10,11 +10,11 @@ use profcodec_hpctoolkit::{CctDb, Database, Error, FileKind, MetaDb, ProfileDb, 
 /// Every `.db` file of the corpus with its kind (empty without a corpus).
 pub(crate) fn corpus_files() -> Vec<(FileKind, PathBuf)> {
     let Some(root) =
-        profcodec_common::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
+        profcodec_testkit::corpus::corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")
     else {
         return Vec::new();
     };
-    profcodec_common::corpus::files_below(&root)
+    profcodec_testkit::corpus::files_below(&root)
         .into_iter()
         .filter_map(|p| {
             let kind = FileKind::ALL

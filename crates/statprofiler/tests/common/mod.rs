@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_common::corpus::{corpus_subdir, files_below};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_statprofiler::raw::{MAX_PACKET_LEN, PROLOGUE_LEN};
 use profcodec_statprofiler::read::packets::{Packets, parse_prologue};
 use profcodec_statprofiler::{Container, Reader};

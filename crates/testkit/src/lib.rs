@@ -1,0 +1,13 @@
+//! Test support shared by the tests, benches and xtask of the profcodec workspace. This crate is
+//! never published: no user of the format crates compiles it.
+//!
+//! - [`corpus`]: the test-corpus locator (`PROFCODEC_CORPUS`, else `../shared/corpus` beside the
+//!   workspace).
+//! - [`hostile`]: the hostile-input mutations (truncations, bit flips) and allocation limits.
+//! - [`speedscope`]: the real speedscope app in headless Chromium, to check that an output loads.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod corpus;
+pub mod hostile;
+pub mod speedscope;

@@ -17,7 +17,7 @@ mod ops;
 mod text;
 mod top;
 
-use ops::dump::{Dump, DumpLayout, DumpOptions};
+use ops::dump::{Dump, DumpFormat, DumpOptions};
 use ops::{OpError, RewriteOptions};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
@@ -63,7 +63,7 @@ enum Command {
     Dump {
         /// Output layout: one JSON document, or newline-delimited JSON (one record a line).
         #[arg(long, value_enum, default_value = "json")]
-        format: DumpLayout,
+        format: DumpFormat,
         /// Indent the JSON (the default on a terminal).
         #[arg(long)]
         pretty: bool,
@@ -442,10 +442,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json: _,
             file,
         } => {
-            let pretty = pretty || (format == DumpLayout::Json && out.is_terminal());
+            let pretty = pretty || (format == DumpFormat::Json && out.is_terminal());
             let mut buf = io::BufWriter::new(out);
             let options = DumpOptions {
-                layout: format,
+                layout: format.into(),
                 pretty,
             };
             let mut dump = Dump::new(&mut buf, options);

@@ -8,6 +8,8 @@
 //!   at the right byte.
 //! - [`bound`]: the hostile-count rule of the architecture note: never allocate from a count read
 //!   in a file unless the remaining input could hold that many items.
+//! - [`inspect`] (feature `inspect`): the types every format's `info`, `validate`, `dump` and
+//!   `rewrite` share, so that the umbrella dispatches over formats without knowing any.
 //!
 //! ```
 //! use profcodec_common::Cursor;
@@ -21,6 +23,8 @@
 
 pub mod bound;
 mod cursor;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};

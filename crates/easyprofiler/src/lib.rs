@@ -87,6 +87,8 @@
 #![deny(missing_docs)]
 
 mod error;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 mod model;
 mod name;
 #[cfg(feature = "profile")]

@@ -13,8 +13,8 @@
 
 use std::path::Path;
 
-use profcodec_testkit::hostile::{allocation_limit, max_value_windows};
 use profcodec_easyprofiler::{Mode, parse_with};
+use profcodec_testkit::hostile::{allocation_limit, max_value_windows};
 
 #[global_allocator]
 static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);

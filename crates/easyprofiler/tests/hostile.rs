@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use profcodec_easyprofiler::{Mode, parse_with};
 use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_testkit::hostile::{bit_flips, truncation_points};
-use profcodec_easyprofiler::{Mode, parse_with};
 
 fn files() -> Vec<PathBuf> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/easyprofiler");

@@ -51,6 +51,8 @@ mod error;
 mod folder;
 #[doc = include_str!("format.md")]
 pub mod format {}
+#[cfg(feature = "inspect")]
+pub mod inspect;
 pub mod migrate;
 mod model;
 #[cfg(feature = "profile")]

@@ -11,9 +11,9 @@
 
 use std::path::PathBuf;
 
+use profcodec_hpcrun::*;
 use profcodec_testkit::corpus::files_below;
 use profcodec_testkit::hostile::{allocation_limit, max_value_windows};
-use profcodec_hpcrun::*;
 
 #[global_allocator]
 static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_hpcrun::*;
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 
 fn meas_files(ext: &str) -> Option<Vec<PathBuf>> {
     let dir = corpus_subdir(env!("CARGO_MANIFEST_DIR"), "hpctoolkit")?.join("meas");

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
+use profcodec_hpcrun::*;
 use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_testkit::hostile::{bit_flips, truncation_points};
-use profcodec_hpcrun::*;
 
 fn files() -> Vec<PathBuf> {
     let mut files =

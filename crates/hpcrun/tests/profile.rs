@@ -32,12 +32,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use profcodec_testkit::corpus::corpus_subdir;
 use profcodec_hpcrun::profile::value_type_name;
 use profcodec_hpcrun::{MeasurementFolder, NodeValues};
 use profcodec_hpctoolkit::Database;
 use profcodec_hpctoolkit::read::{Combine, ContextNode, LexicalType, Relation, ScopeType};
 use profcodec_profile::{ContextFilter, GroupBy, IdKind, Profile, Query, Source};
+use profcodec_testkit::corpus::corpus_subdir;
 
 /// What a self value is attributed to when comparing per function.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -58,6 +58,8 @@ pub mod model;
 pub mod write;
 
 // The format-neutral profile model.
+#[cfg(feature = "inspect")]
+pub mod inspect;
 #[cfg(feature = "profile")]
 pub mod profile;
 #[cfg(feature = "profile")]

@@ -12,8 +12,8 @@
 
 mod read_support;
 
-use profcodec_testkit::hostile::allocation_limit;
 use profcodec_hpctoolkit::FileKind;
+use profcodec_testkit::hostile::allocation_limit;
 use read_support::{corpus_files, count_fields, patched_max, touch, touch_database};
 
 #[global_allocator]

@@ -3,8 +3,8 @@
 
 mod read_support;
 
-use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_hpctoolkit::{Error, FileKind};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use read_support::{corpus_files, touch, touch_database};
 
 /// Bytes decoded per file for the expensive mutants (mended cuts and bit flips): the whole

@@ -41,6 +41,8 @@ pub mod calls;
 pub mod collapse;
 mod dump;
 mod error;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 pub mod model;
 pub mod pynytprof;
 pub mod raw;

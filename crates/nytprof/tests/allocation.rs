@@ -15,8 +15,8 @@ use std::alloc::System;
 use std::path::Path;
 
 use cap::Cap;
-use profcodec_testkit::hostile::allocation_limit;
 use profcodec_nytprof::{Profile, Reader, Record, parse, pynytprof, write};
+use profcodec_testkit::hostile::allocation_limit;
 
 #[global_allocator]
 static ALLOC: Cap<System> = Cap::new(System, usize::MAX);

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_nytprof::{Error, ModelOptions, Profile, Reader, parse, pynytprof};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
 fn inputs() -> Vec<PathBuf> {
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nytprof");

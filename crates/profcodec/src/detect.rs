@@ -6,9 +6,9 @@ use std::fmt;
 
 /// A file format (or, for HPCToolkit, one file of a database) that profcodec knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(any(feature = "serde", feature = "info"), derive(serde::Serialize))]
+#[cfg_attr(any(feature = "serde", feature = "inspect"), derive(serde::Serialize))]
 #[cfg_attr(
-    any(feature = "serde", feature = "info"),
+    any(feature = "serde", feature = "inspect"),
     serde(rename_all = "kebab-case")
 )]
 #[non_exhaustive]

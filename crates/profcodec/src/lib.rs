@@ -11,7 +11,9 @@
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
 //!   profile model ([`profile`], the crate `profcodec-profile`), which answers `top` and `diff`
 //!   and which every exporter reads;
-//! - `info` (feature `info`): the format, version and summary `profcodec info` prints;
+//! - [`inspect`] (feature `inspect`): `info` (the format, version and summary `profcodec info`
+//!   prints), `validate`, `dump` and `rewrite` of any input, each format's own implementation
+//!   reached through one dispatch;
 //! - [`ReadError`]: any format's error, with its message and byte offset;
 //! - [`output`]: the output policy and atomic writes of a file or folder, which appears whole
 //!   once complete or not at all, never merged with an old output, and never deletes what
@@ -55,8 +57,8 @@ mod detect;
 mod error;
 #[cfg(feature = "hpctoolkit")]
 mod hpctoolkit_files;
-#[cfg(feature = "info")]
-mod info;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 mod mapping;
 mod open;
 pub mod output;
@@ -74,8 +76,8 @@ pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
 #[cfg(feature = "hpctoolkit")]
 pub use hpctoolkit_files::HpctoolkitFiles;
-#[cfg(feature = "info")]
-pub use info::{Info, info};
+#[cfg(feature = "inspect")]
+pub use inspect::{Info, dump, info, rewrite, validate};
 pub use open::{OpenError, OpenOptions, Opened, open};
 /// The format-neutral profile model (the crate `profcodec-profile`): frames, call tree, value
 /// types, contexts; `top`, `diff` and merging.

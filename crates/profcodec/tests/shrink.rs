@@ -89,7 +89,7 @@ fn verbs_on_a_cut_mapped_input_give_the_shrink_error() {
     truncate(&path, 100);
     let e = shrank_read_error(profcodec::to_profile(&input).unwrap_err());
     assert_shrank(&e, &path, len, 100);
-    #[cfg(feature = "info")]
+    #[cfg(feature = "inspect")]
     {
         let e = shrank_read_error(profcodec::info(&input).unwrap_err());
         assert_shrank(&e, &path, len, 100);

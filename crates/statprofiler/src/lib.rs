@@ -118,6 +118,8 @@ pub struct ReadmeDoctests;
 
 mod check;
 mod error;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 mod model;
 #[cfg(feature = "profile")]
 pub mod profile;

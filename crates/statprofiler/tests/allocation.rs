@@ -5,9 +5,9 @@
 
 mod common;
 
-use profcodec_testkit::hostile::allocation_limit;
 use profcodec_statprofiler::raw::{decode_varint, tag};
 use profcodec_statprofiler::{Reader, TraceReader, validate};
+use profcodec_testkit::hostile::allocation_limit;
 
 #[global_allocator]
 static A: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);

@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_statprofiler::read::packets::Packets;
 use profcodec_statprofiler::read::reader_file_name;
 use profcodec_statprofiler::{Frame, PerlText, Profile, Reader, TraceReader};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 
 fn corpus_files() -> Option<(PathBuf, Vec<PathBuf>)> {
     let dir = corpus_subdir(env!("CARGO_MANIFEST_DIR"), "statprofiler")?;

@@ -5,8 +5,8 @@
 
 mod common;
 
-use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_statprofiler::{Event, OwnedRecord, Profile, Reader, TraceReader, text, validate};
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
 /// Every record the streaming reader yields, and whether it ended in an error.
 fn stream(data: &[u8]) -> (Vec<OwnedRecord>, bool) {

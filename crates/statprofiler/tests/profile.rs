@@ -17,12 +17,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_profile::{ContextFilter, GroupBy, IdKind, Profile, Query, Source};
 use profcodec_statprofiler::profile::is_slow_op;
 use profcodec_statprofiler::read::reader_file_name;
 use profcodec_statprofiler::session::open_session;
 use profcodec_statprofiler::{Frame, PerlStr, ProfileConverter, Reader, TraceReader, to_profile};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 
 /// A frame as the real reader returns it (`Devel::StatProfiler::StackFrame` and friends).
 #[derive(Debug, Clone)]

@@ -7,13 +7,13 @@
 
 mod common;
 
-use profcodec_testkit::hostile::{bit_flips, truncation_points};
 use profcodec_statprofiler::raw::PROLOGUE_LEN;
 use profcodec_statprofiler::read::packets::StreamSource;
 use profcodec_statprofiler::read::with_threaded_reader;
 use profcodec_statprofiler::{
     Container, Error, OwnedFrame, OwnedRecord, PerlString, Reader, TraceReader,
 };
+use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
 type Traces = Vec<(u32, PerlString, Vec<OwnedFrame>)>;
 

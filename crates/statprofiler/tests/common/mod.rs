@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_statprofiler::raw::{MAX_PACKET_LEN, PROLOGUE_LEN};
 use profcodec_statprofiler::read::packets::{Packets, parse_prologue};
 use profcodec_statprofiler::{Container, Reader};
+use profcodec_testkit::corpus::{corpus_subdir, files_below};
 
 /// Every StatProfiler file of the corpus and of testdata.
 pub(crate) fn inputs() -> Vec<(PathBuf, Vec<u8>)> {

@@ -85,6 +85,32 @@ pub(crate) trait Codec: Sync {
 struct NotSupported;
 impl Codec for NotSupported {}
 
+/// A format whose verbs live in its own crate, reached through `profcodec::inspect`'s dispatch
+/// (the profile through `profcodec::to_profile`).
+struct Umbrella;
+impl Codec for Umbrella {
+    fn info(&self, input: &Opened) -> Result<Info, OpError> {
+        profcodec::info(input)
+    }
+    fn validate(&self, input: &Opened) -> Result<Validated, OpError> {
+        profcodec::validate(input)
+    }
+    fn dump(&self, input: &Opened, dump: &mut Dump<'_>) -> Result<(), OpError> {
+        profcodec::dump(input, dump)
+    }
+    fn profile(&self, input: &Opened) -> Result<profcodec_profile::Profile, OpError> {
+        Ok(profcodec::to_profile(input)?)
+    }
+    fn rewrite(
+        &self,
+        input: &Opened,
+        out: &Path,
+        options: &RewriteOptions,
+    ) -> Result<RewriteReport, OpError> {
+        profcodec::inspect::rewrite_into(input, out, options)
+    }
+}
+
 /// The [`Codec`] for `format`.
 pub(crate) fn codec(format: Format) -> &'static dyn Codec {
     match format.feature() {

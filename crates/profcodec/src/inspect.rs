@@ -143,13 +143,22 @@ pub fn rewrite(
     output: CheckedOutput,
     options: &RewriteOptions,
 ) -> Result<RewriteReport, WriteError<Error>> {
-    output.write_with(|staged| {
-        dispatch!(input, "rewrite", |m| m::rewrite(
-            &source(input),
-            staged,
-            options
-        ))
-    })
+    output.write_with(|staged| rewrite_into(input, staged, options))
+}
+
+/// [`rewrite`] into `out`, a path that does not exist yet (a file, or a folder for an
+/// HPCToolkit database), in a folder that does: no output policy, no atomic placement. For
+/// callers that stage the output themselves.
+pub fn rewrite_into(
+    input: &Opened,
+    out: &Path,
+    options: &RewriteOptions,
+) -> Result<RewriteReport, Error> {
+    dispatch!(input, "rewrite", |m| m::rewrite(
+        &source(input),
+        out,
+        options
+    ))
 }
 
 impl Opened {

@@ -8,6 +8,8 @@
 //!   at the right byte.
 //! - [`bound`]: the hostile-count rule of the architecture note: never allocate from a count read
 //!   in a file unless the remaining input could hold that many items.
+//! - [`source`]: one input as the caller opened it (a file's bytes, or a folder's files opened
+//!   on demand), which the format crates' verbs and conversions read.
 //! - [`inspect`] (feature `inspect`): the types every format's `info`, `validate`, `dump` and
 //!   `rewrite` share, so that the umbrella dispatches over formats without knowing any.
 //!
@@ -25,6 +27,8 @@ pub mod bound;
 mod cursor;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+pub mod source;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};
+pub use source::{Members, Source};

@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hash};
 
 use foldhash::fast::RandomState;
 
-use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
+use crate::ids::{ContextId, EdgeId, FrameId, MAX_ENTRIES, NodeId, StringId, ValueTypeId};
 use crate::model::{
     CallEdge, Context, EdgeValue, FlatValue, Frame, IdKind, Measured, Node, Profile, Span, Unit,
     ValueType,
@@ -52,9 +52,6 @@ pub enum ModelError {
     #[error("empty stack: a call path needs at least one frame")]
     EmptyStack,
 }
-
-/// Handles are `u32`; `u32::MAX` is kept free so that no table's length overflows.
-pub(crate) const MAX_ENTRIES: u32 = u32::MAX - 1;
 
 /// The hash tables of the builder. Their keys come from the input (names, addresses), so they
 /// hash with a seed drawn at random for each table: a hostile input cannot aim at collisions.
@@ -942,33 +939,11 @@ impl Profile {
     }
 }
 
-/// The serde form of a [`Profile`] before [`Profile::check`] accepts it.
 #[cfg(feature = "serde")]
-#[derive(serde::Deserialize)]
-pub(crate) struct Unchecked {
-    name: Option<StringId>,
-    strings: Vec<Box<str>>,
-    frames: Vec<Frame>,
-    nodes: Vec<Node>,
-    value_types: Vec<ValueType>,
-    contexts: Vec<Context>,
-    node_values: Vec<crate::model::NodeValue>,
-    flat_values: Vec<FlatValue>,
-    call_edges: Vec<CallEdge>,
-    edge_values: Vec<EdgeValue>,
-    spans: Vec<Span>,
-    span_unit: Option<Unit>,
-    #[serde(default)]
-    time_resolution: Option<Unit>,
-    default_value_type: Option<ValueTypeId>,
-    calls_value_type: Option<ValueTypeId>,
-}
-
-#[cfg(feature = "serde")]
-impl TryFrom<Unchecked> for Profile {
+impl TryFrom<crate::model::Unchecked> for Profile {
     type Error = ModelError;
 
-    fn try_from(u: Unchecked) -> Result<Profile, ModelError> {
+    fn try_from(u: crate::model::Unchecked) -> Result<Profile, ModelError> {
         let profile = Profile {
             name: u.name,
             strings: u.strings,

@@ -47,3 +47,6 @@ id_type!(
     /// A call edge between two frames at a call site: [`Profile::call_edge`](crate::Profile::call_edge).
     EdgeId
 );
+
+/// Handles are `u32`; `u32::MAX` is kept free so that no table's length overflows.
+pub(crate) const MAX_ENTRIES: u32 = u32::MAX - 1;

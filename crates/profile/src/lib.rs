@@ -104,14 +104,15 @@ mod values;
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
 pub use model::{
-    CallEdge, Context, EdgeValue, FlatValue, Frame, FrameKind, IdKind, Measured, Node, NodeValue,
-    Profile, Quantity, Span, Unit, ValueType,
+    CallEdge, Context, EdgeValue, FlatValue, Frame, FrameKind, IdKind, Measured, Node, Profile,
+    Quantity, Span, Unit, ValueType,
 };
 pub use names::short_name;
 pub use query::{
     Combine, ContextFilter, Diff, DiffRow, GroupBy, NodeTotals, Order, Query, QueryError, Row,
     Source, Table, Total, Values, diff,
 };
+pub use values::NodeValue;
 pub use values::{NodeValueColumn, NodeValueIter, NodeValues};
 
 #[doc = include_str!("../README.md")]

@@ -1,7 +1,7 @@
 //! The tables of a built [`Profile`] and their read accessors.
 
 use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
-use crate::values::{NodeValueColumn, NodeValues};
+use crate::values::{NodeValue, NodeValueColumn, NodeValues};
 
 /// What a frame stands for. HPCToolkit's context tree mixes functions with the loops, source
 /// lines and instructions inside them; the other formats have functions (subs, blocks) only, or
@@ -352,23 +352,6 @@ impl Context {
     }
 }
 
-/// The values of one value type at one call-tree node in one context.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct NodeValue {
-    /// Where it was measured.
-    pub context: ContextId,
-    /// The call path.
-    pub node: NodeId,
-    /// The value type.
-    pub value_type: ValueTypeId,
-    /// The self (exclusive) value: the cost at exactly this node, not in any child node (a
-    /// function's lines and loops are child nodes).
-    pub self_value: Option<f64>,
-    /// The measured inclusive value: the cost of the node's whole subtree.
-    pub inclusive: Option<f64>,
-}
-
 /// The measured values of one value type for one frame in one context, outside the call tree:
 /// NYTProf's per-sub and per-line tables, or any per-function summary a tool reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -432,7 +415,7 @@ pub struct Span {
 /// [`top`](Profile::top) and [`diff`](crate::diff).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(try_from = "crate::builder::Unchecked"))]
+#[cfg_attr(feature = "serde", serde(try_from = "Unchecked"))]
 pub struct Profile {
     pub(crate) name: Option<StringId>,
     pub(crate) strings: Vec<Box<str>>,
@@ -696,4 +679,27 @@ impl Profile {
         }
         label
     }
+}
+
+/// The serde form of a [`Profile`] before [`Profile::check`] accepts it (the check is the
+/// builder's `TryFrom`): plain data here, so that the model names no builder.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+pub(crate) struct Unchecked {
+    pub(crate) name: Option<StringId>,
+    pub(crate) strings: Vec<Box<str>>,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) value_types: Vec<ValueType>,
+    pub(crate) contexts: Vec<Context>,
+    pub(crate) node_values: Vec<NodeValue>,
+    pub(crate) flat_values: Vec<FlatValue>,
+    pub(crate) call_edges: Vec<CallEdge>,
+    pub(crate) edge_values: Vec<EdgeValue>,
+    pub(crate) spans: Vec<Span>,
+    pub(crate) span_unit: Option<Unit>,
+    #[serde(default)]
+    pub(crate) time_resolution: Option<Unit>,
+    pub(crate) default_value_type: Option<ValueTypeId>,
+    pub(crate) calls_value_type: Option<ValueTypeId>,
 }

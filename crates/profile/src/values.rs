@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use foldhash::fast::RandomState;
 
 use crate::ids::{ContextId, NodeId, ValueTypeId};
-use crate::model::NodeValue;
 
 /// Bit of a column's presence byte: the entry has a self value.
 const HAS_SELF: u8 = 1;
@@ -408,7 +407,7 @@ impl ColumnStore {
         inclusive: Option<f64>,
     ) -> Result<(), ColumnFull> {
         let column = &mut self.columns[column];
-        if column.column.len() >= super::builder::MAX_ENTRIES as usize {
+        if column.column.len() >= crate::ids::MAX_ENTRIES as usize {
             return Err(ColumnFull);
         }
         if column.index.is_none() && column.column.nodes.last().is_none_or(|&last| node > last) {
@@ -462,4 +461,21 @@ pub(crate) fn columns_from_rows(rows: &[NodeValue]) -> Result<Vec<NodeValueColum
         store.add(column, v.node, v.self_value, v.inclusive)?;
     }
     Ok(store.build())
+}
+
+/// The values of one value type at one call-tree node in one context.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct NodeValue {
+    /// Where it was measured.
+    pub context: ContextId,
+    /// The call path.
+    pub node: NodeId,
+    /// The value type.
+    pub value_type: ValueTypeId,
+    /// The self (exclusive) value: the cost at exactly this node, not in any child node (a
+    /// function's lines and loops are child nodes).
+    pub self_value: Option<f64>,
+    /// The measured inclusive value: the cost of the node's whole subtree.
+    pub inclusive: Option<f64>,
 }

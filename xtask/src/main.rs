@@ -6,6 +6,9 @@
 //!   hostile amplification cases (`cargo xtask hostile`), a replay of every fuzz target's corpus
 //!   on stable Rust, and the packaging checks (no unused dependency, `cargo publish --dry-run
 //!   --workspace`).
+//! - `cargo xtask floors`: the shape `ARCHITECTURE.md` draws: outside its own crate a format is
+//!   named only by the umbrella's dispatch, no source file imports a file that imports it back,
+//!   and test support stays out of the published crates (`src/floors.rs`).
 //! - `cargo xtask hostile`: small crafted inputs (deep call chains, long names, aliased trace
 //!   lines) at three sizes each, converted to every target by `profcodec`: each is
 //!   refused with a message or stays within the output budget (`src/hostile.rs`).
@@ -28,6 +31,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 mod easyprofiler;
 mod export;
+mod floors;
 mod fuzz;
 mod hostile;
 mod hpcrun;
@@ -184,6 +188,7 @@ fn test(ws: &Workspace) -> Result<()> {
     }
     let corpus = corpus.canonicalize()?;
     run(&mut ws.cargo(&["fmt", "--all", "--check"]))?;
+    floors::check(ws)?;
     run(&mut ws.cargo(&[
         "clippy",
         "--workspace",
@@ -323,6 +328,7 @@ fn main() -> Result<()> {
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),
+        Some("floors") => floors::check(&ws),
         Some("bench-peers") => {
             let name = args
                 .get(1)

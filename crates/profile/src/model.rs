@@ -1,7 +1,9 @@
 //! The tables of a built [`Profile`] and their read accessors.
 
 use crate::ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
-use crate::values::{NodeValue, NodeValueColumn, NodeValues};
+#[cfg(feature = "serde")]
+use crate::values::NodeValue;
+use crate::values::{NodeValueColumn, NodeValues};
 
 /// What a frame stands for. HPCToolkit's context tree mixes functions with the loops, source
 /// lines and instructions inside them; the other formats have functions (subs, blocks) only, or

@@ -16,7 +16,8 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
 };
 
 /// Installs PyPI's `perfetto` into `target/timeline-venv` when it is not there yet, and returns
-/// `PROFCODEC_PERFETTO_PYTHON` for crates/timeline/tests/corpus.rs.
+/// `PROFCODEC_PERFETTO_PYTHON` for the format crates' timeline tests (through
+/// `profcodec_testkit::timeline::decoded`).
 pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
     let python = crate::python_venv(
         ws,

@@ -6,21 +6,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The input could not be opened, or is no profile profcodec knows.
+    /// A table could not be read: the input could not be opened or is damaged, or a table name
+    /// is unknown (the tables' own error, as their reader gave it).
     #[error(transparent)]
-    Open(#[from] profcodec::OpenError),
-    /// The input is damaged: the format crate's error, which says what is wrong and where.
-    #[error("{}: {format}: {source}", path.display())]
-    Invalid {
-        /// The file (or folder) read.
-        path: PathBuf,
-        /// The format it was read as.
-        format: &'static str,
-        /// The byte offset of the damage, when the reader knows it.
-        offset: Option<u64>,
-        /// The format crate's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    Tables(#[from] profcodec_tables::Error),
     /// A file or folder could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -28,37 +17,6 @@ pub enum Error {
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
-    },
-    /// The input is of a kind the tables do not read (for example one file of an HPCToolkit
-    /// database, whose tables need its folder).
-    #[error("{}: {reason}", path.display())]
-    Unsupported {
-        /// The input.
-        path: PathBuf,
-        /// What would be read instead.
-        reason: String,
-    },
-    /// A table name that the set does not have.
-    #[error("no table {table:?} in the {set} tables: the set has {known}")]
-    UnknownTable {
-        /// The set (`hpctoolkit`, `profile`...).
-        set: &'static str,
-        /// The name asked for.
-        table: String,
-        /// The set's tables, comma-separated.
-        known: String,
-    },
-    /// The input's profile model could not be made (the tables of the `profile` set).
-    #[error("the profile model: {0}")]
-    Profile(Box<dyn std::error::Error + Send + Sync>),
-    /// A record batch did not fit its table's schema (a bug of this crate), or Arrow refused
-    /// an operation.
-    #[error("table {table}: {source}")]
-    Arrow {
-        /// The table.
-        table: &'static str,
-        /// Arrow's error.
-        source: arrow_schema::ArrowError,
     },
     /// Parquet could not encode or write a table.
     #[cfg(feature = "parquet")]
@@ -112,26 +70,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// The byte offset of the damage for [`Error::Invalid`], when the reader knows it.
+    /// The byte offset of the damage for an input found damaged
+    /// ([`profcodec_tables::Error::Invalid`]), when the reader knows it.
     pub fn offset(&self) -> Option<u64> {
         match self {
-            Error::Invalid { offset, .. } => *offset,
+            Error::Tables(e) => e.offset(),
             _ => None,
-        }
-    }
-
-    /// An [`Error::Invalid`] for `path` read as `format`.
-    pub(crate) fn invalid(
-        path: &std::path::Path,
-        format: &'static str,
-        offset: Option<u64>,
-        source: impl std::error::Error + Send + Sync + 'static,
-    ) -> Error {
-        Error::Invalid {
-            path: path.to_path_buf(),
-            format,
-            offset,
-            source: Box::new(source),
         }
     }
 

@@ -28,8 +28,7 @@ use std::sync::OnceLock;
 
 use profcodec_profile::{IdKind, Measured, Profile, Quantity};
 
-use crate::table::{Batches, ScanOptions, TableDef, batches, table};
-use crate::{Error, TableSet, Tables};
+use profcodec_tables::{Batches, Error, ScanOptions, TableSet, Tables, batches, table};
 
 table! {
     /// profile `contexts`: where values were measured (a thread, rank, process, or the summary).
@@ -143,20 +142,21 @@ table! {
     }
 }
 
-/// The tables of the set, in order.
-pub(crate) const TABLES: &[TableDef] = &[
-    Contexts::DEF,
-    ValueTypes::DEF,
-    Frames::DEF,
-    Nodes::DEF,
-    NodeValues::DEF,
-    FlatValues::DEF,
-    CallEdges::DEF,
-    EdgeValues::DEF,
-    Spans::DEF,
-];
-
-const SET: &str = "profile";
+/// The `profile` set: its tables, in order.
+pub const SET: TableSet = TableSet::new(
+    "profile",
+    &[
+        Contexts::DEF,
+        ValueTypes::DEF,
+        Frames::DEF,
+        Nodes::DEF,
+        NodeValues::DEF,
+        FlatValues::DEF,
+        CallEdges::DEF,
+        EdgeValues::DEF,
+        Spans::DEF,
+    ],
+);
 
 /// Makes an input's profile model when its tables are first read.
 type MakeProfile =
@@ -216,13 +216,11 @@ impl ProfileTables {
 
 impl Tables for ProfileTables {
     fn set(&self) -> TableSet {
-        TableSet::Profile
+        SET
     }
 
     fn batches(&self, name: &str, options: &ScanOptions) -> Result<Batches<'_>, Error> {
-        if !TABLES.iter().any(|t| t.name == name) {
-            return Err(crate::unknown_table(SET, TABLES, name));
-        }
+        SET.table(name)?;
         let p = self.profile()?;
         Ok(match name {
             Contexts::NAME => batches(

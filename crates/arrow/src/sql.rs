@@ -43,6 +43,12 @@ use crate::{Error, InputTables, ScanOptions, TableDef, TableSet, Tables};
 /// a table).
 pub use datafusion;
 
+/// A set as the session orders it: its place among the sets it was given, then its name.
+type SetKey = (usize, &'static str);
+
+/// The partitions of a table: one per input that has it.
+type Partitions = Vec<Arc<dyn PartitionStream>>;
+
 /// Batches a scan runs ahead of the query.
 const AHEAD: usize = 2;
 
@@ -117,15 +123,22 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// A session over `inputs` (numbered from 0 in order), reading them with `options`, with
-    /// the default [`Limits`].
-    pub fn new(inputs: &[InputTables], options: &ScanOptions) -> Result<Session, Error> {
-        Session::with_limits(inputs, options, &Limits::new())
+    /// the default [`Limits`]. `sets` are the sets the inputs may have, in the order the session
+    /// lists them (`profcodec::tables::SETS`): a query naming a table no input has fails with
+    /// the inputs' tables, set by set in this order (a set not in it after those, by name).
+    pub fn new(
+        inputs: &[InputTables],
+        sets: &[TableSet],
+        options: &ScanOptions,
+    ) -> Result<Session, Error> {
+        Session::with_limits(inputs, sets, options, &Limits::new())
     }
 
     /// A session over `inputs` (numbered from 0 in order), reading them with `options`, whose
-    /// queries may use what `limits` allow.
+    /// queries may use what `limits` allow; `sets` as for [`Session::new`].
     pub fn with_limits(
         inputs: &[InputTables],
+        sets: &[TableSet],
         options: &ScanOptions,
         limits: &Limits,
     ) -> Result<Session, Error> {
@@ -143,17 +156,23 @@ impl Session {
             env = env.with_memory_limit(bytes, 1.0);
         }
         let context = SessionContext::new_with_config_rt(config, env.build_arc()?);
-        // (set, table) -> one partition per input that has it.
-        let mut tables: BTreeMap<(TableSet, &'static str), Vec<Arc<dyn PartitionStream>>> =
-            BTreeMap::new();
+        // A set by its place in `sets`, then its name.
+        let key = |set: TableSet| {
+            let rank = sets.iter().position(|s| *s == set).unwrap_or(sets.len());
+            (rank, set.name())
+        };
+        // (set, table) -> the set, and one partition per input that has the table.
+        let mut tables: BTreeMap<(SetKey, &'static str), (TableSet, Partitions)> = BTreeMap::new();
         for (k, input) in inputs.iter().enumerate() {
-            for set in input.sets() {
-                for def in set.set().tables() {
+            for tables_of in input.sets() {
+                let set = tables_of.set();
+                for def in set.tables() {
                     tables
-                        .entry((set.set(), def.name))
-                        .or_default()
+                        .entry((key(set), def.name))
+                        .or_insert_with(|| (set, Vec::new()))
+                        .1
                         .push(Arc::new(Scan::new(
-                            Arc::clone(set),
+                            Arc::clone(tables_of),
                             def,
                             k as u32,
                             *options,
@@ -164,21 +183,21 @@ impl Session {
         let catalog = context
             .catalog("datafusion")
             .ok_or_else(|| DataFusionError::Internal("no default catalog".to_owned()))?;
-        let mut schemas: BTreeMap<TableSet, Arc<MemorySchemaProvider>> = BTreeMap::new();
-        let mut bare: BTreeMap<&'static str, Vec<TableSet>> = BTreeMap::new();
+        let mut schemas: BTreeMap<SetKey, Arc<MemorySchemaProvider>> = BTreeMap::new();
+        let mut bare: BTreeMap<&'static str, Vec<SetKey>> = BTreeMap::new();
         let mut known = vec!["inputs".to_owned()];
-        for ((set, name), partitions) in tables {
+        for ((set_key, name), (set, partitions)) in tables {
             known.push(format!("{}.{name}", set.name()));
             let schema = with_input(&set.table(name)?.schema());
             let table = Arc::new(StreamingTable::try_new(schema, partitions)?);
             let provider = schemas
-                .entry(set)
+                .entry(set_key)
                 .or_insert_with(|| Arc::new(MemorySchemaProvider::new()));
             provider.register_table(name.to_owned(), Arc::clone(&table) as _)?;
-            bare.entry(name).or_default().push(set);
+            bare.entry(name).or_default().push(set_key);
         }
-        for (set, provider) in &schemas {
-            catalog.register_schema(set.name(), Arc::clone(provider) as _)?;
+        for ((_, set), provider) in &schemas {
+            catalog.register_schema(set, Arc::clone(provider) as _)?;
         }
         for (name, sets) in bare {
             if let [set] = sets.as_slice() {
@@ -501,7 +520,7 @@ impl Iterator for QueryRows<'_> {
 fn with_input(schema: &SchemaRef) -> SchemaRef {
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
     fields.push(Arc::new(
-        Field::new("input", DataType::UInt32, false).with_metadata(crate::table::description(
+        Field::new("input", DataType::UInt32, false).with_metadata(profcodec_tables::description(
             "The input's position, from 0 (`inputs.input`).",
         )),
     ));
@@ -520,7 +539,7 @@ struct Scan {
 impl std::fmt::Debug for Scan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scan")
-            .field("set", &self.tables.set())
+            .field("set", &self.tables.set().name())
             .field("table", &self.name)
             .field("input", &self.input)
             .finish()
@@ -555,7 +574,9 @@ impl PartitionStream for Scan {
             self.options,
         );
         builder.spawn_blocking(move || {
-            let external = |e: Error| DataFusionError::External(Box::new(e));
+            // Boxed as this crate's error, which callers look for in DataFusion's.
+            let external =
+                |e: profcodec_tables::Error| DataFusionError::External(Box::new(Error::from(e)));
             for batch in tables.batches(name, &options).map_err(external)? {
                 let batch = batch.map_err(external)?;
                 let rows = batch.num_rows();

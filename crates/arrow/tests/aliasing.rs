@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_arrow::{Input, ScanOptions, Tables};
-use profcodec_hpctoolkit::{Database, TraceDb};
+use profcodec::hpctoolkit::{Database, TraceDb};
+use profcodec::tables::{Input, ScanOptions, Tables};
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

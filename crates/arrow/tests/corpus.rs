@@ -15,7 +15,8 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use profcodec_arrow::{Input, ProfileTables, ScanOptions, TableSet, Tables};
+use profcodec::tables::Input;
+use profcodec_arrow::{ProfileTables, ScanOptions, Tables};
 use profcodec_testkit::corpus::{corpus_dir, files_below};
 
 /// One table, read whole, its columns by name as text or numbers.
@@ -152,8 +153,8 @@ fn hpctoolkit_tables_agree_with_the_reader() {
     for dir in databases(&corpus) {
         let what = dir.display().to_string();
         let input = Input::open(&dir).unwrap();
-        assert_eq!(input.set(), TableSet::Hpctoolkit);
-        let db = profcodec_hpctoolkit::Database::open(&dir).unwrap();
+        assert_eq!(input.set(), profcodec::hpctoolkit::tables::SET);
+        let db = profcodec::hpctoolkit::Database::open(&dir).unwrap();
         db.validate().unwrap();
         let meta = db.meta();
 
@@ -172,10 +173,10 @@ fn hpctoolkit_tables_agree_with_the_reader() {
             }
             assert_eq!(parents[i], i64::from(index.parent(ctx).unwrap()), "{what}");
             let want = match db.context(ctx).unwrap().unwrap() {
-                profcodec_hpctoolkit::read::ContextNode::EntryPoint(e) => {
+                profcodec::hpctoolkit::read::ContextNode::EntryPoint(e) => {
                     Some(e.pretty_name.to_owned())
                 }
-                profcodec_hpctoolkit::read::ContextNode::Context(c) => c
+                profcodec::hpctoolkit::read::ContextNode::Context(c) => c
                     .function
                     .map(|f| meta.function(f).unwrap().name.unwrap().to_owned()),
             };
@@ -279,8 +280,8 @@ fn hpcrun_tables_agree_with_the_reader() {
     for dir in subdirs(&corpus.join("hpctoolkit/meas")) {
         let what = dir.display().to_string();
         let input = Input::open(&dir).unwrap();
-        assert_eq!(input.set(), TableSet::Hpcrun);
-        let folder = profcodec_hpcrun::MeasurementFolder::open(&dir).unwrap();
+        assert_eq!(input.set(), profcodec::hpcrun::tables::SET);
+        let folder = profcodec::hpcrun::MeasurementFolder::open(&dir).unwrap();
         let profiles = Table::read(&input, "profiles");
         assert_eq!(profiles.rows, folder.threads().len(), "{what}");
         let names = profiles.strs("name");
@@ -343,7 +344,8 @@ fn nytprof_tables_agree_with_the_reader() {
         }
         let what = file.display().to_string();
         let input = Input::open(&file).unwrap();
-        let model = profcodec_nytprof::Profile::from_bytes(&std::fs::read(&file).unwrap()).unwrap();
+        let model =
+            profcodec::nytprof::Profile::from_bytes(&std::fs::read(&file).unwrap()).unwrap();
         let files = Table::read(&input, "files");
         assert_eq!(files.rows, model.files.len(), "{what}");
         let lines = Table::read(&input, "lines");
@@ -404,7 +406,7 @@ fn easyprofiler_tables_agree_with_the_reader() {
         let what = file.display().to_string();
         let input = Input::open(&file).unwrap();
         let bytes = std::fs::read(&file).unwrap();
-        let view = profcodec_easyprofiler::parse(&bytes).unwrap();
+        let view = profcodec::easyprofiler::parse(&bytes).unwrap();
         let tree = view.tree().unwrap();
         let threads = Table::read(&input, "threads");
         assert_eq!(threads.rows, tree.threads.len(), "{what}");
@@ -479,13 +481,13 @@ fn statprofiler_tables_agree_with_the_reader() {
         let files: Vec<PathBuf> = if path.is_file() {
             vec![path.clone()]
         } else {
-            profcodec_statprofiler::session::find_files(&path).unwrap()
+            profcodec::statprofiler::session::find_files(&path).unwrap()
         };
         let (mut samples, mut weight, mut frames) = (0u64, 0u64, 0u64);
         for f in &files {
             let bytes = std::fs::read(f).unwrap();
-            let mut traces = profcodec_statprofiler::TraceReader::new(
-                profcodec_statprofiler::Reader::from_slice(&bytes).unwrap(),
+            let mut traces = profcodec::statprofiler::TraceReader::new(
+                profcodec::statprofiler::Reader::from_slice(&bytes).unwrap(),
             );
             while let Some(t) = traces.next_trace().unwrap() {
                 if t.weight == 0 && t.frame_count() == 0 {
@@ -506,7 +508,7 @@ fn statprofiler_tables_agree_with_the_reader() {
         let want = if path.is_file() {
             1
         } else {
-            profcodec_statprofiler::session::open_session(&path)
+            profcodec::statprofiler::session::open_session(&path)
                 .unwrap()
                 .len()
         };
@@ -567,29 +569,29 @@ fn check_profile_tables(what: &str, profile: profcodec_profile::Profile) {
 fn profile_tables_agree_with_the_model() {
     let Some(corpus) = corpus() else { return };
     for dir in databases(&corpus) {
-        let db = profcodec_hpctoolkit::Database::open(&dir).unwrap();
-        let options = profcodec_hpctoolkit::profile::ProfileOptions::new();
+        let db = profcodec::hpctoolkit::Database::open(&dir).unwrap();
+        let options = profcodec::hpctoolkit::profile::ProfileOptions::new();
         check_profile_tables(&dir.display().to_string(), db.to_profile(&options).unwrap());
     }
     for dir in subdirs(&corpus.join("hpctoolkit/meas")) {
-        let folder = profcodec_hpcrun::MeasurementFolder::open(&dir).unwrap();
+        let folder = profcodec::hpcrun::MeasurementFolder::open(&dir).unwrap();
         check_profile_tables(&dir.display().to_string(), folder.to_profile().unwrap());
     }
     for file in files_below(&corpus.join("nytprof")) {
         if file.to_string_lossy().ends_with(".nytprof.out") {
             let bytes = std::fs::read(&file).unwrap();
-            let profile = profcodec_nytprof::to_profile::to_profile(&bytes).unwrap();
+            let profile = profcodec::nytprof::to_profile::to_profile(&bytes).unwrap();
             check_profile_tables(&file.display().to_string(), profile);
         }
     }
     for file in files_below(&corpus.join("easyprofiler")) {
         if file.extension().is_some_and(|e| e == "prof") {
             let bytes = std::fs::read(&file).unwrap();
-            let tree = profcodec_easyprofiler::parse(&bytes)
+            let tree = profcodec::easyprofiler::parse(&bytes)
                 .unwrap()
                 .tree()
                 .unwrap();
-            let options = profcodec_easyprofiler::ProfileOptions::new().spans(true);
+            let options = profcodec::easyprofiler::ProfileOptions::new().spans(true);
             check_profile_tables(
                 &file.display().to_string(),
                 tree.to_profile_with(options).unwrap(),
@@ -597,11 +599,11 @@ fn profile_tables_agree_with_the_model() {
         }
     }
     for path in statprofiler_inputs(&corpus) {
-        let mut converter = profcodec_statprofiler::ProfileConverter::new();
+        let mut converter = profcodec::statprofiler::ProfileConverter::new();
         let files = if path.is_file() {
             vec![path.clone()]
         } else {
-            profcodec_statprofiler::session::find_files(&path).unwrap()
+            profcodec::statprofiler::session::find_files(&path).unwrap()
         };
         for f in files {
             converter.add_file(&std::fs::read(f).unwrap()).unwrap();

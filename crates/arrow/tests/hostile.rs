@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use profcodec_arrow::{Input, ScanOptions, Tables};
+use profcodec::tables::{Input, ScanOptions, Tables};
 use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
 fn testdata(rel: &str) -> PathBuf {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use profcodec_arrow::{Input, ScanOptions, Tables};
+use profcodec::tables::{Input, ScanOptions, Tables};
 
 #[test]
 fn a_mapped_input_cut_while_read_fails_its_check() {

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use profcodec::tables::{Input, SETS};
 use profcodec_arrow::sql::{Limits, Session};
 use profcodec_arrow::{Error, InputTables, ScanOptions};
 
@@ -18,8 +19,9 @@ fn testdata(rel: &str) -> PathBuf {
 }
 
 fn open_session(limits: Limits) -> Session {
-    let input = InputTables::open(testdata("nytprof/hello.nytprof.out")).unwrap();
-    Session::with_limits(&[input], &ScanOptions::new(), &limits).unwrap()
+    let input = Input::open(testdata("nytprof/hello.nytprof.out")).unwrap();
+    let input = InputTables::new(input.path().to_path_buf(), std::sync::Arc::new(input));
+    Session::with_limits(&[input], SETS, &ScanOptions::new(), &limits).unwrap()
 }
 
 /// The error of a query, whether planning or its rows failed.

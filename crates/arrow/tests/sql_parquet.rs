@@ -11,16 +11,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array};
+use profcodec::nytprof::tables::SET as NYTPROF;
+use profcodec::tables::{Error, Input, SETS};
 use profcodec_arrow::parquet::{ExportOptions, export};
 use profcodec_arrow::sql::Session;
-use profcodec_arrow::{
-    Batches, Error, Input, InputTables, ProfileTables, ScanOptions, TableSet, Tables,
-};
+use profcodec_arrow::{Batches, InputTables, ProfileTables, ScanOptions, TableSet, Tables};
 
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata")
         .join(rel)
+}
+
+/// The input at `path` with its format's tables alone.
+fn format_tables(path: impl AsRef<Path>) -> InputTables {
+    let input = Input::open(path).unwrap();
+    InputTables::new(input.path().to_path_buf(), Arc::new(input))
 }
 
 fn rows(session: &Session, query: &str) -> Vec<RecordBatch> {
@@ -52,11 +58,8 @@ fn table_rows(tables: &dyn Tables, name: &str) -> usize {
 fn tables_are_named_by_set_and_bare_where_unambiguous() {
     let nytprof = testdata("nytprof/hello.nytprof.out");
     let hpctoolkit = testdata("hpctoolkit/demo.d");
-    let inputs = vec![
-        InputTables::open(&nytprof).unwrap(),
-        InputTables::open(&hpctoolkit).unwrap(),
-    ];
-    let session = Session::new(&inputs, &ScanOptions::new().batch_rows(7)).unwrap();
+    let inputs = vec![format_tables(&nytprof), format_tables(&hpctoolkit)];
+    let session = Session::new(&inputs, SETS, &ScanOptions::new().batch_rows(7)).unwrap();
     let lines = table_rows(&Input::open(&nytprof).unwrap(), "lines") as i64;
     let values = table_rows(&Input::open(&hpctoolkit).unwrap(), "values") as i64;
     assert_eq!(count(&session, "SELECT COUNT(*) FROM nytprof.lines"), lines);
@@ -85,7 +88,7 @@ fn tables_are_named_by_set_and_bare_where_unambiguous() {
             i.with(Arc::new(ProfileTables::new(profile)))
         })
         .collect();
-    let session = Session::new(&with_profiles, &ScanOptions::new()).unwrap();
+    let session = Session::new(&with_profiles, SETS, &ScanOptions::new()).unwrap();
     assert!(session.query("SELECT * FROM contexts").is_err());
     assert_eq!(count(&session, "SELECT COUNT(*) FROM profile.contexts"), 0);
     assert!(count(&session, "SELECT COUNT(*) FROM hpctoolkit.contexts") > 0);
@@ -99,12 +102,12 @@ struct Endless {
 
 impl Tables for Endless {
     fn set(&self) -> TableSet {
-        TableSet::Nytprof
+        NYTPROF
     }
 
     fn batches(&self, name: &str, options: &ScanOptions) -> Result<Batches<'_>, Error> {
         assert_eq!(name, "lines");
-        let schema = TableSet::Nytprof.table("lines")?.schema();
+        let schema = NYTPROF.table("lines")?.schema();
         let n = options.batch_rows;
         let made = Arc::clone(&self.made);
         Ok(Box::new(std::iter::from_fn(move || {
@@ -132,12 +135,10 @@ impl Tables for Endless {
 #[test]
 fn a_scan_streams_and_stops_with_the_query() {
     let made = Arc::new(AtomicUsize::new(0));
-    let input = InputTables::open(testdata("nytprof/hello.nytprof.out"))
-        .unwrap()
-        .with(Arc::new(Endless {
-            made: Arc::clone(&made),
-        }));
-    let session = Session::new(&[input], &ScanOptions::new().batch_rows(100)).unwrap();
+    let input = format_tables(testdata("nytprof/hello.nytprof.out")).with(Arc::new(Endless {
+        made: Arc::clone(&made),
+    }));
+    let session = Session::new(&[input], SETS, &ScanOptions::new().batch_rows(100)).unwrap();
     let batches = rows(&session, "SELECT line, time FROM nytprof.lines LIMIT 250");
     assert_eq!(
         batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
@@ -156,11 +157,12 @@ fn the_export_reads_back_with_the_tables_schemas_and_rows() {
     let out = std::env::temp_dir().join(format!("profcodec-arrow-export-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir(&out).unwrap();
-    let inputs = vec![InputTables::open(&capture).unwrap()];
+    let inputs = vec![format_tables(&capture)];
     let written = export(&out, &inputs, &ExportOptions::new()).unwrap();
     let input = Input::open(&capture).unwrap();
-    assert_eq!(written.len(), 1 + TableSet::EasyProfiler.tables().len());
-    for table in TableSet::EasyProfiler.tables() {
+    let set = profcodec::easyprofiler::tables::SET;
+    assert_eq!(written.len(), 1 + set.tables().len());
+    for table in set.tables() {
         let path = out.join(format!(
             "easyprofiler/{}/input=0/part-00000.parquet",
             table.name
@@ -186,7 +188,7 @@ fn the_export_writes_the_tables_asked_for() {
     let out = std::env::temp_dir().join(format!("profcodec-arrow-some-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir(&out).unwrap();
-    let inputs = vec![InputTables::open(testdata("hpctoolkit/demo.d")).unwrap()];
+    let inputs = vec![format_tables(testdata("hpctoolkit/demo.d"))];
     let options = ExportOptions::new().tables(vec!["hpctoolkit.values".into(), "metrics".into()]);
     let written = export(&out, &inputs, &options).unwrap();
     let mut names: Vec<String> = written

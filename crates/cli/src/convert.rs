@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::Failure;
-use crate::ops::{self, OpError};
+use crate::OpError;
 
 pub(crate) mod timeline;
 
@@ -119,7 +119,7 @@ fn load(
         let profile = if spans {
             profcodec::to_profile_with_spans(opened)?
         } else {
-            crate::profile_with(ops::codec(opened.format()), opened)?
+            crate::profile_with(opened)?
         };
         Ok((profile, opened.format()))
     })

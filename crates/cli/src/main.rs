@@ -13,12 +13,10 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
 mod external;
-mod ops;
-mod text;
 mod top;
 
-use ops::dump::{Dump, DumpFormat, DumpOptions};
-use ops::{OpError, RewriteOptions};
+pub(crate) use profcodec::inspect::Error as OpError;
+use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
 /// Devel::NYTProf, EasyProfiler and Devel::StatProfiler.
@@ -146,6 +144,24 @@ enum Command {
 /// The exit status of an output that could not be written where asked (refused by the output
 /// policy, or an I/O error while placing it): apart from invalid input (1) and usage (2), so
 /// that a script can tell a bad output path from a bad profile.
+/// The layout of a dump (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum DumpFormat {
+    /// One JSON document.
+    Json,
+    /// Newline-delimited JSON: one record a line.
+    Ndjson,
+}
+
+impl From<DumpFormat> for DumpLayout {
+    fn from(f: DumpFormat) -> DumpLayout {
+        match f {
+            DumpFormat::Json => DumpLayout::Json,
+            DumpFormat::Ndjson => DumpLayout::Ndjson,
+        }
+    }
+}
+
 const OUTPUT_FAILED: u8 = 3;
 
 /// A failure, with the exit status it maps to.
@@ -256,22 +272,13 @@ fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) ->
 /// The input in the format-neutral profile model; a format without a conversion is unsupported
 /// (exit status 2).
 fn profile_of(file: &std::path::Path) -> Result<profcodec_profile::Profile, Failure> {
-    open_and(file, |o| profile_with(ops::codec(o.format()), o))
+    open_and(file, profile_with)
 }
 
-/// `codec`'s profile of `input`, an unsupported conversion said in words.
-fn profile_with(
-    codec: &dyn ops::Codec,
-    input: &profcodec::Opened,
-) -> Result<profcodec_profile::Profile, OpError> {
-    codec.profile(input).map_err(|e| match e {
-        OpError::Unsupported { .. } => OpError::Usage(
-            "top, diff and convert read the format-neutral profile model, and this build does \
-             not convert this format into it yet (info, validate, dump and rewrite read it)"
-                .to_owned(),
-        ),
-        other => other,
-    })
+/// The profile of `input` ([`profcodec::to_profile`]); a format this build cannot convert is a
+/// usage error (exit status 2).
+fn profile_with(input: &profcodec::Opened) -> Result<profcodec_profile::Profile, OpError> {
+    Ok(profcodec::to_profile(input)?)
 }
 
 /// The inputs of `top` as one profile: one input as it is, several merged by frame identity
@@ -396,19 +403,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Info { json, files } => {
             let mut infos = Vec::new();
             let result = for_each_file(&files, |file, bar| {
-                let info = open_and(file, |o| ops::codec(o.format()).info(o))?;
+                let info = open_and(file, profcodec::info)?;
                 if json {
                     infos.push(serde_json::json!({"path": file, "info": info}));
                     return Ok(());
                 }
                 bar.suspend(|| -> io::Result<()> {
                     writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
-                    text::write_details(&mut out, &info.details, 1)
+                    profcodec::text::write_details(&mut out, &info.details, 1)
                 })?;
                 Ok(())
             });
             if json {
-                ops::write_json(&mut out, &infos)?;
+                profcodec::inspect::write_json(&mut out, &infos)?;
             }
             result
         }
@@ -416,7 +423,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             allow_trailing,
             files,
         } => for_each_file(&files, |file, bar| {
-            let validated = open_and(file, |o| ops::codec(o.format()).validate(o))?;
+            let validated = open_and(file, profcodec::validate)?;
             let mut failed = false;
             for finding in &validated.findings {
                 failed |= !allow_trailing;
@@ -450,10 +457,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             let mut dump = Dump::new(&mut buf, options);
             let opened = profcodec::open(&file)?;
-            let dumped = ops::codec(opened.format()).dump(&opened, &mut dump);
-            // A file cut while it was dumped: that error, not the dump's.
-            let intact = opened.check_intact().map_err(|e| OpError::invalid(e, None));
-            if let Err(e) = intact.and(dumped) {
+            // A file cut while it was dumped gives that error, not the dump's (the umbrella
+            // checks).
+            if let Err(e) = profcodec::dump(&opened, &mut dump) {
                 if partial {
                     dump.finish_with_error(&e)?;
                 }
@@ -483,12 +489,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .format(opened.format())
                 .check()?;
             note_stale_staging(&checked);
-            let report =
-                ops::rewrite_atomically(ops::codec(opened.format()), &opened, checked, &options)
-                    .map_err(|e| match e {
-                        profcodec::output::WriteError::Write(e) => failure_of(&input, &opened, e),
-                        e => e.into(),
-                    })?;
+            let report = profcodec::rewrite(&opened, checked, &options).map_err(|e| match e {
+                profcodec::output::WriteError::Write(e) => failure_of(&input, &opened, e),
+                e => e.into(),
+            })?;
             for dropped in &report.dropped {
                 eprintln!("{}: dropped: {dropped}", input.display());
             }
@@ -508,7 +512,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check_contexts(&profile, &q, &inputs[0])?;
             let table = profile.top(&q).map_err(query_failure)?;
             let mut buf = io::BufWriter::new(out);
-            top::write_top(&mut buf, &profile, &query, &table, json)?;
+            if json {
+                profcodec::text::write_top_json(&mut buf, &table)?;
+            } else {
+                profcodec::text::write_top(&mut buf, &profile, &table, &query.table_options())?;
+            }
             buf.flush()?;
             Ok(())
         }
@@ -530,7 +538,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let diff =
                 profcodec_profile::diff(&base_profile, &new_profile, &q).map_err(query_failure)?;
             let mut buf = io::BufWriter::new(out);
-            top::write_diff(&mut buf, &base_profile, &query, &diff, json)?;
+            if json {
+                profcodec::text::write_diff_json(&mut buf, &diff)?;
+            } else {
+                profcodec::text::write_diff(
+                    &mut buf,
+                    &base_profile,
+                    &diff,
+                    &query.table_options(),
+                )?;
+            }
             buf.flush()?;
             Ok(())
         }
@@ -575,26 +592,17 @@ mod tests {
 
     use super::*;
 
-    /// A codec without a profile conversion.
-    struct NoProfile;
-    impl ops::Codec for NoProfile {}
-
-    /// A format whose codec has no `profile` is a usage error (exit status 2) that says so.
+    /// What a build cannot do with a format (the umbrella's `Unsupported`) is a usage error
+    /// (exit status 2) whose message names the file and the format it was taken for.
     #[test]
-    fn a_format_without_a_conversion_exits_2_saying_so() {
+    fn an_unsupported_verb_exits_2_naming_the_file() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/statprofiler/features.statprof");
         let opened = profcodec::open(&path).unwrap();
-        let failure = failure_of(
-            &path,
-            &opened,
-            profile_with(&NoProfile, &opened).unwrap_err(),
-        );
+        let failure = failure_of(&path, &opened, OpError::Unsupported { op: "dump" });
         assert_eq!(failure.status, 2);
         assert!(
-            failure
-                .message
-                .contains("does not convert this format into it yet"),
+            failure.message.contains("not yet supported"),
             "{}",
             failure.message
         );

@@ -21,7 +21,10 @@ pub struct ReadWhole;
 
 impl Members for ReadWhole {
     fn open(&self, path: &Path) -> io::Result<Member> {
-        Ok(Box::new(std::fs::read(path)?))
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Box::new(bytes)),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
     }
 }
 

@@ -21,6 +21,12 @@
 //!   format-neutral model of `profcodec-profile`: per thread, every block's call path with its
 //!   self and inclusive time and its calls, so that `Profile::top` answers "which blocks cost
 //!   the most" per thread or over all of them.
+//! - [`timeline`] (feature `profile`): the capture as a timeline (threads, blocks as nested
+//!   slices, events, values, context switches, bookmarks), the model `profcodec-timeline`
+//!   writes as Perfetto or Chrome traces.
+//! - `tables` (feature `arrow`): threads, descriptors, blocks, values, context switches and
+//!   bookmarks as Arrow record batches, the `easyprofiler` set of `profcodec-arrow`'s SQL and
+//!   Parquet export.
 //!
 //! ```
 //! use profcodec_easyprofiler::{Capture, Convention, Descriptor, Record, RecordBody, Thread, Version};
@@ -95,6 +101,10 @@ mod name;
 mod profile;
 pub mod raw;
 mod read;
+#[cfg(feature = "arrow")]
+pub mod tables;
+#[cfg(feature = "profile")]
+pub mod timeline;
 mod write;
 
 pub use error::{Error, Oddity, WriteError};

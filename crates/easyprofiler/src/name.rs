@@ -6,7 +6,7 @@ use std::fmt;
 /// it need not be UTF-8), without its final NUL.
 ///
 /// It shows as UTF-8 with U+FFFD for invalid sequences (`Display`, and `Serialize` with the
-/// `serde` feature) without allocating, and derefs to the bytes.
+/// `serde` or `inspect` feature) without allocating, and derefs to the bytes.
 ///
 /// ```
 /// use profcodec_easyprofiler::Name;
@@ -113,7 +113,8 @@ impl PartialEq<&str> for Name<'_> {
     }
 }
 
-#[cfg(feature = "serde")]
+// The dump of `inspect` writes names too.
+#[cfg(any(feature = "serde", feature = "inspect"))]
 impl serde::Serialize for Name<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)

@@ -21,7 +21,13 @@
 //!
 //! Profiles: with the default feature `profile`, [`Measurement::to_profile`],
 //! [`MeasurementFolder::to_profile`] and [`ProfileConverter`] give the format-neutral model of
-//! `profcodec-profile` (what it holds and how it matches hpcprof: [`profile`](mod@profile)).
+//! `profcodec-profile` (what it holds and how it matches hpcprof: [`profile`](mod@profile)),
+//! and [`timeline`] the `.hpctrace` files as a timeline (one track per thread, samples as
+//! nested slices), the model `profcodec-timeline` writes as Perfetto or Chrome traces.
+//!
+//! Tables: with the feature `arrow`, `tables` reads a measurement folder or file as Arrow record
+//! batches (profiles, metrics, nodes, values, trace records), the `hpcrun` set of
+//! `profcodec-arrow`'s SQL and Parquet export.
 //!
 //! Fidelity: reading then writing gives the same bytes for every file whose 04.00 sections sit
 //! where hpcrun puts them ([`V4View::is_canonical`]: each section at the next multiple of 1024,
@@ -61,7 +67,11 @@ pub mod raw;
 pub mod read;
 #[cfg(feature = "symbolize")]
 pub mod symbols;
+#[cfg(feature = "arrow")]
+pub mod tables;
 mod text;
+#[cfg(feature = "profile")]
+pub mod timeline;
 mod values;
 #[doc(hidden)]
 pub mod work;

@@ -11,10 +11,20 @@
 //!   accessor fails on that input.
 //! - [`Database`]: a directory's files cross-linked (ctxId to context, profIndex to identifier
 //!   tuple, metric id to metric and scope).
+//! - [`files::DatabaseFiles`]: the files of an input as the caller opened them (a directory's
+//!   files through the caller's `Members`, or one `.db` file).
+//! - `inspect` (feature `inspect`): `info`, `validate`, `dump` and `rewrite`, the verbs the
+//!   umbrella `profcodec` dispatches to.
 //! - [`profile`] (feature `profile`, on by default): [`Database::to_profile`], the database in
 //!   the format-neutral profile model of `profcodec-profile` (re-exported as
 //!   [`profcodec_profile`]), with self and inclusive values as hpcviewer shows them, and the
 //!   definition of hpcviewer's flat view that `top` by function reproduces.
+//! - [`timeline`] (feature `profile`): the trace.db as a timeline (one track per trace line,
+//!   samples as nested slices), the model `profcodec-timeline` writes as Perfetto or Chrome
+//!   traces.
+//! - `tables` (feature `arrow`): the contexts, metrics, profiles, values and traces of a
+//!   database as Arrow record batches, the `hpctoolkit` set of `profcodec-arrow`'s SQL and
+//!   Parquet export.
 //!
 //! Versions: major 4 only (others are [`Error::UnsupportedVersion`]); any minor version, read
 //! with the stored structure sizes as strides; enumeration values this crate does not know are
@@ -57,13 +67,23 @@ pub mod read;
 pub mod model;
 pub mod write;
 
-// The format-neutral profile model.
+// The files of an input as the caller opened them, and the inspection verbs over them.
+pub mod files;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+
+// The format-neutral profile model.
 #[cfg(feature = "profile")]
 pub mod profile;
+// Its trace.db in the format-neutral timeline model.
+#[cfg(feature = "profile")]
+pub mod timeline;
 #[cfg(feature = "profile")]
 pub use profcodec_profile;
+
+// The raw-record tables of a database, as Arrow record batches.
+#[cfg(feature = "arrow")]
+pub mod tables;
 
 pub use error::Error;
 pub use raw::FileKind;

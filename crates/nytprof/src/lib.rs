@@ -19,6 +19,8 @@
 //! - [`to_profile`](mod@to_profile) (feature `profile`, on by default): the conversion into the
 //!   format-neutral model of `profcodec-profile`, subs, lines, call edges and call stacks;
 //! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`].
+//! - `tables` (feature `arrow`): the files, lines, subs and calls as Arrow record batches, the
+//!   `nytprof` set of `profcodec-arrow`'s SQL and Parquet export.
 //!
 //! Fidelity: reading then writing the records of an uncompressed file gives the same bytes;
 //! for a compressed file it gives the same inflated stream (the deflate bytes depend on the zlib
@@ -47,6 +49,8 @@ pub mod model;
 pub mod pynytprof;
 pub mod raw;
 pub mod read;
+#[cfg(feature = "arrow")]
+pub mod tables;
 #[cfg(feature = "profile")]
 pub mod to_profile;
 pub mod write;

@@ -725,6 +725,23 @@ pub struct LoadReport {
     pub input_offset: u64,
 }
 
+impl LoadReport {
+    /// The message of `error`, an error of the load this report describes. Past the `z` tag an
+    /// error's offset counts bytes of the inflated (logical) stream, which no hex editor shows,
+    /// so the message adds the position reached in the compressed file; the zlib stream's own
+    /// errors ([`Error::Inflate`], [`Error::InflationRatio`]) name a file offset already.
+    pub fn error_message(&self, error: &Error) -> String {
+        if !self.compressed || matches!(error, Error::Inflate { .. } | Error::InflationRatio { .. })
+        {
+            return error.to_string();
+        }
+        format!(
+            "{error} (offsets after the `z` tag count inflated bytes; the compressed file was read to byte {:#x})",
+            self.input_offset
+        )
+    }
+}
+
 /// Feeds every record of `reader` to `loader`; returns the first error and the logical offset
 /// reached. `report` gets the record count, the file position reached and the trailing bytes.
 fn load_stream<R: std::io::Read>(

@@ -60,27 +60,6 @@ impl ReadError {
             other => other,
         }
     }
-
-    /// An error of a Devel::NYTProf load (from `Profile::from_bytes_report` and its siblings).
-    /// Past the `z` tag the error's offset counts bytes of the inflated (logical) stream, so
-    /// the message adds the position reached in the compressed file.
-    #[cfg(feature = "nytprof")]
-    pub fn nytprof_load(
-        e: profcodec_nytprof::Error,
-        report: &profcodec_nytprof::LoadReport,
-    ) -> Self {
-        use profcodec_nytprof::Error;
-        if !report.compressed || matches!(e, Error::Inflate { .. } | Error::InflationRatio { .. }) {
-            return e.into();
-        }
-        ReadError::invalid(
-            format!(
-                "{e} (offsets after the `z` tag count inflated bytes; the compressed file was read to byte {:#x})",
-                report.input_offset
-            ),
-            e.offset(),
-        )
-    }
 }
 
 /// The error of an input whose format's cargo feature is not compiled in.

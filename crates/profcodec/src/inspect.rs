@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
+use profcodec_common::inspect::Source;
 pub use profcodec_common::inspect::{
     Dump, DumpLayout, DumpOptions, Error, Finding, RewriteOptions, RewriteReport, Validated,
     dump_to_string, write_json,
 };
-use profcodec_common::inspect::{Member, Members, Source};
 
 use crate::output::{CheckedOutput, WriteError};
 use crate::{Format, Opened};
@@ -28,30 +28,8 @@ pub struct Info {
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The files of a folder input, opened as the input was ([`Opened::open_member`]): mapped
-/// above the threshold, and a file cut while read reported by the input's `check_intact`.
-impl Members for Opened {
-    fn open(&self, path: &Path) -> std::io::Result<Member> {
-        // The error's message names the file (as `open`'s errors do); its kind is kept.
-        match self.open_member(path) {
-            Ok(opened) => Ok(Box::new(opened)),
-            Err(e) => {
-                let kind = match &e {
-                    crate::OpenError::Io { source, .. } => source.kind(),
-                    _ => std::io::ErrorKind::InvalidData,
-                };
-                Err(std::io::Error::new(kind, e))
-            }
-        }
-    }
-}
-
 fn source(input: &Opened) -> Source<'_> {
-    Source {
-        path: input.path(),
-        bytes: input.bytes(),
-        members: input,
-    }
+    input.source()
 }
 
 /// What a verb answers for a format this build does not include.

@@ -14,11 +14,19 @@
 //! - [`inspect`] (feature `inspect`): `info` (the format, version and summary `profcodec info`
 //!   prints), `validate`, `dump` and `rewrite` of any input, each format's own implementation
 //!   reached through one dispatch;
+//! - `timeline` (feature `timeline`): the timeline of any input (an EasyProfiler capture, an
+//!   HPCToolkit trace.db, hpcrun `.hpctrace` files) as a Perfetto or Chrome trace, each
+//!   format's converter feeding the writers of `profcodec-timeline`;
+//! - `tables` (feature `tables`): any input's tables as Arrow record batches, its format's
+//!   raw records (each format crate's `tables` module) and its profile model's, for the Parquet
+//!   export and SQL of `profcodec-arrow` (features `parquet` and `sql`);
 //! - [`ReadError`]: any format's error, with its message and byte offset;
 //! - [`output`]: the output policy and atomic writes of a file or folder, which appears whole
 //!   once complete or not at all, never merged with an old output, and never deletes what
 //!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with);
-//! - [`text`]: numbers as the commands print them for people (`1,234,567`).
+//! - [`text`]: text for people as every face prints it: numbers (`1,234,567`), the tables of
+//!   `top` and `diff` and their JSON rows (feature `profile`), `info`'s details (feature
+//!   `inspect`).
 //!
 //! The costliest functions of any profile, as `profcodec top` prints them:
 //!
@@ -55,14 +63,16 @@ pub struct ReadmeDoctests;
 mod conversion;
 mod detect;
 mod error;
-#[cfg(feature = "hpctoolkit")]
-mod hpctoolkit_files;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 mod mapping;
 mod open;
 pub mod output;
+#[cfg(feature = "tables")]
+pub mod tables;
 pub mod text;
+#[cfg(feature = "timeline")]
+pub mod timeline;
 
 #[cfg(all(feature = "profile", feature = "statprofiler"))]
 pub use conversion::statprofiler_session;
@@ -74,8 +84,6 @@ pub use conversion::{
 };
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
-#[cfg(feature = "hpctoolkit")]
-pub use hpctoolkit_files::HpctoolkitFiles;
 #[cfg(feature = "inspect")]
 pub use inspect::{Info, dump, info, rewrite, validate};
 pub use open::{OpenError, OpenOptions, Opened, open};

@@ -6,6 +6,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use profcodec_common::source::{Member, Members, Source};
+
 use crate::mapping::Mapping;
 use crate::{Format, UnknownFormat};
 
@@ -246,6 +248,54 @@ impl Drop for Opened {
 impl AsRef<[u8]> for Opened {
     fn as_ref(&self) -> &[u8] {
         self.bytes()
+    }
+}
+
+/// The files of a folder input, opened as the input was ([`Opened::open_member`]): mapped
+/// above the threshold, and a file cut while read reported by the input's `check_intact`.
+impl Members for Opened {
+    fn open(&self, path: &Path) -> io::Result<Member> {
+        // The error's message names the file (as `open`'s errors do); its kind is kept.
+        match self.open_member(path) {
+            Ok(opened) => Ok(Box::new(opened)),
+            Err(e) => {
+                let kind = match &e {
+                    OpenError::Io { source, .. } => source.kind(),
+                    _ => io::ErrorKind::InvalidData,
+                };
+                Err(io::Error::new(kind, e))
+            }
+        }
+    }
+}
+
+impl Opened {
+    /// This input as the format crates' verbs and conversions take it: its path, its bytes and
+    /// its other files opened through [`Opened::open_member`].
+    #[allow(dead_code)] // used by `inspect` and `to_profile`, both behind features
+    pub(crate) fn source(&self) -> Source<'_> {
+        Source {
+            path: self.path(),
+            bytes: self.bytes(),
+            members: self,
+        }
+    }
+}
+
+/// The error of [`Members::open`] on an [`Opened`] input as a [`ReadError`](crate::ReadError): the
+/// [`OpenError`] it carries, as [`Opened::open_member`] gave it.
+#[cfg(all(feature = "profile", feature = "hpctoolkit"))]
+pub(crate) fn member_error(e: io::Error) -> crate::ReadError {
+    use crate::ReadError;
+    if !e.get_ref().is_some_and(|inner| inner.is::<OpenError>()) {
+        return ReadError::Io(e);
+    }
+    let kind = e.kind();
+    match e.into_inner().map(|inner| inner.downcast::<OpenError>()) {
+        Some(Ok(open)) => ReadError::Open(*open),
+        // Not reached: the check above saw an `OpenError`.
+        Some(Err(other)) => ReadError::Io(io::Error::new(kind, other)),
+        None => ReadError::Io(kind.into()),
     }
 }
 

@@ -118,6 +118,7 @@ fn model_error(e: impl std::fmt::Display) -> ReadError {
 #[cfg(feature = "hpctoolkit")]
 fn hpctoolkit(input: &Opened) -> Result<Profile, ReadError> {
     use crate::Format;
+    use profcodec_hpctoolkit::files::DatabaseFiles;
     use profcodec_hpctoolkit::{Database, FileKind};
     // A database directory, or a lone meta.db (the tree without values).
     if !matches!(
@@ -130,7 +131,7 @@ fn hpctoolkit(input: &Opened) -> Result<Profile, ReadError> {
     }
     // The files are opened for `input` (`Opened::open_member`): a shrink of one of them is
     // `input`'s, which `to_profile` checks.
-    let files = crate::HpctoolkitFiles::load(input)?;
+    let files = DatabaseFiles::load(&input.source()).map_err(crate::open::member_error)?;
     let meta = files.bytes(FileKind::Meta).unwrap_or_default();
     let db = Database::from_parts(meta, files.bytes(FileKind::Profile), None, None)?;
     let options =
@@ -279,7 +280,7 @@ fn nytprof(input: &Opened) -> Result<Profile, ReadError> {
     let (profile, calls, report, error) =
         Nyt::from_bytes_with_call_paths(bytes, ModelOptions::default());
     if let Some(e) = error {
-        return Err(ReadError::nytprof_load(e, &report));
+        return Err(ReadError::invalid(report.error_message(&e), e.offset()));
     }
     profile.to_profile(Some(&calls)).map_err(model_error)
 }

@@ -91,6 +91,13 @@
 //! [`diff`] matches two profiles' rows by identity; [`Profile::merge`] (or
 //! [`ProfileBuilder::append`]) merges per-rank or per-process profiles by frame identity. How
 //! values are aggregated, and how recursion is counted, is told in the [`query`] module.
+//!
+//! # Timelines
+//!
+//! The [`timeline`] module is the format-neutral model of timelines: the tracks, slices,
+//! instants and counter values a format's converter emits and a trace writer
+//! (`profcodec-timeline`) writes, with the filter of what to keep and the sampled call paths as
+//! nested slices.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -99,6 +106,7 @@ mod ids;
 mod model;
 mod names;
 pub mod query;
+pub mod timeline;
 mod values;
 
 pub use builder::{ModelError, ProfileBuilder};

@@ -1,4 +1,4 @@
-//! The Arrow tables of profcodec-arrow handed to Python through the Arrow C stream interface
+//! The Arrow tables of any input (`profcodec::tables`) handed to Python through the Arrow C stream interface
 //! (the Arrow PyCapsule interface): `Input.arrow_stream()` gives a `profcodec.ArrowStream`,
 //! an object with `__arrow_c_stream__` that pyarrow, polars or DuckDB import without a copy,
 //! and `Input.table()`/`tables()` make `pyarrow.Table`s of them.
@@ -7,7 +7,7 @@ use std::path::Path;
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
-use profcodec_arrow::{ProfileTables, ScanOptions, TableSet, Tables};
+use profcodec::tables::{Input, ProfileTables, ScanOptions, TableSet, Tables};
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -89,7 +89,7 @@ struct TableName<'a> {
 /// The set called `name`, or the input's own when `None`.
 fn set_named(name: Option<&str>, own: TableSet) -> Result<TableSet, Error> {
     let Some(name) = name else { return Ok(own) };
-    let known = [own, TableSet::Profile];
+    let known = [own, PROFILE];
     known.into_iter().find(|s| s.name() == name).ok_or_else(|| {
         Error::new(
             Kind::Query,
@@ -101,15 +101,13 @@ fn set_named(name: Option<&str>, own: TableSet) -> Result<TableSet, Error> {
     })
 }
 
-/// The set of `opened`'s format: which profcodec-arrow set reads it.
+/// The set of the profile model's tables.
+const PROFILE: TableSet = profcodec_arrow::profile::SET;
+
+/// The set of `opened`'s format: which set of `profcodec::tables` reads it.
 pub(crate) fn format_set(opened: &profcodec::Opened) -> TableSet {
-    match opened.format().feature() {
-        "hpctoolkit" => TableSet::Hpctoolkit,
-        "hpcrun" => TableSet::Hpcrun,
-        "nytprof" => TableSet::Nytprof,
-        "easyprofiler" => TableSet::EasyProfiler,
-        _ => TableSet::StatProfiler,
-    }
+    // This package builds every format, each with its tables: the fallback is never taken.
+    profcodec::tables::format_set(opened.format()).unwrap_or(PROFILE)
 }
 
 /// `name` ("values", "profile.nodes") resolved against `set` (a set name or `None`).
@@ -146,11 +144,11 @@ fn read(
 ) -> PyResult<Vec<ArrowStream>> {
     let path: &Path = opened.path();
     let streams = py.detach(|| -> Result<Vec<ArrowStream>, Error> {
-        let format = match wanted.iter().any(|n| n.set != TableSet::Profile) {
-            true => Some(profcodec_arrow::Input::open(path)?),
+        let format = match wanted.iter().any(|n| n.set != PROFILE) {
+            true => Some(Input::open(path)?),
             false => None,
         };
-        let profile = match wanted.iter().any(|n| n.set == TableSet::Profile) {
+        let profile = match wanted.iter().any(|n| n.set == PROFILE) {
             true => Some(ProfileTables::new(profcodec::to_profile(opened)?)),
             false => None,
         };
@@ -158,9 +156,9 @@ fn read(
         let mut streams = Vec::with_capacity(wanted.len());
         for name in wanted {
             let def = name.set.table(name.table)?;
-            let tables: &dyn Tables = match (name.set, &profile, &format) {
-                (TableSet::Profile, Some(profile), _) => profile,
-                (_, _, Some(format)) => format,
+            let tables: &dyn Tables = match (name.set == PROFILE, &profile, &format) {
+                (true, Some(profile), _) => profile,
+                (false, _, Some(format)) => format,
                 _ => unreachable!("opened above for every set asked for"),
             };
             let batches = tables
@@ -250,12 +248,15 @@ pub(crate) fn tables<'py>(
     Ok(dict)
 }
 
-impl From<profcodec_arrow::Error> for Error {
-    fn from(e: profcodec_arrow::Error) -> Self {
-        use profcodec_arrow::Error as E;
+impl From<profcodec::tables::Error> for Error {
+    fn from(e: profcodec::tables::Error) -> Self {
+        use profcodec::tables::Error as E;
         match e {
-            E::Open(e) => e.into(),
-            E::Io { ref source, .. } => Error::io(e.to_string(), source),
+            // The umbrella's opener's error, for the input or a file of it.
+            E::Open(e) => match e.downcast::<profcodec::OpenError>() {
+                Ok(open) => (*open).into(),
+                Err(other) => Error::new(Kind::File, other.to_string()),
+            },
             E::Unsupported { .. } => Error::new(Kind::Unsupported, e.to_string()),
             E::UnknownTable { .. } => Error::new(Kind::Query, e.to_string()),
             E::Profile(source) => match source.downcast::<profcodec::ReadError>() {

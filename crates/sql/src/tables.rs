@@ -232,7 +232,13 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     let limits = Limits::new()
         .memory(args.memory_limit.0)
         .timeout(args.timeout);
-    let session = Session::with_limits(&inputs, &Default::default(), &limits).map_err(failure)?;
+    let session = Session::with_limits(
+        &inputs,
+        profcodec::tables::SETS,
+        &Default::default(),
+        &limits,
+    )
+    .map_err(failure)?;
     let rows = session.query(&args.query).map_err(sql_failure)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -318,14 +324,8 @@ fn table_of(relative: &std::path::Path) -> String {
 fn open_inputs(paths: &[PathBuf]) -> Result<Vec<profcodec_arrow::InputTables>, Failure> {
     let mut inputs = Vec::with_capacity(paths.len());
     for path in paths {
-        let tables = profcodec_arrow::InputTables::open(path).map_err(failure)?;
-        let for_profile: PathBuf = path.clone();
-        let profile = profcodec_arrow::ProfileTables::lazy(move || {
-            let opened = profcodec::open(&for_profile)?;
-            profcodec::to_profile(&opened)
-                .map_err(|e| format!("{}: {}: {e}", for_profile.display(), opened.format()).into())
-        });
-        inputs.push(tables.with(std::sync::Arc::new(profile)));
+        let input = profcodec::tables::Input::open(path).map_err(|e| failure(e.into()))?;
+        inputs.push(input.into_tables());
     }
     Ok(inputs)
 }
@@ -349,11 +349,18 @@ const QUERY_TIMED_OUT: u8 = 124;
 /// (an unknown table, a query DataFusion refuses or that needs more than the memory limit, an
 /// input the tables do not read) 2, a query cancelled at its timeout 124.
 fn failure(e: profcodec_arrow::Error) -> Failure {
+    use profcodec::tables::Error as Tables;
     use profcodec_arrow::Error;
     let status = match &e {
-        Error::Open(profcodec::OpenError::Unknown { .. })
-        | Error::Unsupported { .. }
-        | Error::UnknownTable { .. } => 2,
+        Error::Tables(Tables::Open(open))
+            if matches!(
+                open.downcast_ref::<profcodec::OpenError>(),
+                Some(profcodec::OpenError::Unknown { .. })
+            ) =>
+        {
+            2
+        }
+        Error::Tables(Tables::Unsupported { .. } | Tables::UnknownTable { .. }) => 2,
         Error::NoSuchTable { .. } | Error::ReadOnly { .. } | Error::MemoryLimit { .. } => 2,
         Error::Timeout { .. } => QUERY_TIMED_OUT,
         Error::Sql(sql) => {

@@ -19,6 +19,10 @@
 //! - [`profile`] (the default `profile` feature): the samples in the format-neutral profile model
 //!   of `profcodec-profile` ([`to_profile`], [`ProfileConverter`]), one context per process, as
 //!   `Devel::StatProfiler::Report` aggregates them.
+//! - `inspect` (feature `inspect`): the verbs `info`, `validate`, `dump` and `rewrite` over a
+//!   file, a session folder or a template, which the umbrella `profcodec` dispatches to.
+//! - `tables` (feature `arrow`): the processes, samples and frames of a file or session as
+//!   Arrow record batches, the `statprofiler` set of `profcodec-arrow`'s SQL and Parquet export.
 //!
 //! # Fidelity
 //! Reading then writing a file the profiler wrote gives the same logical stream, byte for byte
@@ -126,6 +130,8 @@ pub mod profile;
 pub mod raw;
 pub mod read;
 pub mod session;
+#[cfg(feature = "arrow")]
+pub mod tables;
 pub mod text;
 mod write;
 

@@ -5,9 +5,12 @@
 //!   workspace).
 //! - [`hostile`]: the hostile-input mutations (truncations, bit flips) and allocation limits.
 //! - [`speedscope`]: the real speedscope app in headless Chromium, to check that an output loads.
+//! - [`timeline`]: the timeline tests' readers of both trace formats (Perfetto's through its
+//!   own Python classes), and hpcviewer's depth rule as the reference of sampled traces.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod corpus;
 pub mod hostile;
 pub mod speedscope;
+pub mod timeline;

@@ -19,7 +19,9 @@ use std::io::{self, Write};
 
 use foldhash::fast::FixedState;
 
-use crate::sink::{Arg, ArgValue, CallPath, Location, Name, Sink, Track, TrackId, TrackKind};
+use profcodec_profile::timeline::{
+    Arg, ArgValue, CallPath, Location, Name, Sink, Track, TrackId, TrackKind,
+};
 
 /// Where a track's events go: Chrome's (pid, tid), and a counter's name.
 #[derive(Debug, Clone)]

@@ -19,10 +19,11 @@ use std::io::{self, Write};
 
 use foldhash::fast::FixedState;
 
-use crate::proto::{self, trace_packet, track_event};
-use crate::sink::{
+use profcodec_profile::timeline::{
     Arg, ArgValue, CallPath, CounterUnit, Location, Name, Sink, Track, TrackId, TrackKind,
 };
+
+use crate::proto::{self, trace_packet, track_event};
 
 /// Perfetto's first sequence-scoped clock id: incremental timestamps use it.
 const INCREMENTAL_CLOCK: u32 = 64;

@@ -1,77 +1,27 @@
-//! Inputs that would cost far more output than their size: each conversion is refused with
-//! `validate`'s error, or its output is held to a linear bound.
+//! Inputs that would cost far more output than their size: the output is held to a linear
+//! bound.
 //!
-//! - An HPCToolkit trace.db whose lines all point at one line's samples (50,904 bytes were
-//!   4.85 GB of Chrome JSON): refused by both writers before any event, with `validate`'s words.
 //! - An EasyProfiler capture with a 65,000-byte block name under 16,000 blocks (433 kB were
 //!   1.04 GB of Chrome JSON): the Chrome output spells the name once whole, in a `long_name`
 //!   metadata event, and caps it in every slice.
+//!
+//! (An HPCToolkit trace.db whose lines all point at one line's samples is refused before any
+//! event: `crates/profcodec/tests/timeline.rs`.)
 #![allow(clippy::unwrap_used)] // test helpers: a failure is the test's panic
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use profcodec_common::Source;
 use profcodec_easyprofiler::{
     Capture, Convention, Descriptor, Record, RecordBody, Thread, Version,
 };
-use profcodec_hpctoolkit::{Database, TraceDb};
-use profcodec_timeline::{Error, Filter, Format, TimelineWriter};
+use profcodec_timeline::{Filter, Format, TimelineWriter};
 use serde_json::Value;
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("profcodec-timeline-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir(&dir).unwrap();
-    dir
-}
 
 /// The events of a Chrome trace.
 fn chrome_events(bytes: &[u8]) -> Vec<Value> {
     let v: Value = serde_json::from_slice(bytes).unwrap();
     v["traceEvents"].as_array().unwrap().clone()
-}
-
-#[test]
-fn aliased_trace_lines_are_refused_by_both_writers() {
-    let demo = testdata("hpctoolkit/demo.d");
-    let dir = temp_dir("aliased-trace");
-    profcodec_benches::hostile::write_hpctoolkit_aliased_database(&demo, &dir, 1000).unwrap();
-    let bytes = std::fs::read(dir.join("trace.db")).unwrap();
-    let expected = Database::open(&dir)
-        .unwrap()
-        .validate()
-        .expect_err("validate refuses aliased lines")
-        .to_string();
-    assert!(
-        expected.starts_with("data used twice: trace.db CTH.pStart"),
-        "{expected}"
-    );
-    let at = TraceDb::parse(&bytes).unwrap().trace(1).unwrap().offset + 8;
-    assert!(expected.contains(&format!("at byte {at:#x}")), "{expected}");
-
-    for format in [Format::Chrome, Format::Perfetto] {
-        let mut w = TimelineWriter::new(Vec::new(), format, Filter::new());
-        let e = w.add_path(&dir).expect_err("aliased lines");
-        assert!(matches!(e, Error::Hpctoolkit { .. }), "{e:?}");
-        assert_eq!(e.to_string(), format!("{}: {expected}", dir.display()));
-        // Nothing was written before the error: the finished trace is an empty one.
-        let out = w.finish().unwrap();
-        let empty = TimelineWriter::new(Vec::new(), format, Filter::new())
-            .finish()
-            .unwrap();
-        assert_eq!(out, empty, "{format:?}");
-    }
-    // demo.d's own trace.db converts.
-    std::fs::copy(demo.join("trace.db"), dir.join("trace.db")).unwrap();
-    let mut w = TimelineWriter::new(Vec::new(), Format::Chrome, Filter::new());
-    assert!(w.add_path(&dir).unwrap().slices > 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A capture of one thread with `blocks` blocks of one descriptor named `name`, each with a
@@ -126,8 +76,8 @@ fn capture(name: &[u8], blocks: u64) -> Vec<u8> {
 
 fn convert_capture(data: &[u8], format: Format) -> Vec<u8> {
     let mut w = TimelineWriter::new(Vec::new(), format, Filter::new());
-    w.add_easyprofiler(data, Path::new("long-name.prof"))
-        .unwrap();
+    let capture = Source::file(Path::new("long-name.prof"), data);
+    profcodec_easyprofiler::timeline::write_timeline(&capture, &mut w.timeline()).unwrap();
     w.finish().unwrap()
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use profcodec_common::Source;
 use profcodec_easyprofiler::{
     Capture, Convention, Descriptor, Record, RecordBody, Thread, Value, Version,
 };
@@ -57,9 +58,9 @@ fn counters_of_three_threads_stay_apart() {
     c.update_counters(Convention::Runtime);
     let data = c.to_bytes().unwrap();
     let mut w = TimelineWriter::new(Vec::new(), Format::Chrome, Filter::new());
-    let summary = w
-        .add_easyprofiler(&data, Path::new("counters.prof"))
-        .unwrap();
+    let capture = Source::file(Path::new("counters.prof"), &data);
+    let summary =
+        profcodec_easyprofiler::timeline::write_timeline(&capture, &mut w.timeline()).unwrap();
     assert_eq!(summary.counter_values, 6);
     let out = w.finish().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();

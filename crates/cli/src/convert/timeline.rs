@@ -1,12 +1,12 @@
 //! `profcodec convert --to perfetto|chrome`: timelines (EasyProfiler captures, HPCToolkit
-//! trace.db, hpcrun .hpctrace) as traces, through `profcodec-timeline`.
+//! trace.db, hpcrun .hpctrace) as traces, through `profcodec::timeline`.
 
 use std::path::Path;
 
-use profcodec_timeline::{Filter, Format, TimelineWriter};
+use profcodec::timeline::{Filter, Format, TimelineWriter, add_path};
 
 use crate::Failure;
-use crate::ops::OpError;
+use crate::OpError;
 
 use super::{ConvertArgs, Target};
 
@@ -66,7 +66,7 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         let budgeted = profcodec_export::BudgetWriter::new(out, budget(inputs));
         let mut writer = TimelineWriter::new(budgeted, format, filter.clone());
         for input in inputs {
-            writer.add_path(input).map_err(|e| failure(&e))?;
+            add_path(&mut writer, input).map_err(|e| failure(&e))?;
         }
         writer.finish().map_err(|e| failure(&e))?;
         Ok(())
@@ -84,10 +84,11 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
 
 /// A conversion error as the CLI reports it: damaged or unreadable input is invalid (exit 1),
 /// an input that is no timeline a usage error (exit 2).
-fn failure(e: &profcodec_timeline::Error) -> OpError {
+fn failure(e: &profcodec::timeline::Error) -> OpError {
+    use profcodec::timeline::Error;
     match e {
-        profcodec_timeline::Error::NotATimeline { .. } => OpError::Usage(e.to_string()),
-        profcodec_timeline::Error::Write(io) => match profcodec_export::over_budget(io) {
+        Error::NotATimeline { .. } => OpError::Usage(e.to_string()),
+        Error::Write(io) => match profcodec_export::over_budget(io) {
             Some(over) => OpError::Usage(format!(
                 "the trace would be larger than its budget of {} bytes (by default 100 times \
                  the inputs' size plus 64 MiB); nothing was written; --max-output SIZE (or \

@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_
 
 use flate2::{Decompress, FlushDecompress, Status};
 
-use super::stream::{TRAILER_KEEP, zlib_problem};
+use super::zlib::{TRAILER_KEEP, zlib_problem};
 use crate::error::Error;
 
 /// Inflated bytes per hand-over: large enough that the hand-over costs little per byte, small

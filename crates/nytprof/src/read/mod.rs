@@ -5,12 +5,13 @@
 mod ahead;
 mod record;
 mod stream;
+mod zlib;
 
 pub(crate) use ahead::with_inflate_ahead;
 pub use record::{Header, Line, Record, Str, decode_text};
-pub(crate) use record::{atoi, decode, decode_header};
-pub(crate) use stream::trailer_text_len;
+pub(crate) use record::{atoi, decode, decode_header, varint_at};
 pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
+pub(crate) use zlib::trailer_text_len;
 
 use std::cell::OnceCell;
 
@@ -198,33 +199,6 @@ pub struct Records<'a> {
     pending: Option<Error>,
     done: bool,
     stop_at_deflate: bool,
-}
-
-/// Decodes a varint from `b` at `*i`; the caller guarantees five readable bytes.
-#[inline(always)]
-pub(crate) fn varint_at(b: &[u8], i: &mut usize) -> u32 {
-    let b0 = b[*i];
-    let (v, n) = match b0 {
-        0x00..=0x7f => (u32::from(b0), 1),
-        0x80..=0xbf => ((u32::from(b0 & 0x7f) << 8) | u32::from(b[*i + 1]), 2),
-        0xc0..=0xdf => (
-            (u32::from(b0 & 0x1f) << 16) | (u32::from(b[*i + 1]) << 8) | u32::from(b[*i + 2]),
-            3,
-        ),
-        0xe0..=0xfe => (
-            (u32::from(b0 & 0x0f) << 24)
-                | (u32::from(b[*i + 1]) << 16)
-                | (u32::from(b[*i + 2]) << 8)
-                | u32::from(b[*i + 3]),
-            4,
-        ),
-        0xff => (
-            u32::from_be_bytes([b[*i + 1], b[*i + 2], b[*i + 3], b[*i + 4]]),
-            5,
-        ),
-    };
-    *i += n;
-    v
 }
 
 impl<'a> Records<'a> {

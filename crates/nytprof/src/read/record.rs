@@ -411,6 +411,33 @@ pub(crate) fn decode_header<'a>(c: &mut Cursor<'a>) -> Result<Header<'a>, Error>
     Ok(Header { major, minor, line })
 }
 
+/// Decodes a varint from `b` at `*i`; the caller guarantees five readable bytes.
+#[inline(always)]
+pub(crate) fn varint_at(b: &[u8], i: &mut usize) -> u32 {
+    let b0 = b[*i];
+    let (v, n) = match b0 {
+        0x00..=0x7f => (u32::from(b0), 1),
+        0x80..=0xbf => ((u32::from(b0 & 0x7f) << 8) | u32::from(b[*i + 1]), 2),
+        0xc0..=0xdf => (
+            (u32::from(b0 & 0x1f) << 16) | (u32::from(b[*i + 1]) << 8) | u32::from(b[*i + 2]),
+            3,
+        ),
+        0xe0..=0xfe => (
+            (u32::from(b0 & 0x0f) << 24)
+                | (u32::from(b[*i + 1]) << 16)
+                | (u32::from(b[*i + 2]) << 8)
+                | u32::from(b[*i + 3]),
+            4,
+        ),
+        0xff => (
+            u32::from_be_bytes([b[*i + 1], b[*i + 2], b[*i + 3], b[*i + 4]]),
+            5,
+        ),
+    };
+    *i += n;
+    v
+}
+
 /// The fields of a complete, well-formed `<` record at the start of `rest` (depth, inclusive
 /// and exclusive ticks, name bytes, UTF-8 tag) and its length; `None` when `done`, or when the
 /// record is anything else, cut short, or needs the general decoder to report it.
@@ -424,7 +451,7 @@ pub(crate) fn sub_return_at(
         return None;
     }
     let mut i = 1;
-    let depth = super::varint_at(rest, &mut i);
+    let depth = varint_at(rest, &mut i);
     let nv = |at: usize| -> Option<f64> {
         Some(f64::from_le_bytes(rest.get(at..at + 8)?.try_into().ok()?))
     };
@@ -440,7 +467,7 @@ pub(crate) fn sub_return_at(
     if rest.len() < i + 5 {
         return None;
     }
-    let len = super::varint_at(rest, &mut i) as usize;
+    let len = varint_at(rest, &mut i) as usize;
     if len > rest.len() - i {
         return None;
     }

@@ -9,8 +9,8 @@ use flate2::{Decompress, FlushDecompress, Status};
 use profcodec_common::Cursor;
 
 use super::ahead::{Ahead, End, HEADROOM};
-use super::record::{Header, Record, decode, decode_header};
-use super::varint_at;
+use super::record::{Header, Record, decode, decode_header, varint_at};
+use super::zlib::{TRAILER_KEEP, trailer_text_len, zlib_problem};
 use crate::error::Error;
 use crate::raw;
 
@@ -25,9 +25,6 @@ const RECORD_FREE: usize = 1 << 20;
 /// deflate's own limit is about 1032, which only runs of one byte value reach: a string of
 /// zeros announced by a huge length is a bomb, not a profile.
 pub const MAX_RECORD_RATIO: u64 = 64;
-
-/// How many bytes after the zlib stream are kept to recognise the profiler's trailer text.
-pub(crate) const TRAILER_KEEP: usize = 4096;
 
 /// Reads records one at a time from an `io::Read`, inflating after `z`.
 ///
@@ -618,26 +615,3 @@ impl<R: Read> Reader<R> {
 
 /// A record's bytes, or the error and the window's bytes from the damaged record on.
 pub(crate) type RawRecord<'a> = Result<&'a [u8], (Error, &'a [u8])>;
-
-/// The words for what zlib reported.
-pub(crate) fn zlib_problem(e: &flate2::DecompressError) -> &'static str {
-    match e.message() {
-        Some("incorrect header check") => "an incorrect header check",
-        Some("invalid stored block lengths") => "invalid stored block lengths",
-        Some("incorrect data check") => "an incorrect data check",
-        _ => "corrupt deflate data",
-    }
-}
-
-/// How many leading bytes of `after` are the profiler's trailer text: whole lines starting
-/// with `#` (FileHandle.xs writes `#\n# Compressed N bytes to M, ratio …\n`).
-pub(crate) fn trailer_text_len(after: &[u8]) -> usize {
-    let mut at = 0;
-    while after.get(at) == Some(&b'#') {
-        match after[at..].iter().position(|&b| b == b'\n') {
-            Some(nl) => at += nl + 1,
-            None => break,
-        }
-    }
-    at
-}

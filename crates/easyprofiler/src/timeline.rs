@@ -1,0 +1,412 @@
+//! An EasyProfiler capture as a timeline (the format-neutral model of
+//! `profcodec_profile::timeline`, which `profcodec-timeline` writes as Perfetto or Chrome
+//! traces).
+//!
+//! - One process track (the capture's pid), named `EasyProfiler capture (pid N)`, with one
+//!   thread track per thread, named as the capture names the thread (`thread N` when it has no
+//!   name).
+//! - Every block is one slice, nested as the C++ reader nests it, with its descriptor's name
+//!   (runtime names included) and its source file and line as the slice's source location (an
+//!   interned source location in Perfetto, `file` and `line` args in Chrome's JSON). A child
+//!   never outlasts its parent in the output.
+//! - Events are instants; scalar values are counter tracks below their thread (one per
+//!   descriptor), strings and arrays instants with a `value` arg.
+//! - Context switches are slices of a `context switches` track below their thread, named by
+//!   the target, with a `target_tid` arg.
+//! - Bookmarks are instants of a `bookmarks` track (with `color` and `text` args), and the
+//!   capture's begin and end one `capture` slice of a `capture` track.
+//!
+//! Filters: a thread is kept by its id or its name; captures have no ranks (every thread is
+//! kept whatever the ranks asked). Times are nanoseconds after the tick conversion, as
+//! `profcodec dump` prints them. The capture is read whole, as its block tree needs (the C++
+//! reader builds the same tree).
+
+use std::collections::HashMap;
+
+use profcodec_common::Source;
+use profcodec_profile::timeline::{
+    Arg, ArgValue, CounterUnit, Error, Location, Name, Summary, Timeline, Track, TrackId, TrackKind,
+};
+
+use crate::{BlockTree, CaptureView, DataType, RecordRef, ThreadTree, ValueData};
+
+/// Descriptor block types (`profiler::BlockType`).
+const EVENT: u8 = 0;
+const VALUE: u8 = 2;
+
+/// Interning keys of the names that are not descriptors' (descriptor ids are below 2^32).
+const KEY_CAPTURE: u64 = 1 << 32;
+const KEY_BOOKMARK: u64 = (1 << 32) + 1;
+
+/// Writes the capture `input` (its bytes; its path names it in errors) to `timeline`.
+pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result<Summary, Error> {
+    let path = input.path;
+    let ep = |source: crate::Error| Error::input(path, source);
+    let view = crate::parse(input.bytes).map_err(ep)?;
+    let tree = view.tree().map_err(ep)?;
+    let pid = view.header().pid;
+    let mut summary = Summary::default();
+    let (from, until) = timeline.filter.window();
+
+    let process = timeline.tracks.track_id();
+    let process_name = format!("EasyProfiler capture (pid {pid})");
+    timeline
+        .sink
+        .open(&Track {
+            id: process,
+            parent: None,
+            name: &process_name,
+            kind: TrackKind::Process { pid: pid as i64 },
+            order: 0,
+        })
+        .map_err(Error::Write)?;
+    summary.tracks += 1;
+
+    // The capture's span and the bookmarks, on tracks of the process.
+    let capture =
+        timeline.open_child(Some(process), "capture", TrackKind::Slices, 0, &mut summary)?;
+    let (begin, end) = (tree.begin_time.max(from), tree.end_time.min(until));
+    if begin <= end {
+        let name = Name {
+            key: KEY_CAPTURE,
+            text: "capture",
+        };
+        timeline
+            .sink
+            .begin(capture, begin, name, None, None, &[])
+            .and_then(|()| timeline.sink.end(capture, end))
+            .map_err(Error::Write)?;
+        summary.slices += 1;
+    }
+    timeline.close(capture)?;
+    let mut bookmarks: Vec<_> = tree.tail().bookmarks.iter().collect();
+    if !bookmarks.is_empty() {
+        bookmarks.sort_by_key(|b| b.position);
+        let track = timeline.open_child(
+            Some(process),
+            "bookmarks",
+            TrackKind::Slices,
+            1,
+            &mut summary,
+        )?;
+        for b in bookmarks {
+            if b.position < from || b.position > until {
+                continue;
+            }
+            let text = b.text.to_string();
+            let args = [Arg {
+                name: "color",
+                value: ArgValue::Str(&format!("#{:08x}", b.color)),
+            }];
+            let name = Name {
+                key: KEY_BOOKMARK,
+                text: "bookmark",
+            };
+            let args_text = [
+                args[0],
+                Arg {
+                    name: "text",
+                    value: ArgValue::Str(&text),
+                },
+            ];
+            timeline
+                .sink
+                .instant(track, b.position, name, &args_text)
+                .map_err(Error::Write)?;
+            summary.instants += 1;
+        }
+        timeline.close(track)?;
+    }
+
+    let mut texts = Texts::new();
+    for (order, thread) in tree.threads.iter().enumerate() {
+        let name = thread.name.to_string();
+        if !timeline.filter.keeps_thread(Some(thread.id), Some(&name)) {
+            continue;
+        }
+        let track = timeline.tracks.track_id();
+        let label = if name.is_empty() {
+            format!("thread {}", thread.id)
+        } else {
+            name
+        };
+        timeline
+            .sink
+            .open(&Track {
+                id: track,
+                parent: Some(process),
+                name: &label,
+                kind: TrackKind::Thread {
+                    pid: pid as i64,
+                    tid: thread.id as i64,
+                },
+                order: order as i32 + 2,
+            })
+            .map_err(Error::Write)?;
+        summary.tracks += 1;
+        blocks(
+            timeline,
+            &view,
+            &tree,
+            thread,
+            track,
+            &mut texts,
+            &mut summary,
+        )?;
+        context_switches(timeline, thread, track, &mut summary)?;
+        timeline.close(track)?;
+    }
+    timeline.close(process)?;
+    Ok(summary)
+}
+
+/// A value record as the output shows it.
+enum Shown {
+    /// A number: a counter value.
+    Number(f64),
+    /// Anything else: an instant's `value` arg.
+    Text(String),
+}
+
+fn shown(ty: u8, data: &[u8]) -> Shown {
+    let Some(ty) = DataType::from_u8(ty) else {
+        return Shown::Text(format!("{data:02x?}"));
+    };
+    fn one<T: Copy + Into<f64>>(v: &[T]) -> Option<f64> {
+        match v {
+            [x] => Some((*x).into()),
+            _ => None,
+        }
+    }
+    let decoded = ValueData::decode(ty, data);
+    let number = match &decoded {
+        ValueData::Bool(v) => one(&v.iter().map(|&b| u8::from(b)).collect::<Vec<_>>()),
+        ValueData::Char(v) | ValueData::Int8(v) => one(v),
+        ValueData::Uint8(v) => one(v),
+        ValueData::Int16(v) => one(v),
+        ValueData::Uint16(v) => one(v),
+        ValueData::Int32(v) => one(v),
+        ValueData::Uint32(v) => one(v),
+        ValueData::Int64(v) => match v[..] {
+            [x] => Some(x as f64),
+            _ => None,
+        },
+        ValueData::Uint64(v) => match v[..] {
+            [x] => Some(x as f64),
+            _ => None,
+        },
+        ValueData::Float(v) => one(v),
+        ValueData::Double(v) => one(v),
+        ValueData::String(_) => None,
+    };
+    match (number, decoded) {
+        (Some(x), _) => Shown::Number(x),
+        (None, ValueData::String(s)) => {
+            Shown::Text(String::from_utf8_lossy(crate::c_str(&s)).into_owned())
+        }
+        (None, other) => Shown::Text(format!("{other:?}")),
+    }
+}
+
+/// Each descriptor's name and source file as text, made once per capture (not once per block:
+/// a 65 kB name under thousands of blocks would be copied for each).
+type Texts = HashMap<u32, (String, String)>;
+
+/// One thread's tree: blocks as slices (pre-order, so begins and ends come in time order),
+/// events as instants, values as counters or instants.
+fn blocks(
+    timeline: &mut Timeline<'_>,
+    view: &CaptureView<'_>,
+    tree: &BlockTree<'_>,
+    thread: &ThreadTree<'_>,
+    track: TrackId,
+    texts: &mut Texts,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    let (from, until) = timeline.filter.window();
+    let max_depth = timeline.filter.max_depth();
+    // The values of the thread, by node (read again from the records; few in a capture).
+    let mut values: HashMap<u32, Shown> = HashMap::new();
+    let has_values = thread.nodes.iter().any(|n| {
+        tree.descriptor(n.descriptor)
+            .is_some_and(|d| d.descriptor.block_type == VALUE)
+    });
+    if has_values {
+        for (i, r) in tree.node_records(view, thread).enumerate() {
+            if let Ok(RecordRef::Value { head, data }) = view.decode_record(&r) {
+                values.insert(i as u32, shown(head.data_type, data));
+            }
+        }
+    }
+    let mut counters: HashMap<u32, TrackId> = HashMap::new();
+    let mut counter_order = 0;
+
+    enum Step {
+        Enter(u32),
+        Exit,
+    }
+    let mut stack: Vec<Step> = thread.roots.iter().rev().map(|&r| Step::Enter(r)).collect();
+    // The ends of the open slices, innermost last, and the last timestamp written.
+    let mut open: Vec<u64> = Vec::new();
+    let mut now = 0u64;
+    while let Some(step) = stack.pop() {
+        let i = match step {
+            Step::Exit => {
+                if let Some(end) = open.pop() {
+                    let end = end.max(now);
+                    timeline.sink.end(track, end).map_err(Error::Write)?;
+                    now = end;
+                }
+                continue;
+            }
+            Step::Enter(i) => i,
+        };
+        let node = thread.nodes[i as usize];
+        // A child never outlasts its parent in the output (nor starts before what was written).
+        let parent_end = open.last().copied().unwrap_or(u64::MAX);
+        let begin = node.begin.max(now).max(from);
+        let end = node.end.min(parent_end).min(until).max(begin);
+        if node.end < from || node.begin > until {
+            continue;
+        }
+        let d = tree.descriptor(node.descriptor);
+        let block_type = d.map_or(1, |d| d.descriptor.block_type);
+        let (text, file) = &*texts.entry(node.descriptor).or_insert_with(|| match d {
+            Some(d) => (d.name().to_string(), d.descriptor.file.to_string()),
+            None => (format!("descriptor {}", node.descriptor), String::new()),
+        });
+        let name = Name {
+            key: u64::from(node.descriptor),
+            text,
+        };
+        match block_type {
+            VALUE => {
+                match values.remove(&i) {
+                    Some(Shown::Number(x)) => {
+                        let counter = match counters.get(&node.descriptor) {
+                            Some(&c) => c,
+                            None => {
+                                counter_order += 1;
+                                let c = timeline.open_child(
+                                    Some(track),
+                                    text,
+                                    TrackKind::Counter {
+                                        unit: CounterUnit::Unspecified,
+                                    },
+                                    counter_order,
+                                    summary,
+                                )?;
+                                counters.insert(node.descriptor, c);
+                                c
+                            }
+                        };
+                        timeline
+                            .sink
+                            .counter(counter, begin, x)
+                            .map_err(Error::Write)?;
+                        summary.counter_values += 1;
+                    }
+                    Some(Shown::Text(value)) => {
+                        let args = [Arg {
+                            name: "value",
+                            value: ArgValue::Str(&value),
+                        }];
+                        timeline
+                            .sink
+                            .instant(track, begin, name, &args)
+                            .map_err(Error::Write)?;
+                        summary.instants += 1;
+                    }
+                    None => {}
+                }
+                now = begin;
+            }
+            EVENT => {
+                timeline
+                    .sink
+                    .instant(track, begin, name, &[])
+                    .map_err(Error::Write)?;
+                summary.instants += 1;
+                now = begin;
+            }
+            _ => {
+                let children = node.subtree_start < i;
+                if open.len() >= max_depth {
+                    continue;
+                }
+                let location = d.map(|d| Location {
+                    key: u64::from(node.descriptor),
+                    file: "",
+                    line: d.descriptor.line.max(0) as u32,
+                    function: "",
+                });
+                let location = location.map(|l| Location {
+                    file,
+                    function: text,
+                    ..l
+                });
+                timeline
+                    .sink
+                    .begin(track, begin, name, location, None, &[])
+                    .map_err(Error::Write)?;
+                summary.slices += 1;
+                now = begin;
+                open.push(end);
+                stack.push(Step::Exit);
+                if children {
+                    stack.extend(thread.children_rev(i).map(Step::Enter));
+                }
+            }
+        }
+    }
+    for (_, c) in counters {
+        timeline.close(c)?;
+    }
+    Ok(())
+}
+
+/// A thread's context switches: slices of a track below it, named by the target.
+fn context_switches(
+    timeline: &mut Timeline<'_>,
+    thread: &ThreadTree<'_>,
+    parent: TrackId,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    if thread.context_switches.is_empty() {
+        return Ok(());
+    }
+    let (from, until) = timeline.filter.window();
+    let mut switches: Vec<_> = thread.context_switches.iter().collect();
+    switches.sort_by_key(|c| (c.begin, c.end));
+    let track = timeline.open_child(
+        Some(parent),
+        "context switches",
+        TrackKind::Slices,
+        0,
+        summary,
+    )?;
+    let mut now = 0;
+    let mut keys: HashMap<&[u8], u64> = HashMap::new();
+    for c in switches {
+        if c.end < from || c.begin > until {
+            continue;
+        }
+        let begin = c.begin.max(now).max(from);
+        let end = c.end.min(until).max(begin);
+        let text = c.name.to_string();
+        let next = keys.len() as u64;
+        let key = *keys.entry(c.name.as_bytes()).or_insert(next);
+        let args = [Arg {
+            name: "target_tid",
+            value: ArgValue::Uint(c.target_tid),
+        }];
+        timeline
+            .sink
+            .begin(track, begin, Name { key, text: &text }, None, None, &args)
+            .and_then(|()| timeline.sink.end(track, end))
+            .map_err(Error::Write)?;
+        summary.slices += 1;
+        now = end;
+    }
+    timeline.close(track)
+}

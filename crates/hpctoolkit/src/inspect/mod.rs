@@ -1,0 +1,104 @@
+//! The inspection verbs of this format (feature `inspect`): `info`, `validate`, `dump` and
+//! `rewrite`, over a [`Source`] the caller opened. The umbrella `profcodec` dispatches to them.
+//!
+//! Each accepts a database directory, whose files are opened through `input.members`
+//! ([`DatabaseFiles`]), or a single `.db` file (`input.bytes`). The dump's record schema is
+//! documented in the CLI README (section "HPCToolkit").
+
+use std::path::Path;
+
+use profcodec_common::inspect::{
+    Dump, Error, Info, RewriteOptions, RewriteReport, Source, Validated,
+};
+
+use crate::MetaDb;
+use crate::files::DatabaseFiles;
+
+mod dump;
+mod info;
+mod rewrite;
+mod validate;
+
+/// Title, time span, who and what was measured, then counts; the versions of the files, once
+/// each.
+pub fn info(input: &Source<'_>) -> Result<Info, Error> {
+    info::info(&load(input)?)
+}
+
+/// The whole database through [`Database::validate`](crate::Database::validate) (every file
+/// once, cross-links in the same passes: metric ids, profile indexes, trace ctxIds), or the
+/// single file's `validate`. Every file of the format ends with its footer, so no bytes can
+/// trail it: the findings are always empty.
+pub fn validate(input: &Source<'_>) -> Result<Validated, Error> {
+    validate::validate(&load(input)?)
+}
+
+/// Streams the header, then the records of meta.db, profile.db, cct.db and trace.db in turn.
+pub fn dump(input: &Source<'_>, dump: &mut Dump<'_>) -> Result<(), Error> {
+    dump::dump(&load(input)?, dump)
+}
+
+/// Rewrites a database directory (or one `.db` file) into `out`, which does not exist yet: a
+/// directory gives a directory, a single file a single file of the same kind.
+pub fn rewrite(
+    input: &Source<'_>,
+    out: &Path,
+    options: &RewriteOptions,
+) -> Result<RewriteReport, Error> {
+    rewrite::rewrite(input, out, options)
+}
+
+/// The files of `input`; a file that cannot be opened is damage of the input, as the caller's
+/// message (naming the file) says.
+fn load<'a>(input: &Source<'a>) -> Result<DatabaseFiles<'a>, Error> {
+    DatabaseFiles::load(input).map_err(|e| Error::invalid(e, None))
+}
+
+/// A decoder error as an inspection error, keeping its message and offset.
+fn invalid(e: crate::Error) -> Error {
+    Error::invalid(e, e.offset())
+}
+
+/// A file's version as `major.minor`.
+fn version((major, minor): (u8, u8)) -> String {
+    format!("{major}.{minor}")
+}
+
+/// The format of `files` as the umbrella's `Format` names it in a dump's header.
+fn format_name(files: &DatabaseFiles<'_>) -> &'static str {
+    if files.is_directory() {
+        return "hpctoolkit-database";
+    }
+    match crate::FileKind::ALL
+        .into_iter()
+        .find(|&k| files.bytes(k).is_some())
+    {
+        Some(crate::FileKind::Meta) => "hpctoolkit-meta",
+        Some(crate::FileKind::Profile) => "hpctoolkit-profile",
+        Some(crate::FileKind::Cct) => "hpctoolkit-cct",
+        _ => "hpctoolkit-trace",
+    }
+}
+
+/// The identifier kind names, indexed by an identifier's `kind`: meta.db's when there is one
+/// (hpcprof's list, lower case), else the kinds hpcprof writes (summary, node, rank, thread,
+/// gpudevice, gpucontext, gpustream, core).
+fn kind_names(meta: Option<&MetaDb<'_>>) -> Result<Vec<String>, Error> {
+    const DEFAULT: [&str; 8] = [
+        "summary",
+        "node",
+        "rank",
+        "thread",
+        "gpudevice",
+        "gpucontext",
+        "gpustream",
+        "core",
+    ];
+    match meta {
+        Some(m) => m
+            .id_names()
+            .map(|n| n.map(|n| n.to_ascii_lowercase()).map_err(invalid))
+            .collect(),
+        None => Ok(DEFAULT.iter().map(|&s| s.to_owned()).collect()),
+    }
+}

@@ -1,0 +1,102 @@
+//! `info`'s details for people (feature `inspect`): aligned `key: value` lines, numbers rounded.
+//!
+//! The JSON form keeps full precision; the text form rounds floating-point numbers to four
+//! significant digits, since `0.009432699999999855` tells a reader nothing `0.009433` does not.
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value};
+
+/// Significant digits of a rounded floating-point number.
+const SIGNIFICANT_DIGITS: i32 = 4;
+
+/// Nesting below this depth is printed inline as compact JSON rather than as more lines.
+const MAX_NESTED_LINES: usize = 2;
+
+/// `x` rounded to four significant digits, without trailing zeros; in scientific notation
+/// below 1e-4 and from 1e15.
+///
+/// ```
+/// assert_eq!(profcodec::text::round(0.009432699999999855), "0.009433");
+/// assert_eq!(profcodec::text::round(1e-9), "1.000e-9");
+/// ```
+pub fn round(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return x.to_string();
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if !(-4..15).contains(&magnitude) {
+        return format!("{:.*e}", (SIGNIFICANT_DIGITS - 1) as usize, x);
+    }
+    let decimals = (SIGNIFICANT_DIGITS - 1 - magnitude).max(0) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// One value of `info`'s details on one line: strings bare, floats [`round`]ed, arrays of
+/// scalars joined by `, `, anything else as compact JSON.
+pub fn inline(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => n.as_f64().map_or_else(|| n.to_string(), round),
+        Value::Array(items) if items.iter().all(|i| !i.is_array() && !i.is_object()) => {
+            items.iter().map(inline).collect::<Vec<_>>().join(", ")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Writes `details` (an [`Info`](crate::Info)'s) as `key  value` lines indented by `depth`
+/// levels of two spaces, keys aligned; a nested map gets a `key:` line and its own lines one
+/// level deeper, down to the second level, and is [`inline`]d below that.
+pub fn write_details(
+    out: &mut dyn Write,
+    details: &Map<String, Value>,
+    depth: usize,
+) -> io::Result<()> {
+    let width = details.keys().map(String::len).max().unwrap_or(0);
+    let indent = "  ".repeat(depth);
+    for (key, value) in details {
+        match value {
+            Value::Object(inner) if depth < MAX_NESTED_LINES && !inner.is_empty() => {
+                writeln!(out, "{indent}{key}:")?;
+                write_details(out, inner, depth + 1)?;
+            }
+            _ => writeln!(out, "{indent}{key:width$}  {}", inline(value))?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_keep_four_significant_digits() {
+        assert_eq!(round(0.009432699999999855), "0.009433");
+        assert_eq!(round(1234.5678), "1235");
+        assert_eq!(round(2.5), "2.5");
+        assert_eq!(round(1e-9), "1.000e-9");
+        assert_eq!(
+            inline(&serde_json::json!([1, "a", 0.12345])),
+            "1, a, 0.1235"
+        );
+    }
+
+    #[test]
+    fn nested_details_are_indented_and_aligned() {
+        let details = serde_json::json!({"a": 1, "longer": {"x": 0.5, "deep": {"y": {"z": 1}}}});
+        let mut out = Vec::new();
+        write_details(&mut out, details.as_object().unwrap(), 1).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "  a       1\n  longer:\n    x     0.5\n    deep  {\"y\":{\"z\":1}}\n"
+        );
+    }
+}

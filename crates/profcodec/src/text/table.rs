@@ -1,0 +1,176 @@
+//! Aligned text tables: value columns right-aligned, text columns left-aligned, and the last two
+//! columns (a name and its file) cut with a visible `…` to keep a table within a width.
+
+use std::io::{self, Write};
+
+/// The narrowest a cut name or file column gets.
+const MIN_TEXT_WIDTH: usize = 16;
+
+/// `cell` cut to `width` characters with a visible `…`: its end cut (a name), or its start (a
+/// file path, whose end says most).
+fn cut(cell: &str, width: usize, keep_end: bool) -> String {
+    let n = cell.chars().count();
+    if n <= width {
+        return cell.to_owned();
+    }
+    let keep = width.saturating_sub(1);
+    if keep_end {
+        let mut s = String::from("…");
+        s.extend(cell.chars().skip(n - keep));
+        s
+    } else {
+        let mut s: String = cell.chars().take(keep).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The widths of the last two columns (the name and its file) that keep a table within `max`
+/// characters: the file cut first to two fifths of the room, then the name; never below
+/// [`MIN_TEXT_WIDTH`] (a table of many value columns on a narrow terminal may still wrap).
+fn fit(widths: &[usize], max: usize) -> Option<(usize, usize)> {
+    let [values @ .., name, file] = widths else {
+        return None;
+    };
+    let fixed: usize = values.iter().map(|w| w + 2).sum();
+    let room = max.saturating_sub(fixed);
+    let sep = if *file > 0 { 2 } else { 0 };
+    if name + sep + file <= room {
+        return None;
+    }
+    let room = room.saturating_sub(sep);
+    let file_w = if *file == 0 {
+        0
+    } else {
+        (*file).min(
+            room.saturating_sub(*name)
+                .max(room * 2 / 5)
+                .max(MIN_TEXT_WIDTH),
+        )
+    };
+    let name_w = (*name).min(room.saturating_sub(file_w).max(MIN_TEXT_WIDTH));
+    Some((name_w, file_w))
+}
+
+/// [`write_table`] within `max` characters a line when given: the second-to-last column (names)
+/// cut at its end and the last (files) cut at its start, each with a visible `…` and never below
+/// 16 characters; the value columns stay whole (so many value columns on a narrow terminal may
+/// still wrap).
+pub fn write_table_within(
+    out: &mut dyn Write,
+    rows: &[Vec<String>],
+    left: &[bool],
+    max: Option<usize>,
+) -> io::Result<()> {
+    let widths = column_widths(rows);
+    let columns = widths.len();
+    let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
+        return write_table(out, rows, left);
+    };
+    let cut_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(c, cell)| match columns - c {
+                    2 => cut(cell, name_w, false),
+                    1 => cut(cell, file_w, true),
+                    _ => cell.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    write_table(out, &cut_rows, left)
+}
+
+/// The width of each column of `rows`, in characters: its widest cell.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
+/// columns (`left[i]`), two spaces apart, without trailing blanks.
+///
+/// ```
+/// let rows = vec![
+///     vec!["self".to_owned(), "name".to_owned()],
+///     vec!["1,000".to_owned(), "main".to_owned()],
+/// ];
+/// let mut out = Vec::new();
+/// profcodec::text::write_table(&mut out, &rows, &[false, true])?;
+/// assert_eq!(String::from_utf8_lossy(&out), " self  name\n1,000  main\n");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::Result<()> {
+    let widths = column_widths(rows);
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[c] - cell.chars().count();
+            if left.get(c).copied().unwrap_or(false) {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_tables_are_cut_with_a_mark() {
+        let long = "n".repeat(300);
+        let rows = vec![
+            vec!["self".to_owned(), "name".to_owned(), "file".to_owned()],
+            vec![
+                "1".to_owned(),
+                long,
+                format!("/very/long/{}/f.c", "d".repeat(100)),
+            ],
+        ];
+        let mut out = Vec::new();
+        write_table_within(&mut out, &rows, &[false, true, true], Some(80)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        assert!(text.contains("n…"), "{text}");
+        // A path keeps its end: the file name, after a mark where its start was cut.
+        assert!(text.contains("…dd") && text.contains("d/f.c"), "{text}");
+        assert!(!text.contains("/very/long"), "{text}");
+    }
+
+    #[test]
+    fn tables_align_values_right_and_names_left() {
+        let rows = vec![
+            vec!["self".to_owned(), "name".to_owned()],
+            vec!["1,000".to_owned(), "a".to_owned()],
+            vec!["5".to_owned(), "longer".to_owned()],
+        ];
+        let mut out = Vec::new();
+        write_table(&mut out, &rows, &[false, true]).unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            " self  name\n1,000  a\n    5  longer\n"
+        );
+    }
+}

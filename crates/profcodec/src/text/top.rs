@@ -1,0 +1,559 @@
+//! The tables of `top` and `diff` (feature `profile`), as text for people and as JSON rows.
+//!
+//! Text output is an aligned table: values in human units (time in ns, µs, ms or s, one unit per
+//! column chosen from the total; counts with thousands separators), each value's share of the
+//! total, and a total line. The JSON forms are arrays of full-precision values in the model's
+//! own unit (schemas in the CLI README).
+
+use std::io::{self, Write};
+
+use profcodec_profile::{
+    Diff, DiffRow, GroupBy, Order, Profile, Quantity, Row, Table, Total, Unit, Values, short_name,
+};
+use serde::Serialize;
+
+use super::{grouped, write_table_within};
+
+/// How the text tables of [`write_top`] and [`write_diff`] are headed and shown: what the query
+/// asked (its order, grouping, contexts and how they were combined), whether names are shortened,
+/// and the width a table is cut to.
+///
+/// ```
+/// use profcodec::profile::{GroupBy, Order};
+/// let options = profcodec::text::TableOptions::new()
+///     .order(Order::Inclusive)
+///     .group(GroupBy::Line)
+///     .only("thread 3")
+///     .width(Some(120));
+/// assert_eq!(options.group, GroupBy::Line);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct TableOptions {
+    /// The ordering value of the query: `diff` shows the self or the inclusive values by it.
+    pub order: Order,
+    /// The query's grouping: function rows show their file, and their names shortened.
+    pub group: GroupBy,
+    /// The contexts the query was limited to, in words (`thread 3`, `rank 0`, `process 4711`),
+    /// named in the heading; `None` for the whole program.
+    pub only: Option<String>,
+    /// Whether the query averaged the contexts (`mean of`) rather than summing them (`sum of`).
+    pub mean: bool,
+    /// Names whole: otherwise function names show C++ template arguments and parameter lists as
+    /// `<…>` and `(…)` ([`short_name`]).
+    pub full_names: bool,
+    /// The most characters a line takes (names and files cut with a visible `…`); `None` for
+    /// lines as long as their cells.
+    pub width: Option<usize>,
+}
+
+impl TableOptions {
+    /// Self order, grouped by function, the whole program summed, short names, uncut lines.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These options with the ordering value `order`.
+    pub fn order(mut self, order: Order) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// These options with the grouping `group`.
+    pub fn group(mut self, group: GroupBy) -> Self {
+        self.group = group;
+        self
+    }
+
+    /// These options naming the contexts the query was limited to (`thread 3`).
+    pub fn only(mut self, only: impl Into<String>) -> Self {
+        self.only = Some(only.into());
+        self
+    }
+
+    /// These options saying whether contexts were averaged.
+    pub fn mean(mut self, mean: bool) -> Self {
+        self.mean = mean;
+        self
+    }
+
+    /// These options showing names whole or shortened.
+    pub fn full_names(mut self, full_names: bool) -> Self {
+        self.full_names = full_names;
+        self
+    }
+
+    /// These options cutting lines to `width` characters (`None`: uncut).
+    pub fn width(mut self, width: Option<usize>) -> Self {
+        self.width = width;
+        self
+    }
+
+    /// A row's name as the table shows it: shortened (unless `full_names`) when rows are
+    /// functions.
+    fn shown_name(&self, name: &str) -> String {
+        if self.full_names || self.group != GroupBy::Function {
+            name.to_owned()
+        } else {
+            short_name(name).into_owned()
+        }
+    }
+
+    fn order_name(&self) -> &'static str {
+        match self.order {
+            Order::SelfValue => "self",
+            Order::Inclusive => "inclusive",
+        }
+    }
+
+    fn group_name(&self) -> &'static str {
+        match self.group {
+            GroupBy::Function => "function",
+            GroupBy::Line => "line",
+            GroupBy::Module => "module",
+        }
+    }
+}
+
+/// How the values of one metric are shown: divided by `scale` and followed by `suffix`.
+#[derive(Debug, Clone, Copy)]
+struct Display {
+    scale: f64,
+    suffix: &'static str,
+    /// Decimals after the point.
+    decimals: usize,
+}
+
+impl Display {
+    /// The display of the metric `name` for values up to `largest`: time in the unit that keeps
+    /// `largest` between 1 and 1000 (seconds past that; 3 decimals in seconds, 1 in ms and µs),
+    /// counts as they are (2 decimals when not whole, as a mean may be).
+    fn new(profile: &Profile, name: &str, largest: f64) -> Display {
+        let seconds = profile
+            .value_type_by_name(name)
+            .map(|id| profile.value_type(id).unit)
+            .filter(|u| u.quantity() == Quantity::Time)
+            .and_then(Unit::seconds);
+        match seconds {
+            Some(seconds) => {
+                let largest = largest.abs() * seconds;
+                let (scale, suffix, decimals) = if largest >= 1.0 {
+                    (1.0, "s", 3)
+                } else if largest >= 1e-3 {
+                    (1e-3, "ms", 1)
+                } else if largest >= 1e-6 {
+                    (1e-6, "µs", 1)
+                } else {
+                    (1e-9, "ns", 0)
+                };
+                Display {
+                    scale: scale / seconds,
+                    suffix,
+                    decimals,
+                }
+            }
+            None => Display {
+                scale: 1.0,
+                suffix: "",
+                decimals: 0,
+            },
+        }
+    }
+
+    fn show(&self, value: f64) -> String {
+        let scaled = value / self.scale;
+        let decimals = if self.decimals == 0 && scaled.fract() != 0.0 {
+            2
+        } else {
+            self.decimals
+        };
+        let mut text = grouped(scaled, decimals);
+        if !self.suffix.is_empty() {
+            text.push(' ');
+            text.push_str(self.suffix);
+        }
+        text
+    }
+
+    fn show_signed(&self, value: f64) -> String {
+        let text = self.show(value);
+        if value > 0.0 {
+            format!("+{text}")
+        } else {
+            text
+        }
+    }
+}
+
+fn percent(part: f64, whole: f64) -> String {
+    if whole == 0.0 {
+        String::new()
+    } else {
+        format!("{:.1}%", 100.0 * part / whole)
+    }
+}
+
+fn signed_percent(relative: Option<f64>) -> String {
+    match relative {
+        Some(r) if r > 0.0 => format!("+{:.1}%", 100.0 * r),
+        Some(r) => format!("{:.1}%", 100.0 * r),
+        None => "new".to_owned(),
+    }
+}
+
+/// Where a row's function lives, when grouped by function: its file (or its module).
+fn location(row_file: Option<&str>, row_module: Option<&str>, group: GroupBy) -> String {
+    match group {
+        GroupBy::Function => row_file.or(row_module).unwrap_or("").to_owned(),
+        GroupBy::Line | GroupBy::Module => String::new(),
+    }
+}
+
+/// What a JSON row names: the group's name and the frame fields it was grouped by. `top` and
+/// `diff` rows start with it.
+#[derive(Debug, Serialize)]
+struct JsonIdentity<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    module: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<u64>,
+}
+
+impl<'a> JsonIdentity<'a> {
+    fn new(
+        name: &'a str,
+        function: &'a Option<String>,
+        file: &'a Option<String>,
+        line: Option<u32>,
+        module: &'a Option<String>,
+        address: Option<u64>,
+    ) -> Self {
+        JsonIdentity {
+            name,
+            function: function.as_deref(),
+            file: file.as_deref(),
+            line,
+            module: module.as_deref(),
+            address,
+        }
+    }
+}
+
+/// One row of `top --json`.
+#[derive(Debug, Serialize)]
+struct JsonRow<'a> {
+    #[serde(flatten)]
+    identity: JsonIdentity<'a>,
+    #[serde(rename = "self")]
+    self_value: f64,
+    inclusive: Option<f64>,
+    calls: Option<f64>,
+    /// The row's self value over the total self value (0 when the total is 0).
+    self_share: f64,
+    metric: &'a str,
+    unit: &'a str,
+}
+
+impl<'a> JsonRow<'a> {
+    fn new(row: &'a Row, total: f64) -> JsonRow<'a> {
+        JsonRow {
+            identity: JsonIdentity::new(
+                &row.name,
+                &row.function,
+                &row.file,
+                row.line,
+                &row.module,
+                row.address,
+            ),
+            self_value: row.self_value,
+            inclusive: row.inclusive,
+            calls: row.calls,
+            self_share: if total == 0.0 {
+                0.0
+            } else {
+                row.self_value / total
+            },
+            metric: &row.value_type,
+            unit: &row.unit,
+        }
+    }
+}
+
+/// Writes `top`'s JSON form of `table`: a pretty-printed array with one object per row (its
+/// name and frame fields, `self`, `inclusive`, `calls`, `self_share`, `metric`, `unit`), then a
+/// newline.
+pub fn write_top_json(out: &mut dyn Write, table: &Table) -> io::Result<()> {
+    let total = table.total.self_value;
+    let rows: Vec<JsonRow<'_>> = table.rows.iter().map(|r| JsonRow::new(r, total)).collect();
+    serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Writes `top`'s text table of `table`, a query's answer over `profile`: a heading (metric,
+/// order, grouping, contexts), one line per row with its self and inclusive values and their
+/// shares of the total self value, its calls where any row has them, its name and (grouped by
+/// function) its file, and a total line.
+pub fn write_top(
+    out: &mut dyn Write,
+    profile: &Profile,
+    table: &Table,
+    options: &TableOptions,
+) -> io::Result<()> {
+    let total = table.total.self_value;
+    let largest = table.total.inclusive.unwrap_or(total).max(total).max(
+        table
+            .rows
+            .iter()
+            .map(|r| r.inclusive.unwrap_or(0.0))
+            .fold(0.0, f64::max),
+    );
+    let display = Display::new(profile, &table.value_type, largest);
+    let mut heading = format!(
+        "metric {} ({}), by {}, grouped by {}",
+        table.value_type,
+        table.unit,
+        options.order_name(),
+        options.group_name()
+    );
+    if let Some(only) = &options.only {
+        heading.push_str(&format!(", {only}"));
+    }
+    if table.contexts > 1 {
+        let how = if options.mean { "mean of" } else { "sum of" };
+        heading.push_str(&format!(", {how} {} contexts", table.contexts));
+    }
+    writeln!(out, "{heading}")?;
+    let has_calls = table.rows.iter().any(|r| r.calls.is_some());
+    let mut rows = vec![{
+        let mut h = vec![
+            "self".to_owned(),
+            "%".to_owned(),
+            "inclusive".to_owned(),
+            "%".to_owned(),
+        ];
+        if has_calls {
+            h.push("calls".to_owned());
+        }
+        h.push("name".to_owned());
+        h.push(
+            if options.group == GroupBy::Function {
+                "file"
+            } else {
+                ""
+            }
+            .to_owned(),
+        );
+        h
+    }];
+    for r in &table.rows {
+        let mut cells = vec![
+            display.show(r.self_value),
+            percent(r.self_value, total),
+            r.inclusive.map(|v| display.show(v)).unwrap_or_default(),
+            r.inclusive.map(|v| percent(v, total)).unwrap_or_default(),
+        ];
+        if has_calls {
+            cells.push(r.calls.map(|c| grouped(c, 0)).unwrap_or_default());
+        }
+        cells.push(options.shown_name(&r.name));
+        cells.push(location(
+            r.file.as_deref(),
+            r.module.as_deref(),
+            options.group,
+        ));
+        rows.push(cells);
+    }
+    let mut total_cells = vec![
+        display.show(total),
+        percent(total, total),
+        table
+            .total
+            .inclusive
+            .map(|v| display.show(v))
+            .unwrap_or_default(),
+        String::new(),
+    ];
+    if has_calls {
+        total_cells.push(String::new());
+    }
+    total_cells.push("total".to_owned());
+    rows.push(total_cells);
+    let mut left = vec![false; 4 + usize::from(has_calls)];
+    left.extend([true, true]);
+    write_table_within(out, &rows, &left, options.width)
+}
+
+/// One side of a `diff --json` row.
+#[derive(Debug, Serialize)]
+struct JsonValues {
+    #[serde(rename = "self")]
+    self_value: f64,
+    inclusive: Option<f64>,
+    calls: Option<f64>,
+}
+
+/// One row of `diff --json`.
+#[derive(Debug, Serialize)]
+struct JsonDiffRow<'a> {
+    #[serde(flatten)]
+    identity: JsonIdentity<'a>,
+    base: Option<JsonValues>,
+    new: Option<JsonValues>,
+    self_change: f64,
+    inclusive_change: Option<f64>,
+    self_relative: Option<f64>,
+    inclusive_relative: Option<f64>,
+    metric: &'a str,
+    unit: &'a str,
+}
+
+impl<'a> JsonDiffRow<'a> {
+    fn new(row: &'a DiffRow, diff: &'a Diff) -> JsonDiffRow<'a> {
+        let values = |v: &Values| JsonValues {
+            self_value: v.self_value,
+            inclusive: v.inclusive,
+            calls: v.calls,
+        };
+        JsonDiffRow {
+            identity: JsonIdentity::new(
+                &row.name,
+                &row.function,
+                &row.file,
+                row.line,
+                &row.module,
+                row.address,
+            ),
+            base: row.base.as_ref().map(values),
+            new: row.new.as_ref().map(values),
+            self_change: row.self_change,
+            inclusive_change: row.inclusive_change,
+            self_relative: row.self_relative,
+            inclusive_relative: row.inclusive_relative,
+            metric: &diff.value_type,
+            unit: &diff.unit,
+        }
+    }
+}
+
+/// Writes `diff`'s JSON form: a pretty-printed array with one object per row (its name and
+/// frame fields, the `base` and `new` values, the changes and relative changes of the self and
+/// inclusive values, `metric`, `unit`), then a newline.
+pub fn write_diff_json(out: &mut dyn Write, diff: &Diff) -> io::Result<()> {
+    let rows: Vec<JsonDiffRow<'_>> = diff
+        .rows
+        .iter()
+        .map(|r| JsonDiffRow::new(r, diff))
+        .collect();
+    serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Writes `diff`'s text table, with `profile` (the base) naming the metric's unit: for the
+/// ordering value of `options`, both sides, the change and the relative change of each row, and
+/// a total line.
+pub fn write_diff(
+    out: &mut dyn Write,
+    profile: &Profile,
+    diff: &Diff,
+    options: &TableOptions,
+) -> io::Result<()> {
+    let inclusive = options.order == Order::Inclusive;
+    let pick = |v: &Values| {
+        if inclusive {
+            v.inclusive.unwrap_or(v.self_value)
+        } else {
+            v.self_value
+        }
+    };
+    let total = |t: &Total| {
+        if inclusive {
+            t.inclusive.unwrap_or(t.self_value)
+        } else {
+            t.self_value
+        }
+    };
+    let (base_total, new_total) = (total(&diff.base_total), total(&diff.new_total));
+    let display = Display::new(
+        profile,
+        &diff.value_type,
+        base_total.abs().max(new_total.abs()),
+    );
+    let mut heading = format!(
+        "metric {} ({}), {} values, grouped by {}",
+        diff.value_type,
+        diff.unit,
+        options.order_name(),
+        options.group_name()
+    );
+    if let Some(only) = &options.only {
+        heading.push_str(&format!(", {only}"));
+    }
+    writeln!(out, "{heading}")?;
+    let mut rows = vec![vec![
+        "base".to_owned(),
+        "new".to_owned(),
+        "change".to_owned(),
+        "%".to_owned(),
+        "name".to_owned(),
+        if options.group == GroupBy::Function {
+            "file"
+        } else {
+            ""
+        }
+        .to_owned(),
+    ]];
+    for r in &diff.rows {
+        let (change, relative) = if inclusive {
+            (
+                r.inclusive_change.unwrap_or(r.self_change),
+                r.inclusive_relative,
+            )
+        } else {
+            (r.self_change, r.self_relative)
+        };
+        rows.push(vec![
+            r.base
+                .as_ref()
+                .map(|v| display.show(pick(v)))
+                .unwrap_or_else(|| "-".to_owned()),
+            r.new
+                .as_ref()
+                .map(|v| display.show(pick(v)))
+                .unwrap_or_else(|| "-".to_owned()),
+            display.show_signed(change),
+            if change == 0.0 {
+                "0.0%".to_owned()
+            } else {
+                signed_percent(relative)
+            },
+            options.shown_name(&r.name),
+            location(r.file.as_deref(), r.module.as_deref(), options.group),
+        ]);
+    }
+    let change = new_total - base_total;
+    rows.push(vec![
+        display.show(base_total),
+        display.show(new_total),
+        display.show_signed(change),
+        if change == 0.0 {
+            "0.0%".to_owned()
+        } else {
+            signed_percent((base_total != 0.0).then(|| change / base_total))
+        },
+        "total".to_owned(),
+        String::new(),
+    ]);
+    write_table_within(
+        out,
+        &rows,
+        &[false, false, false, false, true, true],
+        options.width,
+    )
+}

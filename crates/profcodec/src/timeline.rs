@@ -1,0 +1,116 @@
+//! Timelines of any input as traces (feature `timeline`): each format's converter (its crate's
+//! `timeline` module) into one [`TimelineWriter`] (`profcodec-timeline`), which writes
+//! Perfetto's protobuf or Chrome's trace-event JSON. This is the one place that chooses the
+//! converter of an input.
+//!
+//! ```no_run
+//! use profcodec::timeline::{Filter, Format, TimelineWriter, add_path};
+//!
+//! let out = std::io::BufWriter::new(std::fs::File::create("run.perfetto-trace")?);
+//! let mut trace = TimelineWriter::new(out, Format::Perfetto, Filter::new());
+//! let summary = add_path(&mut trace, "hpctoolkit-run-database".as_ref())?;
+//! trace.finish()?;
+//! println!("{} tracks, {} slices", summary.tracks, summary.slices);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[allow(unused_imports)] // without a format feature no converter takes a source
+use profcodec_common::Source;
+pub use profcodec_timeline::{Error, Filter, Format, Summary, Timeline, TimelineWriter};
+
+use crate::{OpenError, Opened};
+
+/// Adds the timeline of the input at `path` to `writer`, recognised by its content: an
+/// HPCToolkit database folder with a `trace.db` (or one of its files: the database it is in),
+/// an hpcrun measurement folder or one `.hpctrace` file beside its `.hpcrun`, or an
+/// EasyProfiler capture. A folder that is no HPCToolkit database is read as a measurement
+/// folder, whose error says what it lacks. The input is opened with [`crate::open`], and its
+/// files as [`Opened::open_member`] opens them.
+pub fn add_path<W: Write>(writer: &mut TimelineWriter<W>, path: &Path) -> Result<Summary, Error> {
+    // A path that cannot be read is that error (not a StatProfiler template, which names no
+    // file of its own and holds no timeline).
+    if let Err(source) = std::fs::metadata(path) {
+        return Err(Error::input(path, source));
+    }
+    match crate::open(path) {
+        Ok(opened) => add_timeline(writer, &opened),
+        Err(OpenError::Unknown { path, .. }) => Err(not_a_timeline(path)),
+        Err(OpenError::NotADatabase(dir)) => measurement(writer, &dir),
+        Err(e) => Err(Error::Read(e.into())),
+    }
+}
+
+/// Adds the timeline of `input` to `writer` (see [`add_path`] for the inputs that have one).
+/// Fails, whatever the conversion gave, when a file of the input was cut while it was read
+/// ([`Opened::check_intact`]).
+pub fn add_timeline<W: Write>(
+    writer: &mut TimelineWriter<W>,
+    input: &Opened,
+) -> Result<Summary, Error> {
+    let result = dispatch(&mut writer.timeline(), input);
+    // What a cut file gave is zeros, not the input: its error wins.
+    input.check_intact().map_err(|e| Error::Read(e.into()))?;
+    result
+}
+
+/// The converter of `input`'s format.
+#[allow(unused_variables, unused_imports)] // without a format feature, no converter is named
+fn dispatch(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Summary, Error> {
+    use crate::Format as F;
+    match input.format() {
+        #[cfg(feature = "hpctoolkit")]
+        F::HpctoolkitDatabase => {
+            profcodec_hpctoolkit::timeline::write_timeline(&input.source(), timeline)
+        }
+        #[cfg(feature = "hpctoolkit")]
+        F::HpctoolkitMeta | F::HpctoolkitProfile | F::HpctoolkitCct | F::HpctoolkitTrace => {
+            // One file of a database: the database it is in, its files opened as this one was.
+            let dir = input.path().parent().filter(|d| !d.as_os_str().is_empty());
+            let database = Source {
+                path: dir.unwrap_or(Path::new(".")),
+                bytes: &[],
+                members: input,
+            };
+            profcodec_hpctoolkit::timeline::write_timeline(&database, timeline)
+        }
+        #[cfg(feature = "hpcrun")]
+        F::Hpctrace => profcodec_hpcrun::timeline::write_timeline(&input.source(), timeline),
+        #[cfg(feature = "easyprofiler")]
+        F::EasyProfiler => {
+            profcodec_easyprofiler::timeline::write_timeline(&input.source(), timeline)
+        }
+        // A measurement folder, or any other folder: its error says what it lacks.
+        #[cfg(feature = "hpcrun")]
+        _ if input.path().is_dir() => {
+            profcodec_hpcrun::timeline::write_timeline(&input.source(), timeline)
+        }
+        _ => Err(not_a_timeline(input.path().to_owned())),
+    }
+}
+
+/// A folder that holds no input profcodec knows: read as a measurement folder, whose error says
+/// what it lacks.
+fn measurement<W: Write>(writer: &mut TimelineWriter<W>, dir: &Path) -> Result<Summary, Error> {
+    #[cfg(feature = "hpcrun")]
+    {
+        // The folder holds nothing to open: its files are never read.
+        let folder = Source::file(dir, &[]);
+        profcodec_hpcrun::timeline::write_timeline(&folder, &mut writer.timeline())
+    }
+    #[cfg(not(feature = "hpcrun"))]
+    {
+        let _ = writer;
+        Err(not_a_timeline(dir.to_owned()))
+    }
+}
+
+fn not_a_timeline(path: PathBuf) -> Error {
+    Error::NotATimeline {
+        path,
+        reason: "expected an EasyProfiler capture, an HPCToolkit database with a trace.db, \
+                 or hpcrun .hpctrace files (a measurement folder)",
+    }
+}

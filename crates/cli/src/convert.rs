@@ -161,7 +161,7 @@ pub(crate) fn split_outputs(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && folder.is_dir() => {}
         Err(e) => {
             return Err(Failure {
-                status: crate::OUTPUT_FAILED,
+                status: profcodec_cli::failure::OUTPUT_FAILED,
                 message: format!("could not make the output folder {}: {e}", folder.display()),
             });
         }

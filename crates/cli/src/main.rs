@@ -16,6 +16,7 @@ mod external;
 mod top;
 
 pub(crate) use profcodec::inspect::Error as OpError;
+use profcodec_cli::failure::{Failure, note_stale_staging};
 use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
@@ -141,9 +142,6 @@ enum Command {
     },
 }
 
-/// The exit status of an output that could not be written where asked (refused by the output
-/// policy, or an I/O error while placing it): apart from invalid input (1) and usage (2), so
-/// that a script can tell a bad output path from a bad profile.
 /// The layout of a dump (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum DumpFormat {
@@ -162,91 +160,6 @@ impl From<DumpFormat> for DumpLayout {
     }
 }
 
-const OUTPUT_FAILED: u8 = 3;
-
-/// A failure, with the exit status it maps to.
-struct Failure {
-    status: u8,
-    message: String,
-}
-
-impl Failure {
-    /// A closed standard output (`| head`): not a failure, and nothing to say.
-    fn quiet() -> Failure {
-        Failure {
-            status: 0,
-            message: String::new(),
-        }
-    }
-}
-
-impl From<OpError> for Failure {
-    fn from(e: OpError) -> Self {
-        let status = match &e {
-            OpError::Io(io) if io.kind() == io::ErrorKind::BrokenPipe => return Failure::quiet(),
-            OpError::Invalid { .. } | OpError::Io(_) => 1,
-            _ => 2,
-        };
-        Failure {
-            status,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<profcodec::output::OutputError> for Failure {
-    fn from(e: profcodec::output::OutputError) -> Self {
-        use profcodec::output::OutputError;
-        let hint = match e {
-            OutputError::Exists { .. } => "; --force replaces it",
-            _ => "",
-        };
-        Failure {
-            status: OUTPUT_FAILED,
-            message: format!("{e}{hint}"),
-        }
-    }
-}
-
-impl From<profcodec::output::WriteError<OpError>> for Failure {
-    fn from(e: profcodec::output::WriteError<OpError>) -> Self {
-        match e {
-            profcodec::output::WriteError::Output(e) => e.into(),
-            profcodec::output::WriteError::Write(e) => e.into(),
-            e => Failure {
-                status: OUTPUT_FAILED,
-                message: e.to_string(),
-            },
-        }
-    }
-}
-
-impl From<profcodec::OpenError> for Failure {
-    fn from(e: profcodec::OpenError) -> Self {
-        // An input that cannot be read, or is no profile at all, is invalid (1); bytes of a
-        // format this build does not know are unsupported (2).
-        let status = match e {
-            profcodec::OpenError::Unknown { .. } => 2,
-            _ => 1,
-        };
-        Failure {
-            status,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            return Failure::quiet();
-        }
-        Failure {
-            status: 1,
-            message: e.to_string(),
-        }
-    }
-}
 
 /// Opens `file` and runs `op` on it; an operation's error is prefixed with the path and the
 /// detected format, so that even a rejected file says what it was taken for (an open error
@@ -554,15 +467,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-/// Says which staging folders of killed runs a check removed beside an output.
-fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
-    for stale in checked.removed_stale_staging() {
-        eprintln!(
-            "profcodec: removed {}, left by an earlier run that was killed",
-            stale.display()
-        );
-    }
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

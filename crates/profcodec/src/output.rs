@@ -323,6 +323,16 @@ pub enum OutputError {
 }
 
 impl OutputError {
+    /// This error's message, followed by how to ask for the replacement where overwriting
+    /// would let the write go ahead (an existing output of the same kind): `how` is the front
+    /// end's way to ask, `--force` on the command line, `overwrite=True` in Python.
+    pub fn message_with_override(&self, how: &str) -> String {
+        match self {
+            OutputError::Exists { .. } => format!("{self}; {how} replaces it"),
+            _ => self.to_string(),
+        }
+    }
+
     /// The I/O error behind this error, when there is one: for a caller that reports the OS's
     /// error code.
     pub fn io_error(&self) -> Option<&io::Error> {

@@ -119,11 +119,7 @@ fn policy_error(e: OutputError) -> Error {
     if let Some(io) = e.io_error() {
         return Error::io(e.to_string(), io);
     }
-    let hint = match e {
-        OutputError::Exists { .. } => "; overwrite=True replaces it",
-        _ => "",
-    };
-    Error::new(Kind::File, format!("{e}{hint}"))
+    Error::new(Kind::File, e.message_with_override("overwrite=True"))
 }
 
 fn export_error(e: ExportError) -> Error {

@@ -12,7 +12,6 @@
 //! limit), 3 the export could not be written where asked, 124 a `sql --timeout` ran out, 130
 //! interrupted (SIGINT, SIGTERM: the staging of an export being written is removed first).
 
-use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -43,81 +42,7 @@ enum Command {
     Sql(tables::SqlArgs),
 }
 
-/// The exit status of an output that could not be written where asked (refused by the output
-/// policy, or an I/O error while placing it), as `profcodec` exits.
-const OUTPUT_FAILED: u8 = 3;
-
-/// A failure, with the exit status it maps to.
-#[derive(Debug)]
-struct Failure {
-    status: u8,
-    message: String,
-}
-
-impl Failure {
-    /// A closed standard output (`| head`): not a failure, and nothing to say.
-    fn quiet() -> Failure {
-        Failure {
-            status: 0,
-            message: String::new(),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            return Failure::quiet();
-        }
-        Failure {
-            status: 1,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<profcodec::output::OutputError> for Failure {
-    fn from(e: profcodec::output::OutputError) -> Self {
-        use profcodec::output::OutputError;
-        let hint = match e {
-            OutputError::Exists { .. } => "; --force replaces it",
-            _ => "",
-        };
-        Failure {
-            status: OUTPUT_FAILED,
-            message: format!("{e}{hint}"),
-        }
-    }
-}
-
-impl From<profcodec::output::WriteError<Failure>> for Failure {
-    fn from(e: profcodec::output::WriteError<Failure>) -> Self {
-        match e {
-            profcodec::output::WriteError::Output(e) => e.into(),
-            profcodec::output::WriteError::Write(f) => f,
-            e => Failure {
-                status: OUTPUT_FAILED,
-                message: e.to_string(),
-            },
-        }
-    }
-}
-
-/// Says which staging folders of killed runs a check removed beside an output.
-fn note_stale_staging(checked: &profcodec::output::CheckedOutput) {
-    for stale in checked.removed_stale_staging() {
-        eprintln!(
-            "profcodec: removed {}, left by an earlier run that was killed",
-            stale.display()
-        );
-    }
-}
+pub(crate) use profcodec_cli::failure::Failure;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

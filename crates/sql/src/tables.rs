@@ -160,7 +160,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
             .overwrite(profcodec::output::Overwrite::from_force(args.force))
             .inputs(&args.inputs)
             .check()?;
-        crate::note_stale_staging(&checked);
+        profcodec_cli::failure::note_stale_staging(&checked);
         Some(checked)
     };
     let inputs = open_inputs(&args.inputs)?;
@@ -199,13 +199,15 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
         for input in &inputs {
             input.check_intact().map_err(failure)?;
         }
-        Ok(written
-            .into_iter()
-            .map(|w| {
-                let path = w.path.strip_prefix(staged).unwrap_or(&w.path).to_path_buf();
-                (path, w.rows)
-            })
-            .collect::<Vec<_>>())
+        Ok::<_, Failure>(
+            written
+                .into_iter()
+                .map(|w| {
+                    let path = w.path.strip_prefix(staged).unwrap_or(&w.path).to_path_buf();
+                    (path, w.rows)
+                })
+                .collect::<Vec<_>>(),
+        )
     })?;
     // Rows and files per table, for the person who ran it.
     let mut totals: Vec<(String, u64, usize)> = Vec::new();

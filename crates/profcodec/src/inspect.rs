@@ -3,6 +3,18 @@
 //! this is the one place that dispatches to them. Every verb checks, before it returns, that no
 //! file of the input was cut while it was read ([`Opened::check_intact`]).
 
+// A build without any format answers every verb with `Unsupported`: its arguments go unused.
+#![cfg_attr(
+    not(any(
+        feature = "hpctoolkit",
+        feature = "hpcrun",
+        feature = "nytprof",
+        feature = "easyprofiler",
+        feature = "statprofiler"
+    )),
+    allow(unused_variables, dead_code)
+)]
+
 use std::path::Path;
 
 use profcodec_common::inspect::Source;
@@ -92,7 +104,8 @@ macro_rules! dispatch {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn info(input: &Opened) -> Result<Info, Error> {
-    let info = dispatch!(input, "info", |m| m::info(&source(input)))?;
+    let info: profcodec_common::inspect::Info =
+        dispatch!(input, "info", |m| m::info(&source(input)))?;
     Ok(Info {
         format: input.format(),
         version: info.version,

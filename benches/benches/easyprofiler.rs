@@ -15,6 +15,11 @@
 //!   model (`BlockTree::to_profile`, no spans) and rank the top 20 blocks by self time: what
 //!   `profcodec top` does, to compare with `full tree build` (the target is at most 2x).
 //! - `to_profile + top-20, built tree`: the conversion and the query alone.
+//! - `walk: profile model + top-20`: what `profcodec top` does since the blocks are walked from
+//!   the file instead of held in a tree: parse, the forward pass (`CaptureView::walk`), the walk
+//!   back over every thread into the profile model (`Walk::to_profile`) and the top 20.
+//! - `walk: pre-order`: the forward pass and every thread's blocks in time order
+//!   (`Walk::pre_order`), what `profcodec convert --to perfetto` reads.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use profcodec_easyprofiler::parse;
@@ -97,6 +102,27 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let profile = tree.to_profile().expect("profile");
             profile.top(&top20).expect("top").rows.len()
+        })
+    });
+    g.bench_function("walk: profile model + top-20", |b| {
+        b.iter(|| {
+            let walk = parse(&data).expect("parse").walk().expect("walk");
+            let profile = walk.to_profile().expect("profile");
+            profile.top(&top20).expect("top").rows.len()
+        })
+    });
+    g.bench_function("walk: pre-order", |b| {
+        b.iter(|| {
+            let walk = parse(&data).expect("parse").walk().expect("walk");
+            let mut acc = 0u64;
+            for th in &walk.threads {
+                for step in walk.pre_order(th) {
+                    if let profcodec_easyprofiler::Step::Enter(b) = step {
+                        acc = acc.wrapping_add(b.begin);
+                    }
+                }
+            }
+            acc
         })
     });
     g.bench_function("to_model", |b| {

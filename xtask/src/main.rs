@@ -22,6 +22,9 @@
 //! - `cargo xtask bench-peers tables [--runs N] [GEN OPTIONS]`: `profcodec export --parquet` and
 //!   `profcodec sql` over a synthetic HPCToolkit database of 2.3 GB (`src/tables.rs`).
 //!
+//! - `cargo xtask bench-peers report [ITERATIONS] [--runs N]`: `profcodec report` against
+//!   `nytprofhtml` on the same NYTProf profile (`src/report.rs`).
+//!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +43,7 @@ mod nytprof;
 mod peers;
 mod pprof;
 mod python;
+mod report;
 mod statprofiler;
 mod tables;
 mod timeline;
@@ -325,6 +329,9 @@ fn main() -> Result<()> {
         }
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "tables") => {
             tables::bench(&ws, &args[2..])
+        }
+        Some("bench-peers") if args.get(1).is_some_and(|a| a == "report") => {
+            report::bench(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),

@@ -15,7 +15,7 @@ pub(crate) const TASKS: FormatTasks = FormatTasks {
 
 /// The interop tests run the real Devel::NYTProf (Debian's libdevel-nytprof-perl): `perl
 /// -d:NYTProf`, `Devel::NYTProf::Data`, `dump_profile_data` and `nytprofhtml`.
-fn prepare(_ws: &Workspace) -> Result<TestEnv> {
+pub(crate) fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     if !succeeds(Command::new("perl").args(["-MDevel::NYTProf::Data", "-e1"])) {
         apt_install(&["libdevel-nytprof-perl"])?;
     }
@@ -44,7 +44,7 @@ fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
 
 /// Profiles `testdata/nytprof/workload.pl ITERATIONS` with the real Devel::NYTProf into `dir`
 /// (again when the program changed since), with the profiler's `options`.
-fn profile(
+pub(crate) fn profile(
     ws: &Workspace,
     dir: &Path,
     name: &str,

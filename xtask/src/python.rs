@@ -4,7 +4,9 @@
 //! Both use the venv the hpctoolkit tests make (`target/hatchet-venv`, hatchet from PyPI),
 //! with maturin, pytest and pyarrow added from PyPI, and install the package into it from a
 //! wheel that maturin builds: the dev profile for the tests (the workspace's debug build is
-//! mostly reused), the release profile for the benchmark.
+//! mostly reused), with the package's feature `sql` (`profcodec.sql` and
+//! `profcodec.export_parquet`, which the suite compares with `profcodec sql` and `profcodec
+//! export`), and the release profile without it for the benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,16 +26,20 @@ fn python(ws: &Workspace) -> Result<PathBuf> {
     )
 }
 
-/// Builds the package's wheel with `profile` (`dev` or `release`) and installs it into the
-/// venv of `python`, replacing any earlier build.
-fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
+/// Builds the package's wheel with `profile` (`dev` or `release`) and the cargo `features`
+/// of crates/python, and installs it into the venv of `python`, replacing any earlier build.
+fn install(ws: &Workspace, python: &Path, profile: &str, features: &[&str]) -> Result<()> {
     let wheels = ws.target().join("python-wheels").join(profile);
     if wheels.exists() {
         std::fs::remove_dir_all(&wheels)?;
     }
     let started = std::time::Instant::now();
-    run(Command::new(python)
-        .args(["-m", "maturin", "build", "--quiet", "--profile", profile])
+    let mut maturin = Command::new(python);
+    maturin.args(["-m", "maturin", "build", "--quiet", "--profile", profile]);
+    if !features.is_empty() {
+        maturin.arg("--features").arg(features.join(","));
+    }
+    run(maturin
         .arg("--manifest-path")
         .arg(ws.root.join("crates/python/Cargo.toml"))
         .arg("--interpreter")
@@ -42,14 +48,20 @@ fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
         .arg(&wheels)
         .current_dir(&ws.root))
     .context("building the Python package with maturin")?;
-    eprintln!(
-        "xtask: maturin built the {profile} wheel in {:.0?}",
-        started.elapsed()
-    );
+    let elapsed = started.elapsed();
     let wheel = std::fs::read_dir(&wheels)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .ok_or_else(|| anyhow!("maturin wrote no wheel into {}", wheels.display()))?;
+    eprintln!(
+        "xtask: maturin built the {profile} wheel (features: {}) in {elapsed:.0?}: {:.1} MB",
+        if features.is_empty() {
+            "none".to_owned()
+        } else {
+            features.join(",")
+        },
+        std::fs::metadata(&wheel)?.len() as f64 / 1e6
+    );
     run(crate::pip_install(python)
         .args(["--force-reinstall", "--no-deps"])
         .arg(&wheel))
@@ -60,7 +72,7 @@ fn install(ws: &Workspace, python: &Path, profile: &str) -> Result<()> {
 /// command line (`PROFCODEC_CLI`) whose `convert` and `top` the package's must equal.
 pub(crate) fn test(ws: &Workspace, corpus: &Path) -> Result<()> {
     let python = python(ws)?;
-    install(ws, &python, "dev")?;
+    install(ws, &python, "dev", &["sql"])?;
     // The suite compares with `profcodec sql`, which runs the profcodec-sql beside profcodec.
     run(&mut ws.cargo(&[
         "build",
@@ -143,7 +155,7 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         }
     }
     let python = python(ws)?;
-    install(ws, &python, "release")?;
+    install(ws, &python, "release", &[])?;
     run(Command::new(&python)
         .arg(ws.root.join("crates/python/bench/bench_hatchet.py"))
         .args(["--runs", &runs])

@@ -61,7 +61,10 @@ pub(crate) struct ConvertArgs {
     /// A folder where the binaries of hpcrun measurements are searched by file name (as in top).
     #[arg(long, value_name = "DIR")]
     pub(crate) binary_path: Vec<PathBuf>,
-    /// Inputs (files, database, measurement or session folders); several are merged.
+    #[arg(short, long, value_name = "N", default_value_t = 0, help = crate::top::JOBS)]
+    pub(crate) jobs: usize,
+    /// Inputs (files, database, measurement or session folders); several are merged; `-` reads
+    /// standard input.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
 }
@@ -77,26 +80,26 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     options.max_output = Some(args.max_output.unwrap_or_else(|| {
         profcodec_export::default_output_budget(profcodec_export::input_bytes(&args.inputs))
     }));
-    let spans = args.to.wants_spans();
+    let merge = profcodec::MergeOptions::new()
+        .spans(args.to.wants_spans())
+        .jobs(args.jobs);
     if args.split {
         for (input, output) in split_outputs(args)? {
-            let (profile, format) = load(&input, spans)?;
-            let options = with_names(&options, Some(format));
-            write_output(Some(output), |out| export(&profile, args.to, &options, out))?;
+            let one = profcodec::merged_profile(&[input], &merge)?;
+            let options = with_names(&options, one.format());
+            write_output(Some(output), |out| {
+                export(&one.profile, args.to, &options, out)
+            })?;
         }
         return Ok(());
     }
     let output = check_output(args.output.as_deref(), args.force, &args.inputs)?;
+    let merged = profcodec::merged_profile(&args.inputs, &merge)?;
     // Folded names follow the source tool when every input comes from the same one.
-    let mut formats: Vec<profcodec::Format> = Vec::new();
-    let profile = crate::merged_profile_with(&args.inputs, |input| {
-        let (profile, format) = load(input, spans)?;
-        formats.push(format);
-        Ok(profile)
-    })?;
-    let same = formats.windows(2).all(|w| w[0] == w[1]);
-    let options = with_names(&options, formats.first().copied().filter(|_| same));
-    write_output(output, |out| export(&profile, args.to, &options, out))
+    let options = with_names(&options, merged.format());
+    write_output(output, |out| {
+        export(&merged.profile, args.to, &options, out)
+    })
 }
 
 /// `options` with the folded frame names of `format`'s tools (none for inputs of several
@@ -108,21 +111,6 @@ fn with_names(
     let mut options = options.clone();
     options.folded_names = format.and_then(profcodec::folded_frame_namer);
     options
-}
-
-/// One input in the profile model (with spans when asked), and its format.
-fn load(
-    input: &Path,
-    spans: bool,
-) -> Result<(profcodec_profile::Profile, profcodec::Format), Failure> {
-    crate::open_and(input, |opened| {
-        let profile = if spans {
-            profcodec::to_profile_with_spans(opened)?
-        } else {
-            crate::profile_with(opened)?
-        };
-        Ok((profile, opened.format()))
-    })
 }
 
 impl Target {
@@ -273,6 +261,13 @@ fn export(
         unreachable!("timelines do not go through the model")
     };
     let result = target.write(profile, options, out);
+    // Folded lines carry bare numbers: say what they count (NYTProf's are 10 MHz ticks).
+    if result.is_ok()
+        && to == Target::Folded
+        && let Ok(words) = e::folded::values_in_words(profile, options)
+    {
+        eprintln!("profcodec: folded values: {words}");
+    }
     result.map_err(|err| match err {
         e::ExportError::Io(io) => OpError::Io(io),
         other => OpError::Usage(other.to_string()),

@@ -95,6 +95,21 @@ impl From<profcodec::OpenError> for Failure {
     }
 }
 
+impl From<profcodec::MergeError> for Failure {
+    /// As the input's own failure: what this build or this input cannot give is a usage error.
+    fn from(e: profcodec::MergeError) -> Self {
+        use profcodec::{MergeError as E, ReadError as R};
+        match e {
+            E::Open(e) => e.into(),
+            E::Read {
+                source: R::Unsupported(_),
+                ..
+            } => Failure::new(2, e.to_string()),
+            e => Failure::new(1, e.to_string()),
+        }
+    }
+}
+
 /// Says on standard error which staging folders of killed runs a check removed beside an
 /// output.
 pub fn note_stale_staging(checked: &CheckedOutput) {

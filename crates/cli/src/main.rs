@@ -13,11 +13,12 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
 mod external;
+mod report;
 mod top;
 
 pub(crate) use profcodec::inspect::Error as OpError;
-use profcodec_cli::failure::{Failure, note_stale_staging};
 use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
+use profcodec_cli::failure::{Failure, note_stale_staging};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
 /// Devel::NYTProf, EasyProfiler and Devel::StatProfiler.
@@ -38,7 +39,7 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
-        /// Files (or HPCToolkit database directories).
+        /// Files (or HPCToolkit database directories); `-` reads standard input.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -50,7 +51,7 @@ enum Command {
         /// Accept trailing bytes after the end of a stream (reported, but not a failure).
         #[arg(long)]
         allow_trailing: bool,
-        /// Files (or HPCToolkit database directories).
+        /// Files (or HPCToolkit database directories); `-` reads standard input.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -73,7 +74,7 @@ enum Command {
         /// Accepted for compatibility: JSON is the default.
         #[arg(long, hide = true)]
         json: bool,
-        /// The file (or HPCToolkit database directory).
+        /// The file (or HPCToolkit database directory); `-` reads standard input.
         file: PathBuf,
     },
     /// Decode a file and encode it again, atomically: the output appears only when complete.
@@ -105,7 +106,8 @@ enum Command {
         /// Print a JSON array of rows instead of a table (schema in the CLI README).
         #[arg(long)]
         json: bool,
-        /// Inputs (files, database or session folders); several are merged.
+        /// Inputs (files, database or session folders); several are merged; `-` reads standard
+        /// input.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
@@ -127,11 +129,13 @@ enum Command {
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
     #[command(
-        after_help = "Examples:\n  profcodec diff before.out after.out\n  profcodec diff --by inclusive --json base.d new.d"
+        after_help = "Examples:\n  profcodec diff before.out after.out\n  profcodec diff --min-change 0.1ms --min-relative 5 before.out after.out\n  profcodec diff --by inclusive --json base.d new.d"
     )]
     Diff {
         #[command(flatten)]
         query: top::QueryArgs,
+        #[command(flatten)]
+        change: top::ChangeArgs,
         /// Print a JSON array of rows instead of a table (schema in the CLI README).
         #[arg(long)]
         json: bool,
@@ -140,6 +144,12 @@ enum Command {
         /// The profile compared.
         new: PathBuf,
     },
+    /// An HTML report (a folder with index.html that works offline): top functions, flame graph,
+    /// callers and callees, source by line, timelines; --base adds a comparison.
+    #[command(
+        after_help = "Examples:\n  profcodec report -o report nytprof.out\n  profcodec report --base before.out -o changes after.out\n  profcodec report --source-root /build=. -o report db.d"
+    )]
+    Report(report::ReportArgs),
 }
 
 /// The layout of a dump (`--format`).
@@ -160,7 +170,6 @@ impl From<DumpFormat> for DumpLayout {
     }
 }
 
-
 /// Opens `file` and runs `op` on it; an operation's error is prefixed with the path and the
 /// detected format, so that even a rejected file says what it was taken for (an open error
 /// already names the path).
@@ -180,43 +189,6 @@ fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) ->
     let mut f = Failure::from(e);
     f.message = format!("{}: {}: {}", file.display(), opened.format(), f.message);
     f
-}
-
-/// The input in the format-neutral profile model; a format without a conversion is unsupported
-/// (exit status 2).
-fn profile_of(file: &std::path::Path) -> Result<profcodec_profile::Profile, Failure> {
-    open_and(file, profile_with)
-}
-
-/// The profile of `input` ([`profcodec::to_profile`]); a format this build cannot convert is a
-/// usage error (exit status 2).
-fn profile_with(input: &profcodec::Opened) -> Result<profcodec_profile::Profile, OpError> {
-    Ok(profcodec::to_profile(input)?)
-}
-
-/// The inputs of `top` as one profile: one input as it is, several merged by frame identity
-/// (each input's contexts kept apart). Memory: the models, never the inputs' bytes.
-fn merged_profile(inputs: &[PathBuf]) -> Result<profcodec_profile::Profile, Failure> {
-    merged_profile_with(inputs, profile_of)
-}
-
-/// [`merged_profile`] with each input read by `load`.
-fn merged_profile_with(
-    inputs: &[PathBuf],
-    mut load: impl FnMut(&std::path::Path) -> Result<profcodec_profile::Profile, Failure>,
-) -> Result<profcodec_profile::Profile, Failure> {
-    if let [one] = inputs {
-        return load(one);
-    }
-    let mut builder = profcodec_profile::ProfileBuilder::new();
-    for input in inputs {
-        let profile = load(input)?;
-        builder.append(&profile).map_err(|e| Failure {
-            status: 1,
-            message: format!("{}: {e}", input.display()),
-        })?;
-    }
-    Ok(builder.build())
 }
 
 /// A query error: an unknown metric (the message lists the known ones), units that differ, or
@@ -420,7 +392,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             inputs,
         } => {
             query.use_binary_path();
-            let profile = merged_profile(&inputs)?;
+            let profile = profcodec::merged_profile(&inputs, &query.merge_options())?.profile;
             let q = query.query();
             check_contexts(&profile, &q, &inputs[0])?;
             let table = profile.top(&q).map_err(query_failure)?;
@@ -436,20 +408,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Convert(args) => convert::run(&args),
         Command::Export(args) => external::run("export", &args),
         Command::Sql(args) => external::run("sql", &args),
+        Command::Report(args) => report::run(&args),
         Command::Diff {
             query,
+            change,
             json,
             base,
             new,
         } => {
             query.use_binary_path();
-            let base_profile = profile_of(&base)?;
-            let new_profile = profile_of(&new)?;
+            // Both sides decoded at once, each on a core.
+            let sides = profcodec::profiles(&[&base, &new], &query.merge_options())?;
+            let Ok([base_profile, new_profile]) = <[_; 2]>::try_from(sides) else {
+                unreachable!("a profile per input")
+            };
             let q = query.query();
             check_contexts(&base_profile, &q, &base)?;
             check_contexts(&new_profile, &q, &new)?;
             let diff =
-                profcodec_profile::diff(&base_profile, &new_profile, &q).map_err(query_failure)?;
+                profcodec_profile::diff_with(&base_profile, &new_profile, &q, &change.options())
+                    .map_err(query_failure)?;
             let mut buf = io::BufWriter::new(out);
             if json {
                 profcodec::text::write_diff_json(&mut buf, &diff)?;
@@ -466,7 +444,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
 }
-
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use profcodec::text::TableOptions;
-use profcodec_profile::{Combine, ContextFilter, GroupBy, IdKind, Order, Query};
+use profcodec_profile::{
+    Amount, Combine, ContextFilter, DiffOptions, GroupBy, IdKind, Order, Query,
+};
 
 /// Rows shown when `-n` is not given.
 const DEFAULT_ROWS: usize = 20;
@@ -69,6 +71,43 @@ pub(crate) struct QueryArgs {
     /// PROFCODEC_BINARY_PATH's folders and the paths the load map records (repeatable).
     #[arg(long, value_name = "DIR")]
     binary_path: Vec<PathBuf>,
+    #[arg(short, long, value_name = "N", default_value_t = 0, help = JOBS)]
+    jobs: usize,
+}
+
+/// What `--jobs` (of `top`, `diff` and `convert`) does.
+pub(crate) const JOBS: &str = "How many inputs are decoded at once, each on a thread; 0: \
+    RAYON_NUM_THREADS when it is set, else one per core";
+
+/// The minimum change of `diff`'s rows.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ChangeArgs {
+    /// List only rows that change by at least this much, by the ordering value: a number in the
+    /// metric's unit (as in --json), or a time such as 0.1ms, 250us, 2s.
+    #[arg(long, value_name = "ABS")]
+    min_change: Option<Amount>,
+    /// List only rows that change by at least this percentage of their base value (a row new
+    /// in one profile always does).
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    min_relative: Option<f64>,
+}
+
+/// A percentage (`5`, `5%`) as a fraction.
+fn percent(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(pct) if pct.is_finite() && pct >= 0.0 => Ok(pct / 100.0),
+        _ => Err(format!("not a percentage: {text:?}")),
+    }
+}
+
+impl ChangeArgs {
+    /// The model's options for these flags.
+    pub(crate) fn options(&self) -> DiffOptions {
+        let mut options = DiffOptions::new();
+        options.min_change = self.min_change;
+        options.min_relative = self.min_relative;
+        options
+    }
 }
 
 /// The width of text tables: the terminal's when standard output is one, else 200.
@@ -93,10 +132,17 @@ fn table_width() -> usize {
 }
 
 /// Where hpcrun measurements' binaries are searched (`--binary-path`), and a line on standard
-/// error for each load module that stays unresolved, and why.
+/// error for each load module that stays unresolved, and why, and for each structure file
+/// (`structs/*.hpcstruct`) that was not used.
 pub(crate) fn use_binary_path(dirs: &[PathBuf]) {
     profcodec::symbols::set_binary_path(dirs.iter().cloned());
     profcodec::symbols::set_reporter(|report| {
+        if let Some(why) = &report.structure_error {
+            eprintln!(
+                "profcodec: no structure for {} (loops and inlined calls): {why}",
+                report.module
+            );
+        }
         if let Some(why) = &report.unresolved {
             eprintln!(
                 "profcodec: no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
@@ -113,6 +159,11 @@ impl QueryArgs {
     /// Sets up symbolization for `--binary-path` ([`use_binary_path`]).
     pub(crate) fn use_binary_path(&self) {
         use_binary_path(&self.binary_path);
+    }
+
+    /// How the inputs are read (`--jobs`).
+    pub(crate) fn merge_options(&self) -> profcodec::MergeOptions {
+        profcodec::MergeOptions::new().jobs(self.jobs)
     }
 
     fn order(&self) -> Order {

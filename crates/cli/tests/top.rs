@@ -284,6 +284,70 @@ fn merging_two_inputs_sums_their_rows() {
     assert!(merged.len() >= a.len().max(b.len()));
 }
 
+/// Many inputs are decoded on several threads (`--jobs`) and merged in input order: the tables,
+/// the JSON rows and the converted outputs are those of one thread, byte for byte, inputs that
+/// share a process (whose values add up) included, and so is the error of a damaged input.
+#[test]
+fn many_inputs_on_several_threads_give_the_output_of_one() {
+    let mut inputs = vec![testdata("features.statprof"), testdata("session")];
+    inputs.extend(corpus_inputs());
+    let inputs: Vec<&Path> = inputs
+        .iter()
+        .cycle()
+        .take(20)
+        .map(PathBuf::as_path)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let commands: [&[&str]; 5] = [
+        &["top", "--json", "-n", "0", "--metric", "samples"],
+        &["top", "--group", "line", "-n", "50"],
+        &["convert", "--to", "pprof", "--force", "-o"],
+        &["convert", "--to", "folded", "--force", "-o"],
+        &["diff", "--json", "-n", "0"],
+    ];
+    for command in commands {
+        let output = |jobs: &str| -> (Vec<u8>, Vec<u8>) {
+            let mut args: Vec<&OsStr> = command.iter().map(OsStr::new).collect();
+            if command[0] == "convert" {
+                args.push(out.as_os_str());
+            }
+            args.extend([OsStr::new("--jobs"), OsStr::new(jobs)]);
+            let inputs = if command[0] == "diff" {
+                &inputs[..2]
+            } else {
+                &inputs
+            };
+            args.extend(inputs.iter().map(|i| i.as_os_str()));
+            let stdout = run_ok(args).into_bytes();
+            (stdout, std::fs::read(&out).unwrap_or_default())
+        };
+        let one = output("1");
+        assert!(!one.0.is_empty() || !one.1.is_empty(), "{command:?}");
+        for jobs in ["2", "3", "0"] {
+            assert!(output(jobs) == one, "{command:?} --jobs {jobs}");
+        }
+    }
+    let cut = dir.path().join("cut.statprof");
+    let bytes = std::fs::read(testdata("features.statprof")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let failure = |jobs: &str| {
+        let mut args = vec![OsStr::new("top"), OsStr::new("--jobs"), OsStr::new(jobs)];
+        args.extend(inputs.iter().map(|i| i.as_os_str()));
+        args.extend([cut.as_os_str(), OsStr::new("/nonexistent/profile")]);
+        let failed = run(args);
+        (failed.status.code(), failed.stderr)
+    };
+    let sequential = failure("1");
+    assert_eq!(sequential.0, Some(1));
+    assert!(
+        String::from_utf8_lossy(&sequential.1).contains("cut.statprof: "),
+        "{}",
+        String::from_utf8_lossy(&sequential.1)
+    );
+    assert_eq!(failure("2"), sequential);
+}
+
 /// `diff` of an input with itself: every row unchanged, both values equal.
 #[test]
 fn diff_of_an_input_with_itself_is_all_zero() {

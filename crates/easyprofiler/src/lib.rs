@@ -14,6 +14,11 @@
 //!   the capture's begin dropped or clamped, header counters checked.
 //! - [`Mode::Tolerant`] (the default) reads what real writers produce, such as a 2.1 file with
 //!   zero blocks, and reports [`Oddity`]s; [`Mode::Strict`] refuses what the C++ reader refuses.
+//! - [`CaptureView::walk`] checks the same and nests the blocks the same way without a tree in
+//!   memory: [`Walk::pre_order`] gives a thread's blocks in time order and
+//!   [`Walk::to_profile`] the profile, both read again from the input, in memory that grows with
+//!   the threads, the nesting depth and (for the profile) the distinct call paths, not with the
+//!   blocks.
 //! - [`CaptureView::to_model`] gives the owned [`Capture`]; [`Capture::write`] writes it back.
 //!   Reading then writing any file gives the same bytes (the model keeps every byte, including
 //!   the header counters as stored and any trailing bytes).
@@ -92,6 +97,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// The format's one name in every machine-readable output: the `format` of a dump's header and
+/// of `info --json`, the table set of `sql` and `export`, and the umbrella's cargo feature.
+pub const FORMAT_NAME: &str = "easyprofiler";
+
 mod error;
 #[cfg(feature = "inspect")]
 pub mod inspect;
@@ -122,10 +131,10 @@ pub use model::{
     BlockType, Bookmark, Capture, ContextSwitch, Convention, Counters, DataType, Descriptor,
     Layout, Record, RecordBody, Tail, Thread, Value, ValueData, Version,
 };
-pub use read::tree::TickConverter;
 pub use read::{
-    BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev, ContextSwitchNode,
-    ContextSwitchRef, DescriptorRef, DescriptorTable, FlatNode, FlatNodes, Header, Mode, Node,
-    NodeRecords, RawRecord, RecordIter, RecordRef, TailRef, ThreadIter, ThreadTree, ThreadView,
-    ThreadsEnd, TreeBuffers, TreeDescriptor, c_str, parse, parse_with,
+    Block, BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev,
+    ContextSwitchNode, ContextSwitchRef, DescriptorRef, DescriptorTable, FlatNode, FlatNodes,
+    Header, Mode, Node, NodeRecords, PreOrder, RawRecord, RecordIter, RecordRef, Step, TailRef,
+    ThreadIter, ThreadTree, ThreadView, ThreadWalk, ThreadsEnd, TickConverter, TreeBuffers,
+    TreeDescriptor, Walk, c_str, parse, parse_with,
 };

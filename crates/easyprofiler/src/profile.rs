@@ -9,7 +9,8 @@ use profcodec_profile::{
 };
 
 use crate::name::Name;
-use crate::read::{BlockTree, ThreadTree, c_str};
+use crate::read::scan::{Block, Descriptors, holds};
+use crate::read::{BlockTree, Walk, c_str};
 
 /// What [`BlockTree::to_profile_with`] puts into the profile beyond the call tree and its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,18 +46,19 @@ struct Sums {
     touched: bool,
 }
 
-/// An open block on the walk down from a thread's roots.
+/// An open block on the walk back from the end of a thread.
 #[derive(Debug, Clone, Copy)]
 struct Open {
-    /// The first tree node of its subtree.
-    subtree_start: u32,
+    /// Its begin (ns).
+    begin: u64,
     /// Its call-tree node in the profile.
     node: NodeId,
     /// Its duration (ns).
     duration: u64,
     /// The summed durations of its children so far (ns).
     children: u64,
-    /// The descriptor and profile node of its last child seen: siblings mostly repeat.
+    /// The descriptor and profile node of its last child seen: siblings mostly repeat. `None`
+    /// until it has a child.
     last_child: Option<(u32, NodeId)>,
 }
 
@@ -127,7 +129,7 @@ impl Children {
 
 /// The conversion's state: the builder and the maps that keep its calls per distinct node.
 struct Converter<'t, 'a> {
-    tree: &'t BlockTree<'a>,
+    descriptors: &'t Descriptors<'a>,
     builder: ProfileBuilder,
     time: ValueTypeId,
     calls: ValueTypeId,
@@ -154,7 +156,7 @@ impl<'t, 'a> Converter<'t, 'a> {
             return Ok(frame);
         }
         let b = &mut self.builder;
-        let frame = match self.tree.descriptor(descriptor) {
+        let frame = match self.descriptors.get(descriptor) {
             Some(d) => {
                 let name = b.intern_string(&lossy(d.name()))?;
                 let mut frame = Frame::new(FrameKind::Block).with_function(name);
@@ -210,19 +212,27 @@ impl<'t, 'a> Converter<'t, 'a> {
         }
     }
 
-    fn thread(&mut self, th: &ThreadTree<'a>) -> Result<(), ModelError> {
-        let mut context = Context::new([(IdKind::Thread, th.id)]);
-        if !th.name.is_empty() {
-            context = context.with_name(self.builder.intern_string(&lossy(th.name))?);
+    /// One thread: `blocks` in reverse file order.
+    fn thread(
+        &mut self,
+        id: u64,
+        name: Name<'_>,
+        blocks: impl Iterator<Item = Block>,
+    ) -> Result<(), ModelError> {
+        let mut context = Context::new([(IdKind::Thread, id)]);
+        if !name.is_empty() {
+            context = context.with_name(self.builder.intern_string(&lossy(name))?);
         }
         let context = self.builder.intern_context(context)?;
         let mut last_root: Option<(u32, NodeId)> = None;
-        // Nodes are in post-order, so walking them backwards meets every parent before its
-        // children: a node's parent is the innermost open block whose subtree holds it.
-        for i in (0..th.nodes.len()).rev() {
-            let n = th.nodes[i];
-            let i = i as u32;
-            while self.stack.last().is_some_and(|o| o.subtree_start > i) {
+        // Blocks are stored in post-order, so walking them backwards meets every parent before
+        // its children: a block's parent is the innermost open block that holds it.
+        for n in blocks {
+            while self
+                .stack
+                .last()
+                .is_some_and(|o| !holds(o.begin, o.last_child.is_some(), &n))
+            {
                 self.close();
             }
             let duration = n.end.saturating_sub(n.begin);
@@ -252,7 +262,7 @@ impl<'t, 'a> Converter<'t, 'a> {
                 self.builder.add_span(context, node, n.begin, n.end)?;
             }
             self.stack.push(Open {
-                subtree_start: n.subtree_start,
+                begin: n.begin,
                 node,
                 duration,
                 children: 0,
@@ -313,31 +323,70 @@ impl<'a> BlockTree<'a> {
     /// are found in a short list, or in a hash map past eight kinds, so the time is linear in the
     /// blocks. Each thread's sums are exact integers, handed to the builder once per (thread,
     /// node). The only error is a model table outgrowing its `u32` handles.
+    ///
+    /// [`Walk::to_profile_with`] gives the same profile without the tree in memory.
     pub fn to_profile_with(&self, options: ProfileOptions) -> Result<Profile, ModelError> {
-        let mut builder = ProfileBuilder::new();
-        let time =
-            builder.intern_value_type("time", Unit::Nanoseconds, Measured::SelfAndInclusive)?;
-        let calls = builder.intern_value_type("calls", Unit::Count, Measured::SelfOnly)?;
-        builder.set_default_value_type(time)?;
-        builder.set_calls_value_type(calls)?;
-        if options.spans {
-            builder.set_span_unit(Unit::Nanoseconds)?;
-        }
-        let mut c = Converter {
-            tree: self,
-            builder,
-            time,
-            calls,
-            spans: options.spans,
-            frames: HashMap::new(),
-            children: Children::default(),
-            sums: Vec::new(),
-            touched: Vec::new(),
-            stack: Vec::new(),
-        };
-        for th in &self.threads {
-            c.thread(th)?;
-        }
-        Ok(c.builder.build())
+        let threads = self.threads.iter().map(|th| {
+            let blocks = th.nodes.iter().rev().map(|n| Block {
+                begin: n.begin,
+                end: n.end,
+                descriptor: n.descriptor,
+                offset: 0,
+            });
+            (th.id, th.name, blocks)
+        });
+        convert(self.descriptor_table(), threads, options)
     }
+}
+
+impl<'a> Walk<'a> {
+    /// The capture in the format-neutral profile model, without spans (see
+    /// [`to_profile_with`](Self::to_profile_with)).
+    pub fn to_profile(&self) -> Result<Profile, ModelError> {
+        self.to_profile_with(ProfileOptions::default())
+    }
+
+    /// The same profile as [`BlockTree::to_profile_with`], from the file: each thread's blocks
+    /// are read back from its end, chunk by chunk ([`Walk`]), so that beyond the profile, memory
+    /// holds the open blocks (the nesting depth) and one chunk, not the blocks (spans aside,
+    /// which keep every block).
+    pub fn to_profile_with(&self, options: ProfileOptions) -> Result<Profile, ModelError> {
+        let threads = self
+            .threads
+            .iter()
+            .map(|th| (th.id, th.name, self.blocks_rev(th)));
+        convert(self.descriptor_table(), threads, options)
+    }
+}
+
+/// The profile of `threads`: each one's id, name and blocks in reverse file order.
+fn convert<'a, B: Iterator<Item = Block>>(
+    descriptors: &Descriptors<'a>,
+    threads: impl Iterator<Item = (u64, Name<'a>, B)>,
+    options: ProfileOptions,
+) -> Result<Profile, ModelError> {
+    let mut builder = ProfileBuilder::new();
+    let time = builder.intern_value_type("time", Unit::Nanoseconds, Measured::SelfAndInclusive)?;
+    let calls = builder.intern_value_type("calls", Unit::Count, Measured::SelfOnly)?;
+    builder.set_default_value_type(time)?;
+    builder.set_calls_value_type(calls)?;
+    if options.spans {
+        builder.set_span_unit(Unit::Nanoseconds)?;
+    }
+    let mut c = Converter {
+        descriptors,
+        builder,
+        time,
+        calls,
+        spans: options.spans,
+        frames: HashMap::new(),
+        children: Children::default(),
+        sums: Vec::new(),
+        touched: Vec::new(),
+        stack: Vec::new(),
+    };
+    for (id, name, blocks) in threads {
+        c.thread(id, name, blocks)?;
+    }
+    Ok(c.builder.build())
 }

@@ -90,7 +90,7 @@ table! {
 }
 
 /// The set's name: the SQL schema of its tables, and the format its errors name.
-const NAME: &str = "easyprofiler";
+const NAME: &str = crate::FORMAT_NAME;
 
 /// The `easyprofiler` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(

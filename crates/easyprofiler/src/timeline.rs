@@ -18,8 +18,9 @@
 //!
 //! Filters: a thread is kept by its id or its name; captures have no ranks (every thread is
 //! kept whatever the ranks asked). Times are nanoseconds after the tick conversion, as
-//! `profcodec dump` prints them. The capture is read whole, as its block tree needs (the C++
-//! reader builds the same tree).
+//! `profcodec dump` prints them. The blocks are nested as the C++ reader's tree nests them, but
+//! walked from the file in time order ([`Walk::pre_order`](crate::Walk::pre_order)), so memory
+//! does not grow with the blocks.
 
 use std::collections::HashMap;
 
@@ -28,7 +29,7 @@ use profcodec_profile::timeline::{
     Arg, ArgValue, CounterUnit, Error, Location, Name, Summary, Timeline, Track, TrackId, TrackKind,
 };
 
-use crate::{BlockTree, CaptureView, DataType, RecordRef, ThreadTree, ValueData};
+use crate::{CaptureView, DataType, RecordRef, Step, ThreadWalk, ValueData, Walk};
 
 /// Descriptor block types (`profiler::BlockType`).
 const EVENT: u8 = 0;
@@ -43,7 +44,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     let path = input.path;
     let ep = |source: crate::Error| Error::input(path, source);
     let view = crate::parse(input.bytes).map_err(ep)?;
-    let tree = view.tree().map_err(ep)?;
+    let walk = view.walk().map_err(ep)?;
     let pid = view.header().pid;
     let mut summary = Summary::default();
     let (from, until) = timeline.filter.window();
@@ -65,7 +66,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     // The capture's span and the bookmarks, on tracks of the process.
     let capture =
         timeline.open_child(Some(process), "capture", TrackKind::Slices, 0, &mut summary)?;
-    let (begin, end) = (tree.begin_time.max(from), tree.end_time.min(until));
+    let (begin, end) = (walk.begin_time.max(from), walk.end_time.min(until));
     if begin <= end {
         let name = Name {
             key: KEY_CAPTURE,
@@ -79,7 +80,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         summary.slices += 1;
     }
     timeline.close(capture)?;
-    let mut bookmarks: Vec<_> = tree.tail().bookmarks.iter().collect();
+    let mut bookmarks: Vec<_> = walk.tail().bookmarks.iter().collect();
     if !bookmarks.is_empty() {
         bookmarks.sort_by_key(|b| b.position);
         let track = timeline.open_child(
@@ -119,7 +120,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     }
 
     let mut texts = Texts::new();
-    for (order, thread) in tree.threads.iter().enumerate() {
+    for (order, thread) in walk.threads.iter().enumerate() {
         let name = thread.name.to_string();
         if !timeline.filter.keeps_thread(Some(thread.id), Some(&name)) {
             continue;
@@ -147,13 +148,13 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         blocks(
             timeline,
             &view,
-            &tree,
+            &walk,
             thread,
             track,
             &mut texts,
             &mut summary,
         )?;
-        context_switches(timeline, thread, track, &mut summary)?;
+        context_switches(timeline, &walk, thread, track, &mut summary)?;
         timeline.close(track)?;
     }
     timeline.close(process)?;
@@ -212,64 +213,58 @@ fn shown(ty: u8, data: &[u8]) -> Shown {
 /// a 65 kB name under thousands of blocks would be copied for each).
 type Texts = HashMap<u32, (String, String)>;
 
-/// One thread's tree: blocks as slices (pre-order, so begins and ends come in time order),
-/// events as instants, values as counters or instants.
+/// One thread's blocks in time order: blocks as slices, events as instants, values as counters
+/// or instants. A block that is not shown (outside the window, deeper than asked, or an event
+/// or value, whose children are not shown either) hides its subtree.
 fn blocks(
     timeline: &mut Timeline<'_>,
     view: &CaptureView<'_>,
-    tree: &BlockTree<'_>,
-    thread: &ThreadTree<'_>,
+    walk: &Walk<'_>,
+    thread: &ThreadWalk<'_>,
     track: TrackId,
     texts: &mut Texts,
     summary: &mut Summary,
 ) -> Result<(), Error> {
     let (from, until) = timeline.filter.window();
     let max_depth = timeline.filter.max_depth();
-    // The values of the thread, by node (read again from the records; few in a capture).
-    let mut values: HashMap<u32, Shown> = HashMap::new();
-    let has_values = thread.nodes.iter().any(|n| {
-        tree.descriptor(n.descriptor)
-            .is_some_and(|d| d.descriptor.block_type == VALUE)
-    });
-    if has_values {
-        for (i, r) in tree.node_records(view, thread).enumerate() {
-            if let Ok(RecordRef::Value { head, data }) = view.decode_record(&r) {
-                values.insert(i as u32, shown(head.data_type, data));
-            }
-        }
-    }
     let mut counters: HashMap<u32, TrackId> = HashMap::new();
     let mut counter_order = 0;
 
-    enum Step {
-        Enter(u32),
-        Exit,
-    }
-    let mut stack: Vec<Step> = thread.roots.iter().rev().map(|&r| Step::Enter(r)).collect();
-    // The ends of the open slices, innermost last, and the last timestamp written.
-    let mut open: Vec<u64> = Vec::new();
+    // The open slices (their end and their record), innermost last, and the last timestamp
+    // written.
+    let mut open: Vec<(u64, u64)> = Vec::new();
     let mut now = 0u64;
-    while let Some(step) = stack.pop() {
-        let i = match step {
-            Step::Exit => {
-                if let Some(end) = open.pop() {
+    // The steps still inside a hidden subtree: entered minus left.
+    let mut hidden = 0usize;
+    for step in walk.pre_order(thread) {
+        let node = match step {
+            Step::Exit(node) => {
+                if hidden > 0 {
+                    hidden -= 1;
+                } else if open.last().is_some_and(|o| o.1 == node.offset)
+                    && let Some((end, _)) = open.pop()
+                {
                     let end = end.max(now);
                     timeline.sink.end(track, end).map_err(Error::Write)?;
                     now = end;
                 }
                 continue;
             }
-            Step::Enter(i) => i,
+            Step::Enter(node) => node,
         };
-        let node = thread.nodes[i as usize];
+        if hidden > 0 {
+            hidden += 1;
+            continue;
+        }
         // A child never outlasts its parent in the output (nor starts before what was written).
-        let parent_end = open.last().copied().unwrap_or(u64::MAX);
+        let parent_end = open.last().map_or(u64::MAX, |o| o.0);
         let begin = node.begin.max(now).max(from);
         let end = node.end.min(parent_end).min(until).max(begin);
         if node.end < from || node.begin > until {
+            hidden = 1;
             continue;
         }
-        let d = tree.descriptor(node.descriptor);
+        let d = walk.descriptor(node.descriptor);
         let block_type = d.map_or(1, |d| d.descriptor.block_type);
         let (text, file) = &*texts.entry(node.descriptor).or_insert_with(|| match d {
             Some(d) => (d.name().to_string(), d.descriptor.file.to_string()),
@@ -281,7 +276,13 @@ fn blocks(
         };
         match block_type {
             VALUE => {
-                match values.remove(&i) {
+                // The record again, for its data (a value's descriptor may be a block's
+                // before 2.0: then it shows nothing).
+                let shown = match view.record_at(node.offset) {
+                    Ok(RecordRef::Value { head, data }) => Some(shown(head.data_type, data)),
+                    _ => None,
+                };
+                match shown {
                     Some(Shown::Number(x)) => {
                         let counter = match counters.get(&node.descriptor) {
                             Some(&c) => c,
@@ -320,6 +321,7 @@ fn blocks(
                     None => {}
                 }
                 now = begin;
+                hidden = 1;
             }
             EVENT => {
                 timeline
@@ -328,10 +330,11 @@ fn blocks(
                     .map_err(Error::Write)?;
                 summary.instants += 1;
                 now = begin;
+                hidden = 1;
             }
             _ => {
-                let children = node.subtree_start < i;
                 if open.len() >= max_depth {
+                    hidden = 1;
                     continue;
                 }
                 let location = d.map(|d| Location {
@@ -351,11 +354,7 @@ fn blocks(
                     .map_err(Error::Write)?;
                 summary.slices += 1;
                 now = begin;
-                open.push(end);
-                stack.push(Step::Exit);
-                if children {
-                    stack.extend(thread.children_rev(i).map(Step::Enter));
-                }
+                open.push((end, node.offset));
             }
         }
     }
@@ -368,16 +367,25 @@ fn blocks(
 /// A thread's context switches: slices of a track below it, named by the target.
 fn context_switches(
     timeline: &mut Timeline<'_>,
-    thread: &ThreadTree<'_>,
+    walk: &Walk<'_>,
+    thread: &ThreadWalk<'_>,
     parent: TrackId,
     summary: &mut Summary,
 ) -> Result<(), Error> {
-    if thread.context_switches.is_empty() {
+    if thread.context_switches == 0 {
         return Ok(());
     }
     let (from, until) = timeline.filter.window();
-    let mut switches: Vec<_> = thread.context_switches.iter().collect();
-    switches.sort_by_key(|c| (c.begin, c.end));
+    // In time order: as the file has them when they are (then nothing is held), else sorted.
+    let mut sorted = Vec::new();
+    let switches: Box<dyn Iterator<Item = crate::ContextSwitchNode<'_>>> =
+        if thread.context_switches_sorted() {
+            Box::new(walk.context_switches(thread))
+        } else {
+            sorted.extend(walk.context_switches(thread));
+            sorted.sort_by_key(|c: &crate::ContextSwitchNode<'_>| (c.begin, c.end));
+            Box::new(sorted.iter().copied())
+        };
     let track = timeline.open_child(
         Some(parent),
         "context switches",

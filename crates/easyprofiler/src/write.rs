@@ -251,7 +251,7 @@ impl Capture {
     /// time in ns, records ending before the capture's begin dropped and the others clamped, the
     /// runtime writer's counters replaced by the GUI's (descriptor sizes with their prefixes).
     pub fn to_gui_convention(&self) -> Capture {
-        let conv = crate::read::tree::TickConverter::new(self.cpu_frequency);
+        let conv = crate::read::TickConverter::new(self.cpu_frequency);
         let begin = conv.ns(self.begin_time);
         let mut c = self.clone();
         c.version = Version::V2_1_0;

@@ -9,7 +9,10 @@
 //! The factor: the owned model holds a record of at least 23 bytes on disk in 64 bytes, plus a
 //! small vector for its name or data; the tree holds it in 32 bytes plus 8 bytes of stack; both
 //! are built (vectors sized from counts checked against the remaining bytes), so 16 leaves room
-//! for vector growth and the error path.
+//! for vector growth and the error path. The walk, its profile and its walk in time order are
+//! counted too: they hold no record, but chunks of up to 4096 blocks (48 bytes each, reused), a
+//! few fixed tables and, like the tree, a list sized by the thread count the bytes can hold, so
+//! on these few-kilobyte files they use much of the mebibyte the limit adds.
 
 use std::path::Path;
 
@@ -27,6 +30,12 @@ fn decode(data: &[u8]) {
     if let Ok(view) = parse_with(data, Mode::Tolerant) {
         let _ = view.tree();
         let _ = view.to_model();
+        if let Ok(walk) = view.walk() {
+            let _ = walk.to_profile();
+            for th in &walk.threads {
+                let _ = walk.pre_order(th).count();
+            }
+        }
     }
 }
 

@@ -1,10 +1,13 @@
 //! Hostile input: every corpus and testdata capture, cut at every truncation point and
 //! with single-bit flips, read in both modes through every entry point, gives `Ok` or a typed
-//! error, never a panic. A mutant that reads gives back its own bytes when written again.
+//! error, never a panic. A mutant that reads gives back its own bytes when written again. The
+//! walk (`CaptureView::walk`) gives the tree's error or the tree's blocks: the same threads,
+//! oddities (but the depth limit, which the tolerant walk does not check), profile, and nesting
+//! in time order.
 
 use std::path::{Path, PathBuf};
 
-use profcodec_easyprofiler::{Mode, parse_with};
+use profcodec_easyprofiler::{CaptureView, Mode, Oddity, ProfileOptions, Step, parse_with};
 use profcodec_testkit::corpus::{corpus_subdir, files_below};
 use profcodec_testkit::hostile::{bit_flips, truncation_points};
 
@@ -19,15 +22,61 @@ fn files() -> Vec<PathBuf> {
     all
 }
 
+/// The walk gives what the tree gives.
+fn walk_as_tree(view: &CaptureView<'_>) {
+    let (tree, walk) = match (view.tree(), view.walk()) {
+        (Ok(tree), Ok(walk)) => (tree, walk),
+        (Err(a), Err(b)) => return assert_eq!(a, b),
+        (a, b) => panic!("tree {:?}, walk {:?}", a.err(), b.err()),
+    };
+    let mut oddities = tree.oddities.clone();
+    if view.mode() == Mode::Tolerant {
+        oddities.retain(|o| !matches!(o, Oddity::DepthLimit { .. }));
+    }
+    assert_eq!(walk.oddities, oddities);
+    assert_eq!(walk.blocks_kept, tree.blocks_kept);
+    assert_eq!(walk.threads.len(), tree.threads.len());
+    let spans = ProfileOptions::new().spans(true);
+    assert_eq!(walk.to_profile_with(spans), tree.to_profile_with(spans));
+    for (w, t) in walk.threads.iter().zip(&tree.threads) {
+        assert_eq!(
+            (w.id, w.name, w.blocks),
+            (t.id, t.name, t.nodes.len() as u64)
+        );
+        let switches: Vec<_> = walk.context_switches(w).collect();
+        assert_eq!(switches, t.context_switches);
+        // The tree's pre-order, by node: entered, its children, left.
+        let mut expected = Vec::new();
+        let mut todo: Vec<(u32, bool)> = t.roots.iter().rev().map(|&r| (r, false)).collect();
+        while let Some((i, entered)) = todo.pop() {
+            let n = t.nodes[i as usize];
+            expected.push((!entered, n.begin, n.end, n.descriptor));
+            if !entered {
+                todo.push((i, true));
+                todo.extend(t.children_rev(i).map(|c| (c, false)));
+            }
+        }
+        let steps: Vec<_> = walk
+            .pre_order(w)
+            .map(|s| match s {
+                Step::Enter(b) => (true, b.begin, b.end, b.descriptor),
+                Step::Exit(b) => (false, b.begin, b.end, b.descriptor),
+            })
+            .collect();
+        assert_eq!(steps, expected);
+    }
+}
+
 /// Every entry point, in both modes; errors are fine, panics are not.
 fn read_everything(data: &[u8]) {
     // Strict mode shares the walkers; what differs is the refusal of oddities by `tree`.
     if let Ok(view) = parse_with(data, Mode::Strict) {
-        let _ = view.tree();
+        walk_as_tree(&view);
     }
     let Ok(view) = parse_with(data, Mode::Tolerant) else {
         return;
     };
+    walk_as_tree(&view);
     for t in view.threads() {
         let Ok(t) = t else { break };
         for cs in t.context_switches() {

@@ -1,5 +1,5 @@
-//! The capture in the format-neutral profile model (`BlockTree::to_profile`), judged by what
-//! easy_profiler's own converter wrote: for every corpus capture, the per-block-name count, total
+//! The capture in the format-neutral profile model (`Walk::to_profile`, and `BlockTree::to_profile`
+//! which gives the same profile), judged by what easy_profiler's own converter wrote: for every corpus capture, the per-block-name count, total
 //! duration and self time are computed from the converter's JSON (its block trees, ns times and
 //! descriptors; nothing of this crate's reader is used) and compared with the model's
 //! `Profile::top` grouped by function, over all threads and per thread. The testdata captures
@@ -213,7 +213,9 @@ fn corpus_per_name_statistics_equal_the_converter_json() {
         let (per_thread, thread_names) = json_stats(&json);
 
         let view = parse_with(&data, Mode::Strict).expect("strict");
-        let profile = view.tree().expect("tree").to_profile().expect("profile");
+        let profile = view.walk().expect("walk").to_profile().expect("profile");
+        let tree = view.tree().expect("tree").to_profile().expect("profile");
+        assert_eq!(tree, profile, "{name}: the tree's profile");
 
         // One context per thread, with the converter's id and name.
         assert_eq!(
@@ -274,6 +276,12 @@ fn testdata_per_name_statistics_equal_the_tree_totals() {
             s.self_time += t.self_time;
             s.total += t.total;
         }
+        let walked = parse(&data).and_then(|v| v.walk()).expect("walk");
+        assert_eq!(
+            walked.to_profile().expect("profile"),
+            profile,
+            "{name}: walk"
+        );
         let (_, mut ours) = model_stats(&profile, ContextFilter::Whole);
         // `totals` has no recursion-once figure: compare the others.
         for s in ours.values_mut() {

@@ -12,7 +12,8 @@
 //!   (NYTProf's ticks, as `nytprofcalls` prints them), else in their own unit, except seconds,
 //!   which are written as microseconds. The integer part is written, as `printf("%d")` does,
 //!   forgiving float noise around an integer; negative values (a computed self value below
-//!   zero) are left out.
+//!   zero) are left out. The lines do not say their unit: [`values_in_words`] does, for a
+//!   reader (`profcodec convert --to folded` prints it on standard error).
 //! - **Names**: [`ExportOptions::folded_names`] or the frame's label, made safe for the format
 //!   whatever the name holds: `;` (which separates frames) is written as `:`, and every control
 //!   character (a line break `\n` or `\r`, a tab, NUL...; Unicode's line and paragraph
@@ -42,7 +43,7 @@ pub fn write_folded(
     out: impl Write,
 ) -> Result<(), ExportError> {
     let value_type = values::value_type(profile, options)?;
-    let factor = integer_factor(profile, value_type);
+    let factor = Scale::of(profile, value_type).factor;
     let mut names = Names::new(profile, options);
     let mut out = TextOut::new(out);
     if profile.nodes().len() == 0 {
@@ -157,28 +158,98 @@ fn write_flat<W: Write>(
     Ok(())
 }
 
-/// What one unit of `value_type` is in the integers written (see the module docs).
-fn integer_factor(profile: &Profile, value_type: ValueTypeId) -> f64 {
+/// What the values of [`write_folded`]'s lines are, in words, since flame graph tools show bare
+/// numbers: the metric's name, and for a time the unit of the integers written (`time in ticks
+/// (10000000 per second)`, `CPUTIME (sec) in microseconds`), else its unit when that is not its
+/// name (`samples`, `calls (count)`).
+///
+/// ```
+/// use profcodec_export::{ExportOptions, folded};
+/// use profcodec_profile::{Context, Frame, IdKind, Measured, ProfileBuilder, Unit};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut b = ProfileBuilder::new();
+/// let thread = b.intern_context(Context::new([(IdKind::Thread, 0)]))?;
+/// let time = b.intern_value_type("time", Unit::Seconds, Measured::SelfOnly)?;
+/// let main = b.intern_string("main")?;
+/// let main = b.intern_frame(Frame::function(main))?;
+/// b.add_sample(thread, [main], time, 0.25)?;
+/// let profile = b.build();
+/// assert_eq!(folded::values_in_words(&profile, &ExportOptions::default())?, "time in microseconds");
+/// # Ok(())
+/// # }
+/// ```
+pub fn values_in_words(profile: &Profile, options: &ExportOptions) -> Result<String, ExportError> {
+    let value_type = values::value_type(profile, options)?;
+    let name = profile.value_type_name(value_type);
     let unit = profile.value_type(value_type).unit;
-    if unit.quantity() != Quantity::Time {
-        return 1.0;
+    if unit.quantity() == Quantity::Time {
+        return Ok(format!(
+            "{name} in {}",
+            Scale::of(profile, value_type).unit_in_words(profile)
+        ));
     }
-    if let (Some(resolution), Some(seconds)) = (profile.time_resolution(), unit.seconds()) {
-        match resolution {
-            // Multiplying by the rate keeps ticks that went through seconds exact.
-            Unit::Ticks {
-                per_second: Some(rate),
-            } if rate > 0 => return seconds * rate as f64,
-            other => {
-                if let Some(step) = other.seconds() {
-                    return seconds / step;
+    let unit = profile.unit_name(unit);
+    Ok(if unit == name {
+        name.to_owned()
+    } else {
+        format!("{name} ({unit})")
+    })
+}
+
+/// The integers written for a value type: what one unit of it is in them (see the module docs),
+/// and the unit they count.
+struct Scale {
+    factor: f64,
+    unit: Unit,
+}
+
+impl Scale {
+    fn of(profile: &Profile, value_type: ValueTypeId) -> Scale {
+        let unit = profile.value_type(value_type).unit;
+        let same = Scale { factor: 1.0, unit };
+        if unit.quantity() != Quantity::Time {
+            return same;
+        }
+        if let (Some(resolution), Some(seconds)) = (profile.time_resolution(), unit.seconds()) {
+            match resolution {
+                // Multiplying by the rate keeps ticks that went through seconds exact.
+                Unit::Ticks {
+                    per_second: Some(rate),
+                } if rate > 0 => {
+                    return Scale {
+                        factor: seconds * rate as f64,
+                        unit: resolution,
+                    };
+                }
+                other => {
+                    if let Some(step) = other.seconds() {
+                        return Scale {
+                            factor: seconds / step,
+                            unit: other,
+                        };
+                    }
                 }
             }
         }
+        match unit {
+            Unit::Seconds => Scale {
+                factor: 1e6,
+                unit: Unit::Microseconds,
+            },
+            _ => same,
+        }
     }
-    match unit {
-        Unit::Seconds => 1e6,
-        _ => 1.0,
+
+    /// The unit of the integers: its name, and a tick's rate where known.
+    fn unit_in_words(&self, profile: &Profile) -> String {
+        let name = profile.unit_name(self.unit);
+        match self.unit {
+            Unit::Ticks {
+                per_second: Some(rate),
+            } if rate > 0 => format!("{name} ({rate} per second)"),
+            _ => name.to_owned(),
+        }
     }
 }
 

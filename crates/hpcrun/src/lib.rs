@@ -46,6 +46,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// The format's one name in every machine-readable output: the `format` of a dump's header and
+/// of `info --json`, the table set of `sql` and `export`, and the umbrella's cargo feature.
+pub const FORMAT_NAME: &str = "hpcrun";
+
 // The README's examples use the profile model too.
 #[doc = include_str!("../README.md")]
 #[cfg(all(doctest, feature = "profile"))]
@@ -65,6 +69,8 @@ mod model;
 pub mod profile;
 pub mod raw;
 pub mod read;
+#[cfg(feature = "symbolize")]
+pub mod structs;
 #[cfg(feature = "symbolize")]
 pub mod symbols;
 #[cfg(feature = "arrow")]

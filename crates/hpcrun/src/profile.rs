@@ -245,6 +245,20 @@ impl ProfileConverter {
         self.symbols.as_ref().map_or(0, |s| s.binaries_read())
     }
 
+    /// The structure files (`structs/*.hpcstruct` of the folders looked in) that could not be
+    /// read, and why; their modules are named from the binaries instead.
+    #[cfg(feature = "symbolize")]
+    pub fn structure_errors(&self) -> Vec<(std::path::PathBuf, crate::structs::StructError)> {
+        self.symbols
+            .as_ref()
+            .map(|s| {
+                s.structure_errors()
+                    .map(|(f, e)| (f.to_owned(), e.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Adds one measurement file (a thread) as one context; `files` names it when it came from a
     /// measurement folder (its rank and thread, when the file has no id tuple or header pairs).
     /// Returns the context.

@@ -14,9 +14,24 @@
 //! fit the measurement's own addresses ([`profcodec_symbolize::Binary::check`]), and a binary that
 //! does not is never used. Legacy files (02.00l, 01.98b) store absolute addresses and are not
 //! symbolized. [`ModuleReport`]s say what became of each module.
+//!
+//! Structure files: where a measurement folder has a `structs/` folder (`hpcstruct
+//! MEASUREMENTS` writes one `.hpcstruct` file per binary there), each of its files is read once,
+//! and a module that one of them describes (its `<LM n=...>` is the load map's path, or the path
+//! the binary was found at) takes procedures, loops, inlined calls and lines from it, as hpcprof
+//! does ([`crate::structs`]); the binary's DWARF only names the addresses the structure leaves
+//! out. An address then becomes the frames an HPCToolkit database shows for it: its procedure
+//! (a [`FrameKind::Function`] frame with the procedure's file, line and entry address), each
+//! loop around it (a [`FrameKind::Loop`] frame with its file, line and entry address), each
+//! inlined call (a [`FrameKind::Line`] frame for the call site, then a [`FrameKind::Inlined`]
+//! frame for the callee), and its statement (a [`FrameKind::Line`] frame); loops and lines carry
+//! the name of the function they lie in. As in hpcprof's databases, the instruction itself is
+//! no frame: the addresses of one statement share its node. A structure file is trusted as
+//! hpcprof trusts it, except that at least 90% of the module's recorded addresses must lie in
+//! its statements: a structure of another build is not used, and the report says why.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use profcodec_profile::{Frame, FrameId, FrameKind, ModelError, ProfileBuilder, StringId};
@@ -25,6 +40,10 @@ pub use profcodec_symbolize::{Resolution, SearchPath};
 
 use crate::CctIndex;
 use crate::model::Epoch;
+use crate::structs::{ModuleStructure, Scope, ScopeKind, StructError};
+
+/// The share of a module's recorded addresses a structure file must hold in its statements.
+const STRUCTURE_COVERAGE: f64 = 0.9;
 
 /// What became of one load module over every file converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +58,12 @@ pub struct ModuleReport {
     pub binary: Option<PathBuf>,
     /// Why it was not resolved, the first time it was not.
     pub unresolved: Option<Resolution>,
+    /// The structure file (`structs/*.hpcstruct`) that named its addresses (the last one).
+    pub structure: Option<PathBuf>,
+    /// Why a structure file that could be its own was not used, the first time: a file of its
+    /// name (hpcstruct's `<binary file name>.hpcstruct`) that could not be read, or a structure
+    /// whose statements do not hold the recorded addresses.
+    pub structure_error: Option<String>,
 }
 
 impl ModuleReport {
@@ -55,14 +80,91 @@ pub(crate) struct Symbols {
     /// Folders searched after the search path (a measurement folder, its `vdso/`, `gpubins/`).
     first: Vec<PathBuf>,
     reports: BTreeMap<String, ModuleReport>,
-    /// The frames of each looked-up address, by binary, module string and probe.
-    frames: HashMap<(BinaryId, StringId, Probe), Rc<[FrameId]>>,
+    /// The frames of each looked-up address, by where they came from, module string and probe.
+    frames: HashMap<(Origin, StringId, Probe), Rc<[FrameId]>>,
+    structures: Structures,
 }
 
-/// The modules of one epoch, resolved: by load module id, the binary if one was found.
+/// Where the frames of an address come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Origin {
+    Binary(BinaryId),
+    /// An index into [`Structures::modules`].
+    Structure(usize),
+}
+
+/// The modules of one epoch, resolved: by load module id, the binary and the structure found.
 pub(crate) struct Resolved {
-    by_id: HashMap<u16, BinaryId>,
+    by_id: HashMap<u16, Sources>,
     has_children: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Sources {
+    binary: Option<BinaryId>,
+    structure: Option<usize>,
+}
+
+/// The structure files of the measurement folders looked in, each read once.
+#[derive(Debug, Default)]
+struct Structures {
+    /// The `structs/` folders read.
+    read: Vec<PathBuf>,
+    /// Each load module's structure and its file; the first file describing a module wins.
+    modules: Vec<(PathBuf, ModuleStructure)>,
+    by_path: HashMap<String, usize>,
+    /// The files that could not be read.
+    errors: Vec<(PathBuf, StructError)>,
+}
+
+impl Structures {
+    /// Reads every `.hpcstruct` file of `folder/structs`, in file name order.
+    fn read_folder(&mut self, folder: &Path) {
+        let dir = folder.join("structs");
+        if self.read.contains(&dir) {
+            return;
+        }
+        self.read.push(dir.clone());
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "hpcstruct") && p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            match crate::structs::read(&file) {
+                Ok(modules) => {
+                    for m in modules {
+                        if !self.by_path.contains_key(m.path()) {
+                            self.by_path.insert(m.path().to_owned(), self.modules.len());
+                            self.modules.push((file.clone(), m));
+                        }
+                    }
+                }
+                Err(e) => self.errors.push((file, e)),
+            }
+        }
+    }
+
+    /// The structure of the module recorded as `recorded` (found at `found`).
+    fn find(&self, recorded: &str, found: Option<&Path>) -> Option<usize> {
+        self.by_path.get(recorded).copied().or_else(|| {
+            let found = found?.to_str()?;
+            self.by_path.get(found).copied()
+        })
+    }
+
+    /// Why a structure file named after the module recorded as `recorded` could not be read.
+    fn error_for(&self, recorded: &str) -> Option<String> {
+        let name = Path::new(recorded).file_name()?.to_str()?;
+        let expected = format!("{name}.hpcstruct");
+        self.errors
+            .iter()
+            .find(|(file, _)| file.file_name().is_some_and(|f| *f == *expected))
+            .map(|(file, e)| format!("{}: {e}", file.display()))
+    }
 }
 
 impl Symbols {
@@ -72,11 +174,14 @@ impl Symbols {
             first: Vec::new(),
             reports: BTreeMap::new(),
             frames: HashMap::new(),
+            structures: Structures::default(),
         }
     }
 
-    /// Looks in `folder` (a measurement folder) and its `vdso/` and `gpubins/` too.
-    pub(crate) fn add_folder(&mut self, folder: &std::path::Path) {
+    /// Looks in `folder` (a measurement folder) and its `vdso/` and `gpubins/` too, and reads
+    /// the structure files of its `structs/`.
+    pub(crate) fn add_folder(&mut self, folder: &Path) {
+        self.structures.read_folder(folder);
         for dir in [
             folder.to_owned(),
             folder.join("vdso"),
@@ -94,6 +199,11 @@ impl Symbols {
 
     pub(crate) fn binaries_read(&self) -> usize {
         self.symbolizer.binaries_read()
+    }
+
+    /// The structure files that could not be read, and why.
+    pub(crate) fn structure_errors(&self) -> impl Iterator<Item = (&Path, &StructError)> {
+        self.structures.errors.iter().map(|(f, e)| (f.as_path(), e))
     }
 
     /// Finds and checks the binary of every module epoch `e`'s nodes refer to (`skip`: the load
@@ -132,6 +242,31 @@ impl Symbols {
             let resolution = self
                 .symbolizer
                 .resolve_with(&name, &self.first, &probes, None);
+            let found = match &resolution {
+                Resolution::Resolved { path, .. } => Some(path.as_path()),
+                _ => None,
+            };
+            let mut structure = self.structures.find(&name, found);
+            let mut structure_error = self.structures.error_for(&name);
+            if let Some(i) = structure {
+                let (file, m) = &self.structures.modules[i];
+                let outside = probes
+                    .iter()
+                    .filter(|p| !m.contains(p.lookup_address()))
+                    .count();
+                if ((probes.len() - outside) as f64) < probes.len() as f64 * STRUCTURE_COVERAGE {
+                    structure = None;
+                    structure_error.get_or_insert_with(|| {
+                        format!(
+                            "{}: {outside} of {} recorded addresses lie in no statement of its \
+                             structure of {}: not the structure of the binary that ran",
+                            file.display(),
+                            probes.len(),
+                            m.path()
+                        )
+                    });
+                }
+            }
             let report = self
                 .reports
                 .entry(name.clone())
@@ -141,17 +276,34 @@ impl Symbols {
                     resolved: 0,
                     binary: None,
                     unresolved: None,
+                    structure: None,
+                    structure_error: None,
                 });
             report.files += 1;
+            if let Some(e) = structure_error {
+                report.structure_error.get_or_insert(e);
+            }
+            let mut sources = Sources {
+                binary: None,
+                structure,
+            };
+            if let Some(i) = structure {
+                report.structure = Some(self.structures.modules[i].0.clone());
+            }
             match resolution {
                 Resolution::Resolved { binary, path } => {
-                    report.resolved += 1;
                     report.binary = Some(path);
-                    by_id.insert(lm, binary);
+                    sources.binary = Some(binary);
                 }
+                // A structure names the addresses without the binary.
+                _ if structure.is_some() => {}
                 other => {
                     report.unresolved.get_or_insert(other);
                 }
+            }
+            if sources.binary.is_some() || sources.structure.is_some() {
+                report.resolved += 1;
+                by_id.insert(lm, sources);
             }
         }
         Resolved {
@@ -160,8 +312,10 @@ impl Symbols {
         }
     }
 
-    /// The frames of node `i` (outermost first: the function, then what was inlined into it),
-    /// or `None` when its module was not resolved or the address is in no known function.
+    /// The frames of node `i`, outermost first: from a structure file, the procedure, loops,
+    /// inlined calls and statement line (see the module docs); else from the binary, the
+    /// function, then what was inlined into it. `None` when its module was not resolved or the
+    /// address is in no known function.
     pub(crate) fn frames(
         &mut self,
         b: &mut ProfileBuilder,
@@ -171,11 +325,34 @@ impl Symbols {
         ip: u64,
         module: Option<StringId>,
     ) -> Result<Option<Rc<[FrameId]>>, ModelError> {
-        let (Some(&binary), Some(module)) = (resolved.by_id.get(&lm), module) else {
+        let (Some(&sources), Some(module)) = (resolved.by_id.get(&lm), module) else {
             return Ok(None);
         };
         let probe = probe(ip, resolved.has_children[i]);
-        if let Some(frames) = self.frames.get(&(binary, module, probe)) {
+        // The structure first; the binary for what it leaves out.
+        if let Some(s) = sources.structure {
+            let key = (Origin::Structure(s), module, probe);
+            let frames = match self.frames.get(&key) {
+                Some(frames) => frames.clone(),
+                None => {
+                    let scopes = self.structures.modules[s]
+                        .1
+                        .lookup(probe.lookup_address())
+                        .unwrap_or_default();
+                    let frames: Rc<[FrameId]> = structure_frames(b, module, &scopes)?.into();
+                    self.frames.insert(key, frames.clone());
+                    frames
+                }
+            };
+            if !frames.is_empty() {
+                return Ok(Some(frames));
+            }
+        }
+        let Some(binary) = sources.binary else {
+            return Ok(None);
+        };
+        let key = (Origin::Binary(binary), module, probe);
+        if let Some(frames) = self.frames.get(&key) {
             return Ok((!frames.is_empty()).then(|| frames.clone()));
         }
         let source = self.symbolizer.lookup(binary, probe);
@@ -202,9 +379,58 @@ impl Symbols {
             }
         }
         let frames: Rc<[FrameId]> = frames.into();
-        self.frames.insert((binary, module, probe), frames.clone());
+        self.frames.insert(key, frames.clone());
         Ok((!frames.is_empty()).then_some(frames))
     }
+}
+
+/// The frames of an address's `scopes` in module `module`, outermost first, as an HPCToolkit
+/// database has them (see the module docs).
+fn structure_frames(
+    b: &mut ProfileBuilder,
+    module: StringId,
+    scopes: &[Scope<'_>],
+) -> Result<Vec<FrameId>, ModelError> {
+    let mut frames = Vec::with_capacity(scopes.len());
+    // The function the scope lies in: a procedure or an inlined callee.
+    let mut owner = None;
+    for scope in scopes {
+        let name = match scope.name.filter(|n| !n.is_empty()) {
+            Some(n) => Some(b.intern_string(n)?),
+            None => None,
+        };
+        let mut frame = match scope.kind {
+            ScopeKind::Procedure | ScopeKind::Inlined => {
+                owner = name;
+                let kind = if scope.kind == ScopeKind::Procedure {
+                    FrameKind::Function
+                } else {
+                    FrameKind::Inlined
+                };
+                let mut frame = Frame::new(kind).with_module(module);
+                frame.function = name;
+                frame.address = scope.entry;
+                frame
+            }
+            ScopeKind::Loop => {
+                let mut frame = Frame::new(FrameKind::Loop).with_module(module);
+                frame.function = owner;
+                frame.address = scope.entry;
+                frame
+            }
+            _ => {
+                let mut frame = Frame::new(FrameKind::Line);
+                frame.function = owner;
+                frame
+            }
+        };
+        if let Some(file) = scope.file {
+            frame.file = Some(b.intern_string(file)?);
+        }
+        frame.line = scope.line;
+        frames.push(b.intern_frame(frame)?);
+    }
+    Ok(frames)
 }
 
 fn probe(ip: u64, calls: bool) -> Probe {

@@ -81,7 +81,7 @@ table! {
 }
 
 /// The set's name: the SQL schema of its tables, and the format its errors name.
-const NAME: &str = "hpcrun";
+const NAME: &str = crate::FORMAT_NAME;
 
 /// The `hpcrun` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(

@@ -25,6 +25,9 @@
 //! - `tables` (feature `arrow`): the contexts, metrics, profiles, values and traces of a
 //!   database as Arrow record batches, the `hpctoolkit` set of `profcodec-arrow`'s SQL and
 //!   Parquet export.
+//! - `python` (feature `python`): the Python package `profcodec`'s `profcodec.hpctoolkit`
+//!   classes (a database's values and traces as NumPy arrays, the columns of hatchet's
+//!   GraphFrame), registered by the package through the umbrella.
 //!
 //! Versions: major 4 only (others are [`Error::UnsupportedVersion`]); any minor version, read
 //! with the stored structure sizes as strides; enumeration values this crate does not know are
@@ -58,6 +61,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// The format's one name in every machine-readable output: the `format` of a dump's header and
+/// of `info --json`, the table set of `sql` and `export`, and the umbrella's cargo feature.
+pub const FORMAT_NAME: &str = "hpctoolkit";
+
 // Reading half: raw on-disk structures, views, errors.
 pub mod error;
 pub mod raw;
@@ -78,6 +85,9 @@ pub mod profile;
 // Its trace.db in the format-neutral timeline model.
 #[cfg(feature = "profile")]
 pub mod timeline;
+// Its classes in the Python package `profcodec` (hatchet GraphFrames, NumPy arrays).
+#[cfg(feature = "python")]
+pub mod python;
 #[cfg(feature = "profile")]
 pub use profcodec_profile;
 

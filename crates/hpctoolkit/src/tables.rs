@@ -106,7 +106,7 @@ table! {
 }
 
 /// The set's name: the SQL schema of its tables, and the format its errors name.
-const NAME: &str = "hpctoolkit";
+const NAME: &str = crate::FORMAT_NAME;
 
 /// The `hpctoolkit` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(

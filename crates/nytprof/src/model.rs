@@ -581,6 +581,36 @@ impl Profile {
             .filter(move |f| f.eval.is_some_and(|e| e.fid == fid))
     }
 
+    /// The source each file saved (`savesrc`, `S` records), as (the file's name, which is the
+    /// file the profile model's frames name, and its lines from line 1 without their line
+    /// ends; a line the file did not save is empty), in fid order. Files without saved source
+    /// are left out. The gaps are bounded by the lines saved, so that a damaged file's line
+    /// number of four billion makes no four billion empty lines: lines after twice the number
+    /// of lines saved plus 1,024 are left out.
+    pub fn saved_source_lines(&self) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        for (fid, lines) in &self.source {
+            let Some(file) = self.files.get(fid) else {
+                continue;
+            };
+            let most = lines.len().saturating_mul(2).saturating_add(1024);
+            let last = lines
+                .keys()
+                .map(|&l| l as usize)
+                .take_while(|&l| l <= most)
+                .last()
+                .unwrap_or(0);
+            let mut text = vec![String::new(); last];
+            for (&line, saved) in lines {
+                if let Some(slot) = (line as usize).checked_sub(1).and_then(|i| text.get_mut(i)) {
+                    *slot = saved.trim_end_matches(['\n', '\r']).to_owned();
+                }
+            }
+            out.push((file.name.clone(), text));
+        }
+        out
+    }
+
     /// The calls made from `fid`: line, called sub, call info (`NYTP_FIDi_SUBS_CALLED`).
     pub fn calls_from(&self, fid: u32) -> BTreeMap<u32, BTreeMap<&str, &CallInfo>> {
         let mut out: BTreeMap<u32, BTreeMap<&str, &CallInfo>> = BTreeMap::new();
@@ -1317,7 +1347,41 @@ impl Loader {
 
 #[cfg(test)]
 mod tests {
-    use super::perl_num;
+    use super::{FileInfo, Profile, perl_num};
+
+    #[test]
+    fn saved_source_is_lines_from_line_one() {
+        let mut p = Profile::default();
+        p.files.insert(
+            1,
+            FileInfo {
+                fid: 1,
+                name: "/x/a.pl".to_owned(),
+                name_utf8: false,
+                eval: None,
+                flags: 0,
+                size: 0,
+                mtime: 0,
+                subs_defined: Default::default(),
+                merged_fids: Vec::new(),
+            },
+        );
+        let lines = p.source.entry(1).or_default();
+        lines.insert(1, "use strict;\n".to_owned());
+        lines.insert(3, "f();\r\n".to_owned());
+        // A damaged line number far past the lines saved makes no gap of empty lines.
+        lines.insert(4_000_000_000, "x".to_owned());
+        // A file without an entry in the file table is left out.
+        p.source.entry(2).or_default().insert(1, "y".to_owned());
+        let saved = p.saved_source_lines();
+        assert_eq!(
+            saved,
+            [(
+                "/x/a.pl".to_owned(),
+                vec!["use strict;".to_owned(), String::new(), "f();".to_owned()]
+            )]
+        );
+    }
 
     #[test]
     fn numbers_as_perl_reads_them() {

@@ -85,7 +85,7 @@ table! {
 }
 
 /// The set's name: the SQL schema of its tables, and the format its errors name.
-const NAME: &str = "nytprof";
+const NAME: &str = crate::FORMAT_NAME;
 
 /// The `nytprof` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(NAME, &[Files::DEF, Lines::DEF, Subs::DEF, Calls::DEF]);

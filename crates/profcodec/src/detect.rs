@@ -5,12 +5,11 @@
 use std::fmt;
 
 /// A file format (or, for HPCToolkit, one file of a database) that profcodec knows.
+///
+/// It is shown by two names: [`Format::name`] for people (`Devel::NYTProf profile`,
+/// `HPCToolkit meta.db`), and [`Format::short_name`] for programs (`nytprof`, `hpctoolkit`),
+/// which is also how it serialises (the `format` of `info --json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(any(feature = "serde", feature = "inspect"), derive(serde::Serialize))]
-#[cfg_attr(
-    any(feature = "serde", feature = "inspect"),
-    serde(rename_all = "kebab-case")
-)]
 #[non_exhaustive]
 pub enum Format {
     /// HPCToolkit `meta.db` (`HPCTOOLKIT` + `meta`).
@@ -92,7 +91,8 @@ impl Format {
         })
     }
 
-    /// A short human-readable name, as `profcodec info` prints it.
+    /// A human-readable name that tells the kinds of input of a format apart, as `profcodec
+    /// info` prints it (`HPCToolkit meta.db`, `hpcrun trace`, `Devel::NYTProf profile`).
     pub fn name(self) -> &'static str {
         match self {
             Format::HpctoolkitMeta => "HPCToolkit meta.db",
@@ -108,19 +108,66 @@ impl Format {
         }
     }
 
-    /// The name of the cargo feature (and format crate) that handles this format.
-    pub fn feature(self) -> &'static str {
+    /// The format's one name in every machine-readable output, whatever the kind of input
+    /// (`hpctoolkit` for a database and each of its files, `hpcrun` for measurements and
+    /// traces): the `format` of `info --json` and of a dump's header, the table set of `sql` and
+    /// `export`. Each format crate owns it (`profcodec_nytprof::FORMAT_NAME`).
+    ///
+    /// ```
+    /// assert_eq!(profcodec::Format::HpctoolkitMeta.short_name(), "hpctoolkit");
+    /// assert_eq!(profcodec::Format::Nytprof.short_name(), "nytprof");
+    /// ```
+    pub fn short_name(self) -> &'static str {
         match self {
             Format::HpctoolkitMeta
             | Format::HpctoolkitProfile
             | Format::HpctoolkitCct
             | Format::HpctoolkitTrace
-            | Format::HpctoolkitDatabase => "hpctoolkit",
-            Format::Hpcrun | Format::Hpctrace => "hpcrun",
-            Format::Nytprof => "nytprof",
-            Format::EasyProfiler => "easyprofiler",
-            Format::StatProfiler => "statprofiler",
+            | Format::HpctoolkitDatabase => names::HPCTOOLKIT,
+            Format::Hpcrun | Format::Hpctrace => names::HPCRUN,
+            Format::Nytprof => names::NYTPROF,
+            Format::EasyProfiler => names::EASYPROFILER,
+            Format::StatProfiler => names::STATPROFILER,
         }
+    }
+
+    /// The name of the cargo feature (and format crate) that handles this format: its
+    /// [`short_name`](Format::short_name).
+    pub fn feature(self) -> &'static str {
+        self.short_name()
+    }
+}
+
+/// The formats' short names: each format crate's `FORMAT_NAME`, and the same name (the cargo
+/// feature's) when this build leaves the crate out.
+mod names {
+    #[cfg(feature = "easyprofiler")]
+    pub(super) const EASYPROFILER: &str = profcodec_easyprofiler::FORMAT_NAME;
+    #[cfg(not(feature = "easyprofiler"))]
+    pub(super) const EASYPROFILER: &str = "easyprofiler";
+    #[cfg(feature = "hpcrun")]
+    pub(super) const HPCRUN: &str = profcodec_hpcrun::FORMAT_NAME;
+    #[cfg(not(feature = "hpcrun"))]
+    pub(super) const HPCRUN: &str = "hpcrun";
+    #[cfg(feature = "hpctoolkit")]
+    pub(super) const HPCTOOLKIT: &str = profcodec_hpctoolkit::FORMAT_NAME;
+    #[cfg(not(feature = "hpctoolkit"))]
+    pub(super) const HPCTOOLKIT: &str = "hpctoolkit";
+    #[cfg(feature = "nytprof")]
+    pub(super) const NYTPROF: &str = profcodec_nytprof::FORMAT_NAME;
+    #[cfg(not(feature = "nytprof"))]
+    pub(super) const NYTPROF: &str = "nytprof";
+    #[cfg(feature = "statprofiler")]
+    pub(super) const STATPROFILER: &str = profcodec_statprofiler::FORMAT_NAME;
+    #[cfg(not(feature = "statprofiler"))]
+    pub(super) const STATPROFILER: &str = "statprofiler";
+}
+
+/// A format serialises as its [`short_name`](Format::short_name).
+#[cfg(any(feature = "serde", feature = "inspect"))]
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.short_name())
     }
 }
 
@@ -152,6 +199,39 @@ mod tests {
         for (head, want) in cases {
             assert_eq!(Format::detect(head), Ok(*want), "{head:?}");
         }
+    }
+
+    /// Every format's short name is its crate's, its cargo feature's and its table set's.
+    #[test]
+    fn short_names_are_the_feature_names() {
+        let all = [
+            Format::HpctoolkitMeta,
+            Format::HpctoolkitProfile,
+            Format::HpctoolkitCct,
+            Format::HpctoolkitTrace,
+            Format::HpctoolkitDatabase,
+            Format::Hpcrun,
+            Format::Hpctrace,
+            Format::Nytprof,
+            Format::EasyProfiler,
+            Format::StatProfiler,
+        ];
+        let names: Vec<&str> = all.iter().map(|f| f.short_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "hpctoolkit",
+                "hpctoolkit",
+                "hpctoolkit",
+                "hpctoolkit",
+                "hpctoolkit",
+                "hpcrun",
+                "hpcrun",
+                "nytprof",
+                "easyprofiler",
+                "statprofiler"
+            ]
+        );
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //!
 //! - [`Format::detect`] from a file's first bytes, and [`open`] (read into memory, or
 //!   memory-mapped from 64 MiB; with detection; a folder is an HPCToolkit database, an hpcrun
-//!   measurement folder or a StatProfiler session); a file that shrinks while it is read gives
-//!   an I/O error, never a SIGBUS;
+//!   measurement folder or a StatProfiler session; `-` is standard input, read whole:
+//!   [`open_stdin`]); a file that shrinks while it is read gives an I/O error, never a SIGBUS;
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
 //!   profile model ([`profile`], the crate `profcodec-profile`), which answers `top` and `diff`
-//!   and which every exporter reads;
+//!   and which every exporter reads; `merged_profile`: many inputs merged into one, decoded
+//!   on every core;
 //! - [`inspect`] (feature `inspect`): `info` (the format, version and summary `profcodec info`
 //!   prints), `validate`, `dump` and `rewrite` of any input, each format's own implementation
 //!   reached through one dispatch;
@@ -26,7 +27,12 @@
 //!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with);
 //! - [`text`]: text for people as every face prints it: numbers (`1,234,567`), the tables of
 //!   `top` and `diff` and their JSON rows (feature `profile`), `info`'s details (feature
-//!   `inspect`).
+//!   `inspect`);
+//! - `report` (feature `report`): the HTML report of any inputs (`profcodec-report`): summary,
+//!   top functions, flame graph, callers and callees, source line by line, timelines (each
+//!   track's activity, and the Perfetto trace beside the page), comparison with a base;
+//! - `python` (feature `python`): the format crates' own classes in the Python package
+//!   (HPCToolkit's `Database` and hatchet columns), registered by `register_format_modules`.
 //!
 //! The costliest functions of any profile, as `profcodec top` prints them:
 //!
@@ -66,8 +72,14 @@ mod error;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 mod mapping;
+#[cfg(feature = "profile")]
+mod merge;
 mod open;
 pub mod output;
+#[cfg(feature = "python")]
+pub mod python;
+#[cfg(feature = "report")]
+pub mod report;
 #[cfg(feature = "tables")]
 pub mod tables;
 pub mod text;
@@ -80,13 +92,16 @@ pub use conversion::statprofiler_session;
 pub use conversion::symbols;
 #[cfg(feature = "profile")]
 pub use conversion::{
-    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, folded_frame_namer, to_profile, to_profile_with_spans,
+    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, SavedSources, folded_frame_namer, to_profile,
+    to_profile_with_sources, to_profile_with_spans,
 };
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
 #[cfg(feature = "inspect")]
 pub use inspect::{Info, dump, info, rewrite, validate};
-pub use open::{OpenError, OpenOptions, Opened, open};
+#[cfg(feature = "profile")]
+pub use merge::{MergeError, MergeOptions, Merged, merged_profile, merged_profile_with, profiles};
+pub use open::{OpenError, OpenOptions, Opened, STDIN, open, open_stdin};
 /// The format-neutral profile model (the crate `profcodec-profile`): frames, call tree, value
 /// types, contexts; `top`, `diff` and merging.
 #[cfg(feature = "profile")]

@@ -93,9 +93,38 @@ impl OpenOptions {
     }
 
     /// [`open`] with these options. The files of a database directory, measurement folder or
-    /// session that profcodec opens for this input are opened with them too.
+    /// session that profcodec opens for this input are opened with them too. The path `-`
+    /// ([`STDIN`]) reads standard input ([`open_stdin`]).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
-        open_with(*self, path.as_ref(), Arc::default())
+        let path = path.as_ref();
+        if path == Path::new(STDIN) {
+            return self.open_stdin();
+        }
+        open_with(*self, path, Arc::default())
+    }
+
+    /// [`open_stdin`] with these options.
+    pub fn open_stdin(&self) -> Result<Opened, OpenError> {
+        let path = PathBuf::from(STDIN);
+        let io_err = |source| OpenError::Io {
+            path: path.clone(),
+            source,
+        };
+        let stdin = io::stdin();
+        if std::io::IsTerminal::is_terminal(&stdin) {
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "standard input is a terminal: pipe a profile into it, or name a file",
+            )));
+        }
+        let mut bytes = Vec::new();
+        stdin.lock().read_to_end(&mut bytes).map_err(io_err)?;
+        let data = if bytes.is_empty() {
+            Data::Empty
+        } else {
+            Data::Read(bytes)
+        };
+        detected(path, data, *self, Arc::default())
     }
 }
 
@@ -299,7 +328,26 @@ pub(crate) fn member_error(e: io::Error) -> crate::ReadError {
     }
 }
 
-/// Opens `path`, reads or memory-maps it and detects its format.
+/// The path that names standard input: [`open`] reads it ([`open_stdin`]) rather than a file of
+/// that name (which `./-` names).
+pub const STDIN: &str = "-";
+
+/// Opens standard input: reads it whole into memory (a pipe cannot be mapped) and detects its
+/// format from its first bytes, as [`open`] does a file's. Any input of one file can come this
+/// way (`gunzip -c prof.gz | profcodec info -`); a database, measurement folder or session
+/// cannot. The input's path is `-`. A terminal is refused: nothing was piped in.
+///
+/// ```no_run
+/// let input = profcodec::open_stdin()?;
+/// println!("{}", input.format());
+/// # Ok::<(), profcodec::OpenError>(())
+/// ```
+pub fn open_stdin() -> Result<Opened, OpenError> {
+    OpenOptions::new().open_stdin()
+}
+
+/// Opens `path`, reads or memory-maps it and detects its format. The path `-` ([`STDIN`]) is
+/// standard input ([`open_stdin`]).
 ///
 /// A directory is accepted when it holds `meta.db` (an HPCToolkit database), `.hpcrun` files (an
 /// hpcrun measurement folder, `*.m`: one profile and trace per thread) or files starting with
@@ -365,6 +413,16 @@ fn open_with(
     }
     let file = File::open(&path).map_err(io_err)?;
     let data = read_or_map(file, &options).map_err(io_err)?;
+    detected(path, data, options, shrinks)
+}
+
+/// The input of one file, `data` read from `path`, with its format detected.
+fn detected(
+    path: PathBuf,
+    data: Data,
+    options: OpenOptions,
+    shrinks: Arc<Shrinks>,
+) -> Result<Opened, OpenError> {
     let mut opened = Opened {
         path,
         format: Format::Nytprof,

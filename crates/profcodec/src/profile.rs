@@ -69,14 +69,31 @@ pub fn to_profile_with_spans(input: &Opened) -> Result<Profile, ReadError> {
     if input.format().feature() == "easyprofiler" {
         let profile = (|| {
             let view = profcodec_easyprofiler::parse(input.bytes())?;
-            let tree = view.tree()?;
-            tree.to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
+            let walk = view.walk()?;
+            walk.to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
                 .map_err(model_error)
         })();
         input.check_intact()?;
         return profile;
     }
     to_profile(input)
+}
+
+/// The source text an input saves, per file: (the file as the profile model names it, its lines
+/// from line 1, a line the input lacks empty).
+pub type SavedSources = Vec<(String, Vec<String>)>;
+
+/// [`to_profile`] and the source text the input saves, read in the same pass: NYTProf's saved
+/// source (`savesrc`). Formats and files that save none give none. What shows source line by
+/// line asks for it (`profcodec report`).
+pub fn to_profile_with_sources(input: &Opened) -> Result<(Profile, SavedSources), ReadError> {
+    #[cfg(feature = "nytprof")]
+    if input.format().feature() == "nytprof" {
+        let read = nytprof_with_sources(input, true);
+        input.check_intact()?;
+        return read;
+    }
+    Ok((to_profile(input)?, Vec::new()))
 }
 
 /// How `format`'s own tools name frames in folded stacks, where that differs from the profile
@@ -247,7 +264,33 @@ pub mod symbols {
         SearchPath::new(first).with(SearchPath::from_env().dirs().to_vec())
     }
 
+    thread_local! {
+        /// The reports kept by [`deferred`] on this thread, while it runs.
+        static DEFERRED: std::cell::RefCell<Option<Vec<ModuleReport>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+
+    /// Runs `convert` with the reports of its conversions kept rather than given to the
+    /// reporter, and returns them: a merge converts inputs on several threads and has them
+    /// [`report`]ed in input order.
+    pub(crate) fn deferred<T>(convert: impl FnOnce() -> T) -> (T, Vec<ModuleReport>) {
+        DEFERRED.with(|d| d.replace(Some(Vec::new())));
+        let result = convert();
+        let kept = DEFERRED.with(|d| d.take()).unwrap_or_default();
+        (result, kept)
+    }
+
     pub(crate) fn report(reports: &[ModuleReport]) {
+        let kept = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+            Some(kept) => {
+                kept.extend_from_slice(reports);
+                true
+            }
+            None => false,
+        });
+        if kept {
+            return;
+        }
         if let Ok(r) = REPORTER.read()
             && let Some(r) = r.as_ref()
         {
@@ -267,13 +310,23 @@ pub mod symbols {
 
 #[cfg(feature = "nytprof")]
 fn nytprof(input: &Opened) -> Result<Profile, ReadError> {
+    nytprof_with_sources(input, false).map(|(profile, _)| profile)
+}
+
+/// The profile of a NYTProf input and, when `sources`, the source it saved.
+#[cfg(feature = "nytprof")]
+fn nytprof_with_sources(
+    input: &Opened,
+    sources: bool,
+) -> Result<(Profile, SavedSources), ReadError> {
     use profcodec_nytprof::{ModelOptions, Profile as Nyt, pynytprof};
     let bytes = input.bytes();
     if pynytprof::detect(bytes) {
         let py = pynytprof::parse(bytes)?;
-        return pynytprof::to_profile(&py)
+        let profile = pynytprof::to_profile(&py)
             .to_profile(None)
-            .map_err(model_error);
+            .map_err(model_error)?;
+        return Ok((profile, Vec::new()));
     }
     // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
     // paths nytprofcalls prints, from the same records.
@@ -282,17 +335,25 @@ fn nytprof(input: &Opened) -> Result<Profile, ReadError> {
     if let Some(e) = error {
         return Err(ReadError::invalid(report.error_message(&e), e.offset()));
     }
-    profile.to_profile(Some(&calls)).map_err(model_error)
+    let saved = if sources {
+        profile.saved_source_lines()
+    } else {
+        Vec::new()
+    };
+    Ok((
+        profile.to_profile(Some(&calls)).map_err(model_error)?,
+        saved,
+    ))
 }
 
 #[cfg(feature = "easyprofiler")]
 fn easyprofiler(input: &Opened) -> Result<Profile, ReadError> {
     // Tolerant, as the reader's own tree: a capture the C++ reader would refuse for a counter
-    // or its depth still has its blocks. No spans: without them the profile grows with the
-    // distinct call paths, not the blocks.
+    // or its depth still has its blocks. Walked from the file, with no spans: memory grows with
+    // the distinct call paths, not the blocks.
     let view = profcodec_easyprofiler::parse(input.bytes())?;
-    let tree = view.tree()?;
-    tree.to_profile().map_err(model_error)
+    let walk = view.walk()?;
+    walk.to_profile().map_err(model_error)
 }
 
 #[cfg(feature = "statprofiler")]
@@ -320,14 +381,15 @@ fn statprofiler(input: &Opened) -> Result<Profile, ReadError> {
 }
 
 /// The session of a Devel::StatProfiler input (a folder or a template prefix), `None` for one
-/// file ([`session_of`](profcodec_statprofiler::session::session_of)), with its errors as
-/// [`ReadError`]s.
+/// file, standard input included
+/// ([`session_of_input`](profcodec_statprofiler::session::session_of_input)), with its errors
+/// as [`ReadError`]s.
 #[cfg(feature = "statprofiler")]
 pub fn statprofiler_session(
     input: &Opened,
 ) -> Result<Option<Vec<profcodec_statprofiler::session::Process>>, ReadError> {
-    use profcodec_statprofiler::session::{SessionError, session_of};
-    session_of(input.path()).map_err(|e| match &e {
+    use profcodec_statprofiler::session::{SessionError, session_of_input};
+    session_of_input(input.path(), input.bytes()).map_err(|e| match &e {
         SessionError::Invalid { source, .. } => {
             let offset = source.offset();
             ReadError::invalid(e, offset)

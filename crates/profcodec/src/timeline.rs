@@ -50,7 +50,13 @@ pub fn add_timeline<W: Write>(
     writer: &mut TimelineWriter<W>,
     input: &Opened,
 ) -> Result<Summary, Error> {
-    let result = dispatch(&mut writer.timeline(), input);
+    add_timeline_to(&mut writer.timeline(), input)
+}
+
+/// [`add_timeline`] into a converter's view of a trace ([`TimelineWriter::timeline`], or one
+/// whose sink stands in front of the writer's, as a report's activity does).
+pub fn add_timeline_to(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Summary, Error> {
+    let result = dispatch(timeline, input);
     // What a cut file gave is zeros, not the input: its error wins.
     input.check_intact().map_err(|e| Error::Read(e.into()))?;
     result
@@ -107,7 +113,16 @@ fn measurement<W: Write>(writer: &mut TimelineWriter<W>, dir: &Path) -> Result<S
     }
 }
 
-fn not_a_timeline(path: PathBuf) -> Error {
+/// Whether `input` may hold a timeline: not a NYTProf or StatProfiler input, which never do
+/// (a StatProfiler session is a folder, which [`add_timeline`] would read as a measurement
+/// folder). An input that may hold one and does not is refused by [`add_timeline`] with
+/// [`Error::NotATimeline`].
+pub fn may_have_timeline(input: &Opened) -> bool {
+    !matches!(input.format().feature(), "nytprof" | "statprofiler")
+}
+
+/// The error of an input without a timeline.
+pub(crate) fn not_a_timeline(path: PathBuf) -> Error {
     Error::NotATimeline {
         path,
         reason: "expected an EasyProfiler capture, an HPCToolkit database with a trace.db, \

@@ -101,6 +101,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod amount;
 mod builder;
 mod ids;
 mod model;
@@ -109,6 +110,7 @@ pub mod query;
 pub mod timeline;
 mod values;
 
+pub use amount::{Amount, AmountError};
 pub use builder::{ModelError, ProfileBuilder};
 pub use ids::{ContextId, EdgeId, FrameId, NodeId, StringId, ValueTypeId};
 pub use model::{
@@ -117,8 +119,8 @@ pub use model::{
 };
 pub use names::short_name;
 pub use query::{
-    Combine, ContextFilter, Diff, DiffRow, GroupBy, NodeTotals, Order, Query, QueryError, Row,
-    Source, Table, Total, Values, diff,
+    Combine, ContextFilter, Diff, DiffOptions, DiffRow, GroupBy, NodeTotals, Order, Query,
+    QueryError, Row, Source, Table, Total, Values, diff, diff_with,
 };
 pub use values::NodeValue;
 pub use values::{NodeValueColumn, NodeValueIter, NodeValues};

@@ -185,6 +185,33 @@ pub enum Quantity {
     Other,
 }
 
+impl Quantity {
+    /// What the unit called `name` measures, as [`Profile::unit_name`] names units (the `unit`
+    /// of a [`Table`](crate::Table)): time for `"seconds"` or `"ticks"`, a count for `"samples"`
+    /// or `"count"`, bytes for `"bytes"`, and [`Quantity::Other`] for any other name.
+    ///
+    /// ```
+    /// use profcodec_profile::Quantity;
+    /// assert_eq!(Quantity::of_unit_name("samples"), Quantity::Count);
+    /// assert_eq!(Quantity::of_unit_name("microseconds"), Quantity::Time);
+    /// assert_eq!(Quantity::of_unit_name("GPU operations"), Quantity::Other);
+    /// ```
+    pub fn of_unit_name(name: &str) -> Quantity {
+        [
+            Unit::Nanoseconds,
+            Unit::Microseconds,
+            Unit::Seconds,
+            Unit::Ticks { per_second: None },
+            Unit::Samples,
+            Unit::Count,
+            Unit::Bytes,
+        ]
+        .into_iter()
+        .find(|unit| unit.known_name() == Some(name))
+        .map_or(Quantity::Other, Unit::quantity)
+    }
+}
+
 impl Unit {
     /// What this unit measures.
     pub fn quantity(self) -> Quantity {
@@ -196,6 +223,22 @@ impl Unit {
             Unit::Bytes => Quantity::Bytes,
             Unit::Other(_) => Quantity::Other,
         }
+    }
+
+    /// The name of a unit this model defines (`"nanoseconds"`, `"ticks"`, `"count"`...);
+    /// `None` for [`Unit::Other`], whose name is a string of its profile
+    /// ([`Profile::unit_name`]).
+    fn known_name(self) -> Option<&'static str> {
+        Some(match self {
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Microseconds => "microseconds",
+            Unit::Seconds => "seconds",
+            Unit::Ticks { .. } => "ticks",
+            Unit::Samples => "samples",
+            Unit::Count => "count",
+            Unit::Bytes => "bytes",
+            Unit::Other(_) => return None,
+        })
     }
 
     /// How many seconds one unit is, for time units whose length is known (ticks with their
@@ -530,14 +573,8 @@ impl Profile {
     /// A unit's name: `"nanoseconds"`, `"ticks"`, or an [`Unit::Other`] unit's own string.
     pub fn unit_name(&self, unit: Unit) -> &str {
         match unit {
-            Unit::Nanoseconds => "nanoseconds",
-            Unit::Microseconds => "microseconds",
-            Unit::Seconds => "seconds",
-            Unit::Ticks { .. } => "ticks",
-            Unit::Samples => "samples",
-            Unit::Count => "count",
-            Unit::Bytes => "bytes",
             Unit::Other(s) => self.string(s),
+            known => known.known_name().unwrap_or_default(),
         }
     }
 

@@ -28,6 +28,7 @@ use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
 
+use crate::amount::Amount;
 use crate::ids::{ContextId, FrameId, StringId, ValueTypeId};
 use crate::model::{Frame, FrameKind, IdKind, Profile};
 use crate::values::NodeValueColumn;
@@ -201,6 +202,17 @@ pub enum QueryError {
         base: String,
         /// The new profile's unit.
         new: String,
+    },
+    /// A minimum change given as a time ([`Amount::Time`]) for a value type that is no time of
+    /// known length.
+    #[error(
+        "a minimum change in time for a metric that is not a time: value type {value_type:?} is in {unit}; give a plain number"
+    )]
+    NotATime {
+        /// The value type.
+        value_type: String,
+        /// Its unit.
+        unit: String,
     },
 }
 
@@ -1080,12 +1092,36 @@ pub struct Diff {
     pub value_type: String,
     /// Its unit.
     pub unit: String,
-    /// The base profile's totals.
+    /// The base profile's totals. Their inclusive value is the whole program's: the roots'
+    /// inclusive values of the call tree, or for flat values (NYTProf's per-sub times, which
+    /// overlap and do not add up) the per-line total, code outside functions included, where
+    /// the profile has one.
     pub base_total: Total,
-    /// The new profile's totals.
+    /// The new profile's totals, as the base's.
     pub new_total: Total,
     /// The rows, largest absolute change (of the query's order) first.
     pub rows: Vec<DiffRow>,
+}
+
+/// The whole program's inclusive total of `table`, `profile`'s answer to `query`: the table's
+/// own (the call tree's roots) where it has one; for flat values, whose per-function inclusive
+/// values overlap, the per-line total (every statement, code outside functions included) where
+/// the profile has flat line values; else unknown.
+fn whole_inclusive(
+    profile: &Profile,
+    query: &Query,
+    table: &Table,
+) -> Result<Option<f64>, QueryError> {
+    if table.total.inclusive.is_some() || table.source != Source::Flat {
+        return Ok(table.total.inclusive);
+    }
+    let lines = profile.top(&Query {
+        group: GroupBy::Line,
+        order: Order::SelfValue,
+        limit: Some(0),
+        ..query.clone()
+    })?;
+    Ok((lines.source == Source::Flat).then_some(lines.total.self_value))
 }
 
 type RowIdentity = (
@@ -1110,12 +1146,77 @@ fn relative(change: f64, base: f64) -> Option<f64> {
     (base != 0.0).then(|| change / base)
 }
 
+/// Which rows a [`diff`] lists: those whose change of the query's ordering value (self or
+/// inclusive) reaches both minimums. A row new in one profile has an unbounded relative change.
+///
+/// ```
+/// use profcodec_profile::DiffOptions;
+/// let options = DiffOptions::new()
+///     .min_change("1ms".parse().unwrap())
+///     .min_relative(0.05);
+/// assert_eq!(options.min_relative, Some(0.05));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DiffOptions {
+    /// The least absolute change listed (`--min-change`); `None`: any.
+    pub min_change: Option<Amount>,
+    /// The least relative change listed, as a fraction of the base value (`0.05` for 5%,
+    /// `--min-relative 5`); `None`: any.
+    pub min_relative: Option<f64>,
+}
+
+impl DiffOptions {
+    /// Every row listed.
+    pub fn new() -> DiffOptions {
+        DiffOptions::default()
+    }
+
+    /// These options listing rows that change by at least `amount`.
+    pub fn min_change(mut self, amount: Amount) -> DiffOptions {
+        self.min_change = Some(amount);
+        self
+    }
+
+    /// These options listing rows that change by at least `fraction` of their base value.
+    pub fn min_relative(mut self, fraction: f64) -> DiffOptions {
+        self.min_relative = Some(fraction);
+        self
+    }
+
+    /// Whether `row` changes enough, by the ordering value of `order`, given the minimum
+    /// absolute change in the metric's unit.
+    fn lists(&self, row: &DiffRow, order: Order, min_change: Option<f64>) -> bool {
+        let (change, relative) = match (order, row.inclusive_change) {
+            (Order::Inclusive, Some(change)) => (change, row.inclusive_relative),
+            _ => (row.self_change, row.self_relative),
+        };
+        // No relative change: the base is zero, so any change is an unbounded one.
+        let relative = relative.unwrap_or(if change == 0.0 { 0.0 } else { f64::INFINITY });
+        min_change.is_none_or(|m| change.abs() >= m)
+            && self.min_relative.is_none_or(|m| relative.abs() >= m)
+    }
+}
+
 /// Compares two profiles under the same query: every group of either profile, matched by its
 /// identity (function, file, line, module as strings, so the profiles need not share tables),
 /// with both sides' values and the absolute and relative change. `query.limit` bounds the rows
 /// after ordering by the largest absolute change. The value type (by default the base
-/// profile's default) must have the same unit in both.
+/// profile's default) must have the same unit in both. [`diff_with`] lists only the rows that
+/// change enough.
 pub fn diff(base: &Profile, new: &Profile, query: &Query) -> Result<Diff, QueryError> {
+    diff_with(base, new, query, &DiffOptions::new())
+}
+
+/// [`diff`] listing only the rows whose change reaches the minimums of `options`, before
+/// `query.limit` bounds them. A minimum change given as a time needs a value type of time
+/// ([`QueryError::NotATime`]).
+pub fn diff_with(
+    base: &Profile,
+    new: &Profile,
+    query: &Query,
+    options: &DiffOptions,
+) -> Result<Diff, QueryError> {
     let mut query = query.clone();
     if query.value_type.is_none() {
         let id = resolve_value_type(base, None)?;
@@ -1125,8 +1226,10 @@ pub fn diff(base: &Profile, new: &Profile, query: &Query) -> Result<Diff, QueryE
         limit: None,
         ..query.clone()
     };
-    let base_table = base.top(&full)?;
-    let new_table = new.top(&full)?;
+    let mut base_table = base.top(&full)?;
+    let mut new_table = new.top(&full)?;
+    base_table.total.inclusive = whole_inclusive(base, &full, &base_table)?;
+    new_table.total.inclusive = whole_inclusive(new, &full, &new_table)?;
     if base_table.unit != new_table.unit {
         return Err(QueryError::UnitMismatch {
             value_type: base_table.value_type,
@@ -1198,6 +1301,20 @@ pub fn diff(base: &Profile, new: &Profile, query: &Query) -> Result<Diff, QueryE
             })
         })
         .collect();
+    let min_change = match options.min_change {
+        None => None,
+        Some(amount) => {
+            let unit = base
+                .value_type(resolve_value_type(base, query.value_type.as_deref())?)
+                .unit;
+            let min = amount.in_unit(unit).ok_or_else(|| QueryError::NotATime {
+                value_type: base_table.value_type.clone(),
+                unit: base_table.unit.clone(),
+            })?;
+            Some(min)
+        }
+    };
+    rows.retain(|r| options.lists(r, query.order, min_change));
     let magnitude = |r: &DiffRow| match query.order {
         Order::SelfValue => r.self_change.abs(),
         Order::Inclusive => r.inclusive_change.unwrap_or(r.self_change).abs(),

@@ -12,10 +12,12 @@ use pyo3::types::PyBytes;
 
 use crate::errors::{Error, Kind};
 
-/// The target called `to`, or a ValueError that lists the known ones.
-pub(crate) fn target(to: &str) -> PyResult<Target> {
+/// The target called `to`, or a ValueError that lists the known ones: the profile model's,
+/// then `also` (the timelines' for an input).
+pub(crate) fn target(to: &str, also: &[&str]) -> PyResult<Target> {
     Target::from_name(to).ok_or_else(|| {
-        let known: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+        let mut known: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+        known.extend(also);
         PyValueError::new_err(format!(
             "to must be one of {}, not {to:?}",
             known.join(", ")
@@ -53,8 +55,12 @@ pub(crate) fn check_output(
     if let Some(input) = input {
         spec = spec.input(input);
     }
-    let checked = spec.check().map_err(|e| PyErr::from(policy_error(e)))?;
-    Ok(Some(checked))
+    Ok(Some(check(spec)?))
+}
+
+/// Checks `spec` against the output policy; a refusal is a FileError.
+pub(crate) fn check(spec: OutputPath) -> PyResult<CheckedOutput> {
+    spec.check().map_err(|e| PyErr::from(policy_error(e)))
 }
 
 /// Writes `profile` as `to` into the checked `output`, atomically: into a staging file beside
@@ -106,16 +112,23 @@ pub(crate) fn into_py(py: Python<'_>, out: Option<Vec<u8>>) -> Option<Bound<'_, 
 
 /// A failed atomic write: the export's own error, or the output's.
 fn output_error(e: WriteError<ExportError>) -> Error {
+    write_error(e, export_error)
+}
+
+/// A failed atomic write: the writer's own error (made an [`Error`] by `writer`), or the
+/// output's ([`policy_error`]).
+pub(crate) fn write_error<E>(e: WriteError<E>, writer: impl FnOnce(E) -> Error) -> Error {
     match e {
-        WriteError::Write(e) => export_error(e),
+        WriteError::Write(e) => writer(e),
         WriteError::Output(e) => policy_error(e),
-        e => Error::new(Kind::File, e.to_string()),
+        // The enum may grow: a failure of the output all the same.
+        _ => Error::new(Kind::File, "the output could not be written"),
     }
 }
 
 /// An output refused by the policy, or not put in place: a FileError (an OSError with the
 /// errno where the OS gave one), whose message says how to replace an existing output.
-fn policy_error(e: OutputError) -> Error {
+pub(crate) fn policy_error(e: OutputError) -> Error {
     if let Some(io) = e.io_error() {
         return Error::io(e.to_string(), io);
     }

@@ -94,10 +94,39 @@ impl From<ReadError> for Error {
     }
 }
 
-impl From<profcodec_hpctoolkit::Error> for Error {
-    fn from(e: profcodec_hpctoolkit::Error) -> Self {
-        let offset = e.offset();
-        Error::invalid(e, offset)
+/// The package's exception for a reading error: what the format crates' own classes raise
+/// (lent to them through `profcodec::python::register_format_modules`).
+pub(crate) fn read_error(e: ReadError) -> PyErr {
+    Error::from(e).into()
+}
+
+/// An inspection verb's error (`info`, `validate`, `dump`, `rewrite`): damage is
+/// `InvalidDataError` with its offset, what the input or this build cannot do
+/// `UnsupportedError`, a file that cannot be read or written `FileError` (the opener's own
+/// error where it carries one: a file of a folder input that is missing or of no known
+/// format).
+impl From<profcodec::inspect::Error> for Error {
+    fn from(e: profcodec::inspect::Error) -> Self {
+        use profcodec::inspect::Error as E;
+        match e {
+            E::Io(io) => io_or_open(io),
+            E::Invalid { offset, .. } => Error::invalid(e, offset),
+            E::Usage(message) => Error::new(Kind::Unsupported, message),
+            e => Error::new(Kind::Unsupported, e.to_string()),
+        }
+    }
+}
+
+/// An I/O error, or the [`OpenError`] it carries (a folder input's `Members` hand one over
+/// inside an I/O error).
+pub(crate) fn io_or_open(e: std::io::Error) -> Error {
+    if !e.get_ref().is_some_and(|inner| inner.is::<OpenError>()) {
+        return Error::io(e.to_string(), &e);
+    }
+    let message = e.to_string();
+    match e.into_inner().map(|inner| inner.downcast::<OpenError>()) {
+        Some(Ok(open)) => (*open).into(),
+        _ => Error::new(Kind::File, message),
     }
 }
 

@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::convert;
 use crate::errors::Error;
+use crate::inspect;
 use crate::profile::Profile;
 use crate::tables;
+use crate::timeline;
 
 /// A file or folder opened by `profcodec.open`: its path and detected format.
 ///
@@ -24,6 +26,18 @@ impl Input {
     /// budget.
     fn input_bytes(&self) -> u64 {
         profcodec_export::input_bytes(&[self.opened.path()])
+    }
+
+    /// The input in the profile model, read with the GIL released.
+    pub(crate) fn to_profile(&self, py: Python<'_>) -> PyResult<Profile> {
+        let profile = py
+            .detach(|| profcodec::to_profile(&self.opened))
+            .map_err(Error::from)?;
+        Ok(Profile::new(
+            profile,
+            Some(self.opened.format()),
+            self.input_bytes(),
+        ))
     }
 }
 
@@ -62,23 +76,73 @@ impl Input {
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let json = py.detach(|| {
             let info = profcodec::info(&self.opened)?;
-            Ok::<_, profcodec::ReadError>(serde_json::to_string(&info).unwrap_or_default())
+            Ok::<_, profcodec::inspect::Error>(serde_json::to_string(&info).unwrap_or_default())
         });
         py.import("json")?
             .call_method1("loads", (json.map_err(Error::from)?,))
     }
 
+    /// Decodes everything and checks every offset, count and cross-reference, as
+    /// `profcodec validate` does. Returns the findings that are not damage (dicts with
+    /// `finding`, "trailing_data", its `offset` and `size`, and a `message`).
+    ///
+    /// Raises profcodec.InvalidDataError at the first damage, and, unless `allow_trailing`,
+    /// on data after the end of the stream (what the real tools ignore or warn on).
+    #[pyo3(signature = (*, allow_trailing=false))]
+    fn validate<'py>(&self, py: Python<'py>, allow_trailing: bool) -> PyResult<Bound<'py, PyList>> {
+        inspect::validate(py, &self.opened, allow_trailing)
+    }
+
+    /// The full content as flat JSON records, as `profcodec dump` prints it (the schemas are
+    /// in the CLI README): a str, or None after writing it to `path` atomically (a staging
+    /// file renamed over it; `overwrite=True` replaces an existing file, never a folder).
+    ///
+    /// `format`: "json" (`{"header": {...}, "records": [...]}`; `pretty=True` indents it) or
+    /// "ndjson" (the header, then one record a line). `partial=True`: on damage, what was
+    /// decoded before it, closed with an `error` record, instead of raising
+    /// profcodec.InvalidDataError.
+    #[pyo3(signature = (path=None, *, format="json", pretty=false, partial=false, overwrite=false))]
+    fn dump(
+        &self,
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        format: &str,
+        pretty: bool,
+        partial: bool,
+        overwrite: bool,
+    ) -> PyResult<Option<String>> {
+        inspect::dump(py, &self.opened, path, format, pretty, partial, overwrite)
+    }
+
+    /// The records of `dump()` as a list of dicts, the header first (`"record": "header"`).
+    /// The whole dump is held in memory: for a large input, `dump(path, format="ndjson")`.
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        inspect::records(py, &self.opened)
+    }
+
+    /// Decodes the input and encodes it again at `out`, as `profcodec rewrite` does: a file,
+    /// or a folder for a folder input (an HPCToolkit database), which appears whole once
+    /// complete. `to`: another version or format (for example "04.00" for hpcrun, "nytprof"
+    /// for the Pynytprof layout); by default the input's own. `overwrite=True` replaces an
+    /// existing output whole (nothing of it is kept or merged); never the input itself.
+    ///
+    /// Returns a dict: `dropped` (what the target could not carry) and `copied` (files carried
+    /// over unchanged, relative to `out`).
+    #[pyo3(signature = (out, to=None, *, overwrite=false))]
+    fn rewrite<'py>(
+        &self,
+        py: Python<'py>,
+        out: PathBuf,
+        to: Option<String>,
+        overwrite: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        inspect::rewrite(py, &self.opened, out, to, overwrite)
+    }
+
     /// The input in the format-neutral profile model (see `profcodec.Profile`). A database,
     /// measurement folder or session is one profile. The GIL is released while it is read.
     fn profile(&self, py: Python<'_>) -> PyResult<Profile> {
-        let profile = py
-            .detach(|| profcodec::to_profile(&self.opened))
-            .map_err(Error::from)?;
-        Ok(Profile::new(
-            profile,
-            Some(self.opened.format()),
-            self.input_bytes(),
-        ))
+        self.to_profile(py)
     }
 
     /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
@@ -110,16 +174,28 @@ impl Input {
     }
 
     /// This input as `profcodec convert --to TO` writes it: `to` is "folded", "callgrind",
-    /// "speedscope" (with EasyProfiler's timed blocks), "pprof" (gzipped profile.proto) or
-    /// "firefox" (the Firefox Profiler's processed format). Written to `path` atomically (a
-    /// temporary file beside it, renamed over it) and None returned; without `path`, the
-    /// output as bytes. `metric`: the value type written where the format carries one.
-    /// `path` follows the output policy of `to_folded`; `overwrite=True` replaces an existing
-    /// file (never a folder).
+    /// "speedscope" (with EasyProfiler's timed blocks), "pprof" (gzipped profile.proto),
+    /// "firefox" (the Firefox Profiler's processed format), or, for an input with a timeline
+    /// (an EasyProfiler capture, an HPCToolkit database with a trace.db, hpcrun `.hpctrace`
+    /// files), "perfetto" (Perfetto's protobuf trace) or "chrome" (Chrome's trace-event JSON).
+    /// Written to `path` atomically (a temporary file beside it, renamed over it) and None
+    /// returned; without `path`, the output as bytes. `metric`: the value type written where
+    /// the format carries one. `path` follows the output policy of `to_folded`;
+    /// `overwrite=True` replaces an existing file (never a folder). `max_output`: the most
+    /// bytes written (by default 100 times the input's size plus 64 MiB; an output projected
+    /// over it is refused and nothing is written).
+    ///
+    /// The timelines keep what the filters let through: `threads` (EasyProfiler thread ids or
+    /// names, the THREAD ids of HPCToolkit profiles or hpcrun files), `ranks` (MPI ranks; a
+    /// profile without one is rank 0), the window `from_ns`..`until_ns` (nanoseconds on the
+    /// trace's own clock, as `dump` prints its timestamps) and `depth` (the deepest nesting
+    /// kept; 1: top-level slices only).
     ///
     /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
+    /// profcodec.UnsupportedError for a timeline of an input that has none,
     /// profcodec.FileError when `path` cannot be written or is refused.
-    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false))]
+    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false, max_output=None, threads=None, ranks=None, from_ns=None, until_ns=None, depth=None))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn convert<'py>(
         &self,
         py: Python<'py>,
@@ -127,8 +203,28 @@ impl Input {
         path: Option<PathBuf>,
         metric: Option<String>,
         overwrite: bool,
+        max_output: Option<u64>,
+        threads: Option<Vec<String>>,
+        ranks: Option<Vec<u64>>,
+        from_ns: Option<u64>,
+        until_ns: Option<u64>,
+        depth: Option<u32>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let target = convert::target(to)?;
+        let budget = max_output
+            .unwrap_or_else(|| profcodec_export::default_output_budget(self.input_bytes()));
+        if let Some(format) = timeline::format(to) {
+            let filter = timeline::filter(
+                threads.unwrap_or_default(),
+                ranks.unwrap_or_default(),
+                from_ns,
+                until_ns,
+                depth,
+            )?;
+            let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
+            let out = timeline::convert(py, &self.opened, format, filter, output, budget)?;
+            return Ok(convert::into_py(py, out));
+        }
+        let target = convert::target(to, &timeline::TARGETS)?;
         let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
         let profile = py
             .detach(|| match target.wants_spans() {
@@ -137,9 +233,32 @@ impl Input {
             })
             .map_err(Error::from)?;
         let format = Some(self.opened.format());
-        let budget = profcodec_export::default_output_budget(self.input_bytes());
         let out = convert::convert(py, &profile, format, target, output, metric, budget)?;
         Ok(convert::into_py(py, out))
+    }
+
+    /// Writes the HTML report `profcodec report` writes into the folder `out` (index.html, the
+    /// flame graphs beside it; it works offline): summary, top functions, flame graph, callers
+    /// and callees, source line by line, timelines (with the Perfetto trace beside the page),
+    /// and with `base` (a path) a comparison with that profile. `metric`: the main value type;
+    /// `min_width`: the flame graph leaves out frames narrower than this percentage of the
+    /// total.
+    ///
+    /// `out` follows profcodec's output policy, checked before the input is read: an existing
+    /// report is replaced only with `overwrite=True`, a folder profcodec did not write never.
+    /// Raises profcodec.QueryError for an unknown metric, profcodec.FileError when `out` is
+    /// refused or cannot be written.
+    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1))]
+    fn report(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        base: Option<PathBuf>,
+        overwrite: bool,
+        metric: Option<String>,
+        min_width: f64,
+    ) -> PyResult<()> {
+        crate::report::report(py, &self.opened, out, base, overwrite, metric, min_width)
     }
 
     /// The names of the tables of `set`: the format's own set when `set` is None

@@ -1,7 +1,9 @@
 //! The native half of the Python package `profcodec` (`profcodec._profcodec`): profiles of
-//! HPCToolkit, hpcrun, Devel::NYTProf, EasyProfiler and Devel::StatProfiler opened, summarised
-//! and converted into the format-neutral profile model by the profcodec crates, and HPCToolkit
-//! databases as NumPy arrays and hatchet GraphFrames.
+//! HPCToolkit, hpcrun, Devel::NYTProf, EasyProfiler and Devel::StatProfiler opened, summarised,
+//! validated, dumped, rewritten, compared, converted and queried by the umbrella `profcodec`'s
+//! verbs, as the command line's subcommands of those names run them; and, registered through
+//! the umbrella from the HPCToolkit crate, databases as NumPy arrays and hatchet GraphFrames.
+//! This crate names no format crate.
 //!
 //! The Python half (`python/profcodec/`) holds the exceptions, the hatchet and pandas glue and
 //! the type stubs; the package's README shows its use. Every entry point releases the GIL
@@ -10,11 +12,15 @@
 #![deny(missing_docs)]
 
 mod convert;
+mod diff;
 mod errors;
-mod hpctoolkit;
 mod input;
+mod inspect;
 mod profile;
+mod report;
+mod sql;
 mod tables;
+mod timeline;
 
 use pyo3::prelude::*;
 
@@ -26,8 +32,11 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<profile::Profile>()?;
     m.add_class::<profile::Top>()?;
     m.add_class::<tables::ArrowStream>()?;
-    m.add_class::<hpctoolkit::Database>()?;
-    m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(hpctoolkit::hatchet_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::diff, m)?)?;
+    m.add_class::<diff::Diff>()?;
+    m.add_function(wrap_pyfunction!(sql::sql, m)?)?;
+    m.add_function(wrap_pyfunction!(sql::export_parquet, m)?)?;
+    // The format crates' own classes (HPCToolkit's `Database`, hatchet's columns).
+    profcodec::python::register_format_modules(m, errors::read_error)?;
     Ok(())
 }

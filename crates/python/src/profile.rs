@@ -56,6 +56,61 @@ fn measured_name(m: Measured) -> &'static str {
     }
 }
 
+/// The model's query for the keyword arguments `top()` and `profcodec.diff()` share: `by`
+/// ("self" or "inclusive"), `group` ("function", "line" or "module"), the metric, the most
+/// rows, at most one of a thread, rank or process (`only`), and `mean`.
+pub(crate) fn query(
+    metric: Option<String>,
+    by: &str,
+    group: &str,
+    limit: Option<usize>,
+    only: [(IdKind, Option<u64>); 3],
+    mean: bool,
+) -> PyResult<Query> {
+    let mut query = Query::new()
+        .by(match by {
+            "self" => Order::SelfValue,
+            "inclusive" => Order::Inclusive,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "by must be \"self\" or \"inclusive\", not {by:?}"
+                )));
+            }
+        })
+        .group(match group {
+            "function" => GroupBy::Function,
+            "line" => GroupBy::Line,
+            "module" => GroupBy::Module,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "group must be \"function\", \"line\" or \"module\", not {group:?}"
+                )));
+            }
+        });
+    if let Some(metric) = metric {
+        query = query.value_type(metric);
+    }
+    if let Some(limit) = limit {
+        query = query.limit(limit);
+    }
+    let only: Vec<(IdKind, u64)> = only
+        .into_iter()
+        .filter_map(|(kind, id)| id.map(|id| (kind, id)))
+        .collect();
+    if only.len() > 1 {
+        return Err(PyValueError::new_err(
+            "give at most one of thread, rank and process",
+        ));
+    }
+    if !only.is_empty() {
+        query = query.contexts(ContextFilter::Matching(only));
+    }
+    if mean {
+        query = query.combine(Combine::Mean);
+    }
+    Ok(query)
+}
+
 #[pymethods]
 impl Profile {
     /// The value types (metrics): a list of dicts with `name`, `unit` and `measured`
@@ -129,51 +184,18 @@ impl Profile {
         process: Option<u64>,
         mean: bool,
     ) -> PyResult<Top> {
-        let mut query = Query::new()
-            .by(match by {
-                "self" => Order::SelfValue,
-                "inclusive" => Order::Inclusive,
-                _ => {
-                    return Err(PyValueError::new_err(format!(
-                        "by must be \"self\" or \"inclusive\", not {by:?}"
-                    )));
-                }
-            })
-            .group(match group {
-                "function" => GroupBy::Function,
-                "line" => GroupBy::Line,
-                "module" => GroupBy::Module,
-                _ => {
-                    return Err(PyValueError::new_err(format!(
-                        "group must be \"function\", \"line\" or \"module\", not {group:?}"
-                    )));
-                }
-            });
-        if let Some(metric) = metric {
-            query = query.value_type(metric);
-        }
-        if let Some(limit) = limit {
-            query = query.limit(limit);
-        }
-        let only: Vec<(IdKind, u64)> = [
-            (IdKind::Thread, thread),
-            (IdKind::Rank, rank),
-            (IdKind::Process, process),
-        ]
-        .into_iter()
-        .filter_map(|(kind, id)| id.map(|id| (kind, id)))
-        .collect();
-        if only.len() > 1 {
-            return Err(PyValueError::new_err(
-                "give at most one of thread, rank and process",
-            ));
-        }
-        if !only.is_empty() {
-            query = query.contexts(ContextFilter::Matching(only));
-        }
-        if mean {
-            query = query.combine(Combine::Mean);
-        }
+        let query = query(
+            metric,
+            by,
+            group,
+            limit,
+            [
+                (IdKind::Thread, thread),
+                (IdKind::Rank, rank),
+                (IdKind::Process, process),
+            ],
+            mean,
+        )?;
         let table = py
             .detach(|| self.inner.top(&query))
             .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
@@ -218,7 +240,7 @@ impl Profile {
         metric: Option<String>,
         overwrite: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let target = convert::target(to)?;
+        let target = convert::target(to, &[])?;
         let output = convert::check_output(path, overwrite, None)?;
         let out = convert::convert(
             py,

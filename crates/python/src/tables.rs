@@ -30,6 +30,22 @@ pub(crate) struct ArrowStream {
     batches: Vec<RecordBatch>,
 }
 
+impl ArrowStream {
+    /// The table `name` of `schema`, read whole into `batches` (a query's result).
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
+    pub(crate) fn new(
+        name: String,
+        schema: arrow_schema::SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> ArrowStream {
+        ArrowStream {
+            name,
+            schema,
+            batches,
+        }
+    }
+}
+
 #[pymethods]
 impl ArrowStream {
     /// The table's name, with its set: "hpctoolkit.values", "profile.nodes".
@@ -192,7 +208,7 @@ pub(crate) fn stream(
 }
 
 /// pyarrow, or an ImportError that says how to install it.
-fn pyarrow(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+pub(crate) fn pyarrow(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("pyarrow").map_err(|e| {
         let err = PyImportError::new_err(
             "profcodec's tables are pyarrow Tables: install pyarrow >= 15 (pip install pyarrow, \
@@ -205,7 +221,7 @@ fn pyarrow(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 }
 
 /// An `ArrowStream` as a `pyarrow.Table`, imported through the C stream interface.
-fn to_pyarrow<'py>(
+pub(crate) fn to_pyarrow<'py>(
     py: Python<'py>,
     pyarrow: &Bound<'py, PyModule>,
     stream: ArrowStream,

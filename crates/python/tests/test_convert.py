@@ -135,7 +135,7 @@ def test_folded_with_a_metric_and_into_a_file(corpus, cli, tmp_path):
 def test_convert_failures_are_profcodec_errors(corpus, tmp_path):
     run = profcodec.open(corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d")
     with pytest.raises(ValueError, match="folded, callgrind, speedscope, pprof, firefox"):
-        run.convert("perfetto")
+        run.convert("svg")
     with pytest.raises(profcodec.QueryError, match="CPUTIME"):
         run.to_folded(metric="no such metric")
     with pytest.raises(profcodec.QueryError):

@@ -116,6 +116,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// The format's one name in every machine-readable output: the `format` of a dump's header and
+/// of `info --json`, the table set of `sql` and `export`, and the umbrella's cargo feature.
+pub const FORMAT_NAME: &str = "statprofiler";
+
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

@@ -362,6 +362,16 @@ pub fn session_of(path: &Path) -> Result<Option<Vec<Process>>, SessionError> {
     processes(&template_files(path)?).map(Some)
 }
 
+/// The session of an input its caller has read: `Ok(None)` when it has bytes of its own (one
+/// file, whatever its path names: `-` is standard input), else [`session_of`] its path (a
+/// folder or a template, which have none).
+pub fn session_of_input(path: &Path, bytes: &[u8]) -> Result<Option<Vec<Process>>, SessionError> {
+    if !bytes.is_empty() {
+        return Ok(None);
+    }
+    session_of(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,7 +55,7 @@ table! {
 }
 
 /// The set's name: the SQL schema of its tables, and the format its errors name.
-const NAME: &str = "statprofiler";
+const NAME: &str = crate::FORMAT_NAME;
 
 /// The `statprofiler` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(NAME, &[Processes::DEF, Samples::DEF, Frames::DEF]);

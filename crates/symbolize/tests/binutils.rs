@@ -2,141 +2,25 @@
 //! inlining `-O2` build), resolved as binutils' `addr2line -f -i -C` and `nm` resolve them.
 //!
 //! Without gcc, g++ or binutils the tests say so loudly and pass, except in CI (`CI` set),
-//! where they fail.
+//! where they fail (`profcodec_testkit::native`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use profcodec_symbolize::{
     Binary, Probe, Rejection, Resolution, SearchPath, SourceFrame, Symbolizer,
 };
-
-const C_PROGRAM: &str = r#"
-#include <stdlib.h>
-static inline __attribute__((always_inline)) int square(int x) {
-  return x * x;
-}
-int leaf(int n) {
-  volatile int s = 0;
-  for (int i = 0; i < n; i++)
-    s += square(i);
-  return s;
-}
-int middle(int n) { return leaf(n) + 1; }
-int main(int argc, char **argv) {
-  (void)argv;
-  return middle(argc * 1000) == 3 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-"#;
-
-const CPP_PROGRAM: &str = r#"
-#include <vector>
-#include <map>
-#include <string>
-namespace sim {
-template <typename T, int N>
-struct Grid {
-  std::vector<T> cells;
-  Grid() : cells(N, T{}) {}
-  T sweep(const std::map<std::string, T> &weights) {
-    T sum{};
-    for (int i = 0; i < N; i++) sum += cells[i] * weights.size();
-    return sum;
-  }
-};
-}  // namespace sim
-int main() {
-  sim::Grid<double, 64> g;
-  std::map<std::string, double> w{{"a", 1.0}};
-  return g.sweep(w) > 1.0;
-}
-"#;
-
-/// Whether the tools exist; `false` (after a loud message) when they do not, outside CI.
-fn tools_present(tools: &[&str]) -> bool {
-    let missing: Vec<&str> = tools
-        .iter()
-        .copied()
-        .filter(|t| Command::new(t).arg("--version").output().is_err())
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{missing:?} missing in CI: install gcc, g++ and binutils"
-    );
-    eprintln!(
-        "!!!!! SKIPPED: {missing:?} not installed; these symbolization tests did not run !!!!!"
-    );
-    false
-}
-
-/// Builds `source` (file name `name`) in `dir` with `compiler` and `flags`; the binary's path.
-fn build(dir: &Path, name: &str, source: &str, compiler: &str, flags: &[&str]) -> PathBuf {
-    let src = dir.join(name);
-    std::fs::write(&src, source).expect("write source");
-    let bin = dir.join(name.split('.').next().unwrap_or("prog"));
-    let status = Command::new(compiler)
-        .args(flags)
-        .arg("-o")
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .expect("run compiler");
-    assert!(status.success(), "{compiler} failed");
-    bin
-}
-
-/// `nm`'s defined text symbols of `bin`: (address, size, name), sized ones only.
-fn nm_functions(bin: &Path) -> Vec<(u64, u64, String)> {
-    let out = Command::new("nm")
-        .args(["-S", "--defined-only"])
-        .arg(bin)
-        .output()
-        .expect("run nm");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [a, s, t, name] if ["t", "T", "w", "W"].contains(t) => Some((
-                    u64::from_str_radix(a, 16).ok()?,
-                    u64::from_str_radix(s, 16).ok()?,
-                    (*name).to_owned(),
-                )),
-                _ => None,
-            }
-        })
-        .collect()
-}
+use profcodec_testkit::native::{C_PROGRAM, CPP_PROGRAM, build, nm_functions, tools_present};
 
 /// binutils' frames of `address`, outermost first, as [`SourceFrame`]s.
 fn binutils_frames(bin: &Path, address: u64) -> Vec<SourceFrame> {
-    let out = Command::new("addr2line")
-        .args(["-f", "-i", "-C", "-e"])
-        .arg(bin)
-        .arg(format!("0x{address:x}"))
-        .output()
-        .expect("run addr2line");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = text.lines().collect();
-    let mut frames: Vec<SourceFrame> = lines
-        .chunks(2)
-        .map(|pair| {
-            let function = pair[0];
-            let location = pair.get(1).copied().unwrap_or("??:0");
-            let location = location.split(" (discriminator").next().unwrap_or(location);
-            let (file, line) = location.rsplit_once(':').unwrap_or((location, "0"));
-            SourceFrame {
-                function: (function != "??").then(|| function.to_owned()),
-                file: (file != "??").then(|| file.to_owned()),
-                line: line.parse().ok().filter(|&l| l > 0),
-            }
+    profcodec_testkit::native::addr2line(bin, address)
+        .into_iter()
+        .map(|f| SourceFrame {
+            function: f.function,
+            file: f.file,
+            line: f.line,
         })
-        .collect();
-    frames.reverse();
-    frames
+        .collect()
 }
 
 /// Every few bytes of every function nm lists: our frames equal binutils'.

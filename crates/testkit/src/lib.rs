@@ -4,6 +4,8 @@
 //! - [`corpus`]: the test-corpus locator (`PROFCODEC_CORPUS`, else `../shared/corpus` beside the
 //!   workspace).
 //! - [`hostile`]: the hostile-input mutations (truncations, bit flips) and allocation limits.
+//! - [`native`]: small C and C++ programs built with gcc/g++, and binutils' view of them
+//!   (objdump, nm, addr2line), for the symbolization tests.
 //! - [`speedscope`]: the real speedscope app in headless Chromium, to check that an output loads.
 //! - [`timeline`]: the timeline tests' readers of both trace formats (Perfetto's through its
 //!   own Python classes), and hpcviewer's depth rule as the reference of sampled traces.
@@ -12,5 +14,6 @@
 
 pub mod corpus;
 pub mod hostile;
+pub mod native;
 pub mod speedscope;
 pub mod timeline;

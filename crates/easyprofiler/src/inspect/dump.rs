@@ -105,7 +105,7 @@ impl Serialize for ValueJson<'_> {
 /// The dump header.
 #[derive(Serialize)]
 struct Header {
-    /// The umbrella's name of the format (`profcodec::Format` in kebab-case).
+    /// [`crate::FORMAT_NAME`].
     format: &'static str,
     version: String,
     time_unit: &'static str,
@@ -206,7 +206,7 @@ pub(super) fn dump(bytes: &[u8], dump: &mut Dump<'_>) -> Result<(), Error> {
     let h = view.header();
     let conv = TickConverter::new(h.cpu_frequency);
     dump.header(&Header {
-        format: "easy-profiler",
+        format: crate::FORMAT_NAME,
         version: h.version.to_string(),
         time_unit: "ns",
         pid: h.pid,

@@ -2,8 +2,10 @@
 //! thread sections and their records, walked lazily by zero-copy iterators.
 
 mod model;
+pub(crate) mod scan;
 mod tail;
 pub(crate) mod tree;
+pub(crate) mod walk;
 
 use std::sync::Arc;
 
@@ -18,11 +20,13 @@ use crate::raw::{
     HeaderV130, HeaderV200, HeaderV210, Prelude, ValueBase,
 };
 
+pub use scan::{Block, ContextSwitchNode, TickConverter, TreeDescriptor};
 pub use tail::{BookmarkRef, TailRef};
 pub use tree::{
-    BlockTotals, BlockTree, ChildrenRev, ContextSwitchNode, FlatNode, FlatNodes, Node, NodeRecords,
-    ThreadTree, TreeBuffers, TreeDescriptor,
+    BlockTotals, BlockTree, ChildrenRev, FlatNode, FlatNodes, Node, NodeRecords, ThreadTree,
+    TreeBuffers,
 };
+pub use walk::{PreOrder, Step, ThreadWalk, Walk};
 
 /// How strictly to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,14 +6,14 @@
 //! lists are allocated; [`ThreadTree::children`] walks them.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use super::{CaptureView, DescriptorRef, DescriptorTable, Mode, c_str};
+use super::scan::{
+    Block, ContextSwitchNode, DEPTH_LIMIT, Descriptors, TickConverter, TreeDescriptor, Visit,
+    adopted_from,
+};
+use super::{CaptureView, ThreadView};
 use crate::error::{Error, Oddity};
 use crate::name::Name;
-
-/// The C++ reader fails when a block would get this depth (R:1215).
-const DEPTH_LIMIT: u32 = 254;
 
 /// One block, event or value in a thread's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,21 +26,6 @@ pub struct Node {
     pub descriptor: u32,
     /// The first node of this node's subtree (this node itself when it has no children).
     pub subtree_start: u32,
-}
-
-/// A kept context switch (converted to ns, clamped).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextSwitchNode<'a> {
-    /// Begin (ns).
-    pub begin: u64,
-    /// End (ns).
-    pub end: u64,
-    /// Target thread id.
-    pub target_tid: u64,
-    /// Target name.
-    pub name: Name<'a>,
-    /// Index among all kept context switches and records of the capture (the C++ block index).
-    pub block_index: u32,
 }
 
 /// One thread's tree. Sections of the file with the same thread id are merged, as the C++ reader
@@ -202,24 +187,6 @@ impl Iterator for FlatNodes<'_, '_> {
 
 impl ExactSizeIterator for FlatNodes<'_, '_> {}
 
-/// A descriptor of the tree: a file descriptor, or a synthetic one for a runtime name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TreeDescriptor<'a> {
-    /// The file descriptor (for a synthetic one, the descriptor it copies).
-    pub descriptor: DescriptorRef<'a>,
-    /// The runtime name of a synthetic descriptor.
-    pub runtime_name: Option<Name<'a>>,
-}
-
-impl<'a> TreeDescriptor<'a> {
-    /// The name the C++ reader shows: the runtime name, else the descriptor's name (up to its
-    /// first NUL).
-    pub fn name(&self) -> Name<'a> {
-        self.runtime_name
-            .unwrap_or_else(|| Name(c_str(self.descriptor.name.as_bytes())))
-    }
-}
-
 /// The records of a thread's nodes, in node order (see [`BlockTree::node_records`]).
 #[derive(Debug, Clone)]
 pub struct NodeRecords<'a, 't> {
@@ -262,10 +229,8 @@ pub struct BlockTree<'a> {
     pub begin_time: u64,
     /// Capture end (ns).
     pub end_time: u64,
-    /// The file's descriptor slots (shared with the view).
-    file_descriptors: Arc<DescriptorTable<'a>>,
-    /// One synthetic descriptor per distinct runtime name, after the file's slots.
-    runtime_descriptors: Vec<TreeDescriptor<'a>>,
+    /// The file's descriptor slots, then one synthetic descriptor per distinct runtime name.
+    descriptors: Descriptors<'a>,
     /// Threads in order of first appearance.
     pub threads: Vec<ThreadTree<'a>>,
     /// Context switches and records kept.
@@ -301,24 +266,20 @@ pub struct TreeBuffers {
 impl<'a> BlockTree<'a> {
     /// The number of descriptor ids: the file's slots, then one per distinct runtime name.
     pub fn descriptors_len(&self) -> usize {
-        self.file_descriptors.len() + self.runtime_descriptors.len()
+        self.descriptors.len()
     }
 
     /// The descriptor a node's [`Node::descriptor`] names: a file descriptor, or the synthetic
     /// one of a runtime name. `None` for an empty slot or an id out of range.
     #[inline]
     pub fn descriptor(&self, id: u32) -> Option<TreeDescriptor<'a>> {
-        let file = self.file_descriptors.len();
-        match (id as usize).checked_sub(file) {
-            None => self
-                .file_descriptors
-                .get(id)
-                .map(|&descriptor| TreeDescriptor {
-                    descriptor,
-                    runtime_name: None,
-                }),
-            Some(i) => self.runtime_descriptors.get(i).copied(),
-        }
+        self.descriptors.get(id)
+    }
+
+    /// The descriptors, for the profile conversion.
+    #[cfg(feature = "profile")]
+    pub(crate) fn descriptor_table(&self) -> &Descriptors<'a> {
+        &self.descriptors
     }
 
     /// Every descriptor id in order (`None`: an empty slot of the file).
@@ -329,12 +290,12 @@ impl<'a> BlockTree<'a> {
     /// The synthetic descriptors of runtime names; the first has id
     /// [`file_descriptors_len`](Self::file_descriptors_len).
     pub fn runtime_descriptors(&self) -> &[TreeDescriptor<'a>] {
-        &self.runtime_descriptors
+        self.descriptors.runtime()
     }
 
     /// The number of the file's descriptor slots (the first synthetic id).
     pub fn file_descriptors_len(&self) -> usize {
-        self.file_descriptors.len()
+        self.descriptors.file_len()
     }
 
     /// What follows the threads: bookmarks, end marks, trailing bytes.
@@ -405,44 +366,6 @@ impl<'a> BlockTree<'a> {
     }
 }
 
-/// Converts ticks to ns as the C++ reader does (R:920, `t *= 1e9 / cpu_freq` in double).
-#[derive(Debug, Clone, Copy)]
-pub struct TickConverter {
-    factor: Option<f64>,
-}
-
-impl TickConverter {
-    /// The converter for a header's `cpu_frequency` (0 means ns already).
-    pub fn new(cpu_frequency: i64) -> Self {
-        TickConverter {
-            factor: (cpu_frequency != 0).then(|| 1e9 / (cpu_frequency as u64) as f64),
-        }
-    }
-    /// `t` in ns.
-    #[inline]
-    pub fn ns(&self, t: u64) -> u64 {
-        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-        match self.factor {
-            Some(f) => {
-                // Below 2^63 the signed conversions round and truncate exactly as the unsigned
-                // ones, in one instruction each instead of a branchy sequence.
-                let x = if t < 1 << 63 {
-                    t as i64 as f64
-                } else {
-                    t as f64
-                };
-                let y = x * f;
-                if (0.0..TWO_63).contains(&y) {
-                    y as i64 as u64
-                } else {
-                    y as u64
-                }
-            }
-            None => t,
-        }
-    }
-}
-
 impl<'a> CaptureView<'a> {
     /// Builds the block tree (and so touches and checks every byte). In strict mode an oddity the
     /// C++ reader refuses is an [`Error::Refused`].
@@ -453,181 +376,26 @@ impl<'a> CaptureView<'a> {
     /// [`tree`](Self::tree), building the nodes in the memory of a previous tree
     /// ([`BlockTree::into_buffers`]): a tool loading capture after capture then touches no fresh
     /// pages (on a VM, the page faults of a 3-million-node tree cost a fifth of its build).
-    pub fn tree_with(&self, mut buffers: TreeBuffers) -> Result<BlockTree<'a>, Error> {
-        let h = self.header();
-        let conv = TickConverter::new(h.cpu_frequency);
-        let begin_time = conv.ns(h.begin_time);
-        let mut tree = BlockTree {
-            begin_time,
-            end_time: conv.ns(h.end_time),
-            file_descriptors: self.descriptors_shared(),
-            runtime_descriptors: Vec::new(),
+    pub fn tree_with(&self, buffers: TreeBuffers) -> Result<BlockTree<'a>, Error> {
+        let mut builder = Builder {
             threads: Vec::new(),
-            blocks_kept: 0,
-            oddities: self.header_oddities().to_vec(),
-            converter: conv,
-            tail: super::TailRef::default(),
+            buffers,
         };
-        let mut runtime_ids: HashMap<Name<'a>, u32> = HashMap::new();
-        let mut by_id: HashMap<u64, usize> = HashMap::new();
-        let mut memory = 0u64;
-        let mut kept: u64 = 0;
-        let mut depth_reported = false;
-
-        let mut iter = self.threads();
-        if h.version.layout() == crate::model::Layout::V2_1 {
-            // The stated thread count, bounded by what the smallest thread sections (18 bytes)
-            // could hold, so that many threads cost no growth of the list and the map (growth
-            // would double what they hold); a count that lies costs no more than honest threads.
-            let rest = self.data().len() - self.threads_offset();
-            let threads = (h.counters.threads_count as usize).min(rest / 18);
-            tree.threads.reserve(threads);
-            by_id.reserve(threads);
-        }
-        while let Some(t) = iter.next() {
-            let t = t?;
-            let ti = *by_id.entry(t.id).or_insert_with(|| {
-                tree.threads.push(ThreadTree {
-                    id: t.id,
-                    nodes: buffers.nodes.pop().unwrap_or_default(),
-                    // Most threads have one section: no room for four.
-                    sections: Vec::with_capacity(1),
-                    ..ThreadTree::default()
-                });
-                tree.threads.len() - 1
-            });
-            let th = &mut tree.threads[ti];
-            if let Some(name) = t.name {
-                th.name = Name(c_str(name.as_bytes()));
-            }
-            for cs in t.context_switches() {
-                let cs = cs?;
-                memory += cs.size(h.version.layout().wide_ids()) as u64;
-                let b = conv.ns(cs.begin);
-                let e = conv.ns(cs.end);
-                // Context switches need end > begin of the capture (R:1057).
-                if e > begin_time {
-                    th.context_switches.push(ContextSwitchNode {
-                        begin: b.max(begin_time),
-                        end: e,
-                        target_tid: cs.target_tid,
-                        name: Name(c_str(cs.name.as_bytes())),
-                        block_index: kept as u32,
-                    });
-                    kept += 1;
-                }
-            }
-            let cap = t.records_capacity()?;
-            th.nodes.reserve(cap);
-            th.sections.push(Section {
-                first_node: th.nodes.len() as u32,
-                first_block: kept as u32,
-                records_offset: t.records_offset(),
-                records_count: t.records_count,
-            });
-            let mut records = t.records();
-            for r in records.by_ref() {
-                let r = r?;
-                // Checks the descriptor id and the record's shape (R:1122-1132).
-                self.decode_record(&r)?;
-                memory += r.payload.len() as u64;
-                let end = conv.ns(r.end());
-                if end < begin_time {
-                    continue;
-                }
-                let begin = conv.ns(r.begin()).max(begin_time);
-                let mut descriptor = r.descriptor();
-                let name = r.runtime_name();
-                if !name.is_empty() {
-                    // Runtime-named blocks get one synthetic descriptor per distinct name,
-                    // across all threads (R:1150-1172).
-                    descriptor = match runtime_ids.get(&name) {
-                        Some(&id) => id,
-                        None => {
-                            let id = (tree.file_descriptors.len() + tree.runtime_descriptors.len())
-                                as u32;
-                            // `decode_record` found the file descriptor present.
-                            if let Some(&d) = self.descriptors().get(descriptor) {
-                                tree.runtime_descriptors.push(TreeDescriptor {
-                                    descriptor: d,
-                                    runtime_name: Some(name),
-                                });
-                            }
-                            runtime_ids.insert(name, id);
-                            id
-                        }
-                    };
-                }
-                let index = th.nodes.len() as u32;
-                let mut subtree_start = index;
-                let mut depth = 0;
-                let n = th.roots.len();
-                if let Some(&last) = th.roots.last()
-                    && begin < th.nodes[last as usize].end
-                {
-                    // Adopt the last root always, earlier ones while begin <= theirs.
-                    let mut k = n - 1;
-                    while k > 0 && begin <= th.nodes[th.roots[k - 1] as usize].begin {
-                        k -= 1;
-                    }
-                    depth = th.depths[k..].iter().copied().max().unwrap_or(0);
-                    if depth == DEPTH_LIMIT && !depth_reported {
-                        depth_reported = true;
-                        tree.oddities.push(Oddity::DepthLimit { offset: r.offset });
-                        if self.mode() == Mode::Strict {
-                            return Err(Error::Refused(Oddity::DepthLimit { offset: r.offset }));
-                        }
-                    }
-                    depth += 1;
-                    subtree_start = th.nodes[th.roots[k] as usize].subtree_start;
-                    th.roots.truncate(k);
-                    th.depths.truncate(k);
-                }
-                th.nodes.push(Node {
-                    begin,
-                    end,
-                    descriptor,
-                    subtree_start,
-                });
-                th.roots.push(index);
-                th.depths.push(depth);
-                kept += 1;
-            }
-            // Every record was walked: the thread iterator need not skip them again.
-            iter.records_walked(&records);
-        }
-        for th in &mut tree.threads {
+        let s = self.scan(&mut builder)?;
+        let mut threads = builder.threads;
+        for th in &mut threads {
             th.depths = Vec::new();
         }
-        tree.blocks_kept = kept;
-        let offsets = self.offsets();
-        let c = h.counters;
-        if kept != u64::from(c.blocks_count) {
-            tree.oddities.push(Oddity::BlocksCount {
-                offset: offsets.blocks_count,
-                header: c.blocks_count.into(),
-                found: kept,
-            });
-        }
-        if memory > c.memory_size {
-            tree.oddities.push(Oddity::MemorySizeExceeded {
-                offset: offsets.memory_size,
-                header: c.memory_size,
-                found: memory,
-            });
-        } else if memory < c.memory_size {
-            tree.oddities.push(Oddity::MemorySizeLarger {
-                offset: offsets.memory_size,
-                header: c.memory_size,
-                found: memory,
-            });
-        }
-        if let Some(end) = iter.end() {
-            tree.tail = self.tail(end)?;
-            tree.oddities.extend_from_slice(&tree.tail.oddities);
-        }
-        self.refuse(&tree.oddities)?;
-        Ok(tree)
+        Ok(BlockTree {
+            begin_time: s.begin_time,
+            end_time: s.end_time,
+            descriptors: s.descriptors,
+            threads,
+            blocks_kept: s.blocks_kept,
+            oddities: s.oddities,
+            converter: s.converter,
+            tail: s.tail,
+        })
     }
 
     /// Checks everything (every record, the tree, the counters, the tail) and returns the
@@ -637,23 +405,74 @@ impl<'a> CaptureView<'a> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::TickConverter;
+/// The visitor of the forward pass that keeps every block as a node of its thread's tree.
+struct Builder<'a> {
+    threads: Vec<ThreadTree<'a>>,
+    buffers: TreeBuffers,
+}
 
-    #[test]
-    fn fast_conversion_equals_the_plain_double_arithmetic() {
-        for freq in [1i64, 3, 1_000_000_000, 2_596_007_000, -5, i64::MAX] {
-            let c = TickConverter::new(freq);
-            let f = 1e9 / (freq as u64) as f64;
-            let mut t = 1u64;
-            while t != 0 {
-                for v in [t - 1, t, t | 1, t.wrapping_mul(3)] {
-                    assert_eq!(c.ns(v), (v as f64 * f) as u64, "{freq} {v}");
-                }
-                t <<= 1;
-            }
-            assert_eq!(c.ns(u64::MAX), (u64::MAX as f64 * f) as u64);
+impl<'a> Visit<'a> for Builder<'a> {
+    fn reserve_threads(&mut self, threads: usize) {
+        self.threads.reserve(threads);
+    }
+
+    fn new_thread(&mut self, _thread: usize, id: u64) {
+        self.threads.push(ThreadTree {
+            id,
+            nodes: self.buffers.nodes.pop().unwrap_or_default(),
+            // Most threads have one section: no room for four.
+            sections: Vec::with_capacity(1),
+            ..ThreadTree::default()
+        });
+    }
+
+    fn name(&mut self, thread: usize, name: Name<'a>) {
+        self.threads[thread].name = name;
+    }
+
+    fn context_switch(&mut self, thread: usize, cs: ContextSwitchNode<'a>) {
+        self.threads[thread].context_switches.push(cs);
+    }
+
+    fn section(&mut self, thread: usize, view: &ThreadView<'a>, first_block: u64, capacity: usize) {
+        let th = &mut self.threads[thread];
+        th.nodes.reserve(capacity);
+        th.sections.push(Section {
+            first_node: th.nodes.len() as u32,
+            first_block: first_block as u32,
+            records_offset: view.records_offset(),
+            records_count: view.records_count,
+        });
+    }
+
+    #[inline]
+    fn block(&mut self, thread: usize, block: Block, _: u32) -> bool {
+        let th = &mut self.threads[thread];
+        let index = th.nodes.len() as u32;
+        let n = th.roots.len();
+        let last_end = th.roots.last().map_or(0, |&r| th.nodes[r as usize].end);
+        let k = adopted_from(block.begin, n, last_end, |k| {
+            th.nodes[th.roots[k] as usize].begin
+        });
+        let mut subtree_start = index;
+        let mut depth = 0;
+        let mut limit = false;
+        if k < n {
+            depth = th.depths[k..].iter().copied().max().unwrap_or(0);
+            limit = depth == DEPTH_LIMIT;
+            depth += 1;
+            subtree_start = th.nodes[th.roots[k] as usize].subtree_start;
+            th.roots.truncate(k);
+            th.depths.truncate(k);
         }
+        th.nodes.push(Node {
+            begin: block.begin,
+            end: block.end,
+            descriptor: block.descriptor,
+            subtree_start,
+        });
+        th.roots.push(index);
+        th.depths.push(depth);
+        limit
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn dump(input: &Source<'_>, dump: &mut Dump<'_>) -> Result<(), Error>
     if is_trace(data) {
         let view = TraceView::parse(data).map_err(invalid)?;
         dump.header(&Header {
-            format: "hpctrace",
+            format: crate::FORMAT_NAME,
             version: view.version.as_str(),
             data_centric: Some(matches!(view.records, crate::TraceRecords::DataCentric(_))),
             trace_flags: Some(view.flags),
@@ -29,7 +29,7 @@ pub(super) fn dump(input: &Source<'_>, dump: &mut Dump<'_>) -> Result<(), Error>
         return dump_trace(&view, &mut Sink { dump, file: None });
     }
     dump.header(&Header {
-        format: "hpcrun",
+        format: crate::FORMAT_NAME,
         version: profile_version(data).map_err(invalid)?,
         data_centric: None,
         trace_flags: None,
@@ -41,7 +41,7 @@ pub(super) fn dump(input: &Source<'_>, dump: &mut Dump<'_>) -> Result<(), Error>
 /// The dump header.
 #[derive(Serialize)]
 struct Header<'a> {
-    /// `hpcrun` for a profile or a folder, `hpctrace` for a trace (the umbrella's format names).
+    /// [`crate::FORMAT_NAME`], for a profile, a trace or a folder alike.
     format: &'static str,
     version: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -462,7 +462,7 @@ fn dump_folder(
 ) -> Result<(), Error> {
     let files: Vec<&Path> = folder.files().collect();
     dump.header(&Header {
-        format: "hpcrun",
+        format: crate::FORMAT_NAME,
         version: "measurement folder",
         data_centric: None,
         trace_flags: None,

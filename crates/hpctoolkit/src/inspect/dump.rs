@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use profcodec_common::inspect::{Dump, Error};
 use serde::{Serialize, Serializer};
 
-use super::{format_name, invalid, kind_names, version};
+use super::{invalid, kind_names, version};
 use crate::MetaDb;
 use crate::files::DatabaseFiles;
 use crate::raw::{ProfValue, TraceElem, Value};
@@ -198,7 +198,7 @@ pub(super) fn dump(files: &DatabaseFiles<'_>, dump: &mut Dump<'_>) -> Result<(),
     let mut version_text: Vec<String> = versions.iter().flatten().map(|&v| version(v)).collect();
     version_text.dedup();
     dump.header(&Header {
-        format: format_name(files),
+        format: crate::FORMAT_NAME,
         version: version_text.join(","),
         files: files.names(),
         title: meta.map(|m| m.title()).transpose().map_err(invalid)?,

@@ -64,22 +64,6 @@ fn version((major, minor): (u8, u8)) -> String {
     format!("{major}.{minor}")
 }
 
-/// The format of `files` as the umbrella's `Format` names it in a dump's header.
-fn format_name(files: &DatabaseFiles<'_>) -> &'static str {
-    if files.is_directory() {
-        return "hpctoolkit-database";
-    }
-    match crate::FileKind::ALL
-        .into_iter()
-        .find(|&k| files.bytes(k).is_some())
-    {
-        Some(crate::FileKind::Meta) => "hpctoolkit-meta",
-        Some(crate::FileKind::Profile) => "hpctoolkit-profile",
-        Some(crate::FileKind::Cct) => "hpctoolkit-cct",
-        _ => "hpctoolkit-trace",
-    }
-}
-
 /// The identifier kind names, indexed by an identifier's `kind`: meta.db's when there is one
 /// (hpcprof's list, lower case), else the kinds hpcprof writes (summary, node, rank, thread,
 /// gpudevice, gpucontext, gpustream, core).

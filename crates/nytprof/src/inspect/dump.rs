@@ -11,9 +11,8 @@ use crate::raw::fid_flags;
 use crate::read::decode_text;
 use crate::{Line, LoadReport, Record, Str, parse, pynytprof};
 
-/// The format's name in a dump's header: the name the umbrella `profcodec` gives it
-/// (`Format::Nytprof`), which this crate cannot ask for.
-const FORMAT: &str = "Devel::NYTProf profile";
+/// The format's name in a dump's header.
+const FORMAT: &str = crate::FORMAT_NAME;
 
 /// Streams the header, then each record as the reader decodes it: sub names once each, as
 /// `name` records that the records naming a sub refer to by id; then the bytes after the zlib

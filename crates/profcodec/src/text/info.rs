@@ -38,15 +38,48 @@ pub fn round(x: f64) -> String {
 }
 
 /// One value of `info`'s details on one line: strings bare, floats [`round`]ed, arrays of
-/// scalars joined by `, `, anything else as compact JSON.
+/// scalars joined by `, `, arrays of flat objects (a "top five" list) as one entry per object
+/// joined by `; `, each entry its `name` then its other fields as `key value` (`main::work:
+/// exclusive_seconds 0.001144, calls 1`), anything else as compact JSON.
 pub fn inline(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Number(n) if n.is_f64() => n.as_f64().map_or_else(|| n.to_string(), round),
-        Value::Array(items) if items.iter().all(|i| !i.is_array() && !i.is_object()) => {
+        Value::Array(items) if items.iter().all(is_scalar) => {
             items.iter().map(inline).collect::<Vec<_>>().join(", ")
         }
+        Value::Array(items) if items.iter().all(is_flat_object) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .map(entry)
+            .collect::<Vec<_>>()
+            .join("; "),
         other => other.to_string(),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !v.is_array() && !v.is_object()
+}
+
+fn is_flat_object(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|fields| fields.values().all(is_scalar))
+}
+
+/// A flat object of a list on one line: its string `name`, if any, then `: `, then its other
+/// fields as `key value`, joined by `, `.
+fn entry(fields: &Map<String, Value>) -> String {
+    let name = fields.get("name").and_then(Value::as_str);
+    let rest: Vec<String> = fields
+        .iter()
+        .filter(|(key, _)| name.is_none() || key.as_str() != "name")
+        .map(|(key, value)| format!("{key} {}", inline(value)))
+        .collect();
+    match name {
+        Some(name) if rest.is_empty() => name.to_owned(),
+        Some(name) => format!("{name}: {}", rest.join(", ")),
+        None => rest.join(", "),
     }
 }
 
@@ -85,6 +118,30 @@ mod tests {
         assert_eq!(
             inline(&serde_json::json!([1, "a", 0.12345])),
             "1, a, 0.1235"
+        );
+    }
+
+    /// A list of objects (NYTProf's top subs) reads as text: one entry per object, its name
+    /// first, its numbers rounded; no JSON punctuation.
+    #[test]
+    fn lists_of_objects_are_text() {
+        let top = serde_json::json!([
+            {"name": "main::BEGIN@1.1", "exclusive_seconds": 0.0011435000000000001, "calls": 1},
+            {"name": "main::inner", "exclusive_seconds": 0.0000335, "calls": 210},
+        ]);
+        assert_eq!(
+            inline(&top),
+            "main::BEGIN@1.1: exclusive_seconds 0.001144, calls 1; \
+             main::inner: exclusive_seconds 3.350e-5, calls 210"
+        );
+        assert_eq!(
+            inline(&serde_json::json!([{"a": 1}, {"b": "x"}])),
+            "a 1; b x"
+        );
+        assert_eq!(
+            inline(&serde_json::json!([{"a": [1]}])),
+            "[{\"a\":[1]}]",
+            "nested deeper: JSON"
         );
     }
 

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use profcodec_profile::{
     Diff, DiffRow, GroupBy, Order, Profile, Quantity, Row, Table, Total, Unit, Values, short_name,
 };
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::{grouped, write_table_within};
 
@@ -246,15 +246,55 @@ impl<'a> JsonIdentity<'a> {
     }
 }
 
+/// A value of a JSON row: a count that is whole is written as an integer (`3000`, not
+/// `3000.0`); anything else (a time, a mean that is not whole) as a number with a fraction.
+#[derive(Debug, Clone, Copy)]
+struct JsonValue {
+    value: f64,
+    count: bool,
+}
+
+/// The largest integer an `f64` holds exactly: above it, a whole value is not known to the unit.
+const EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+impl JsonValue {
+    fn new(value: f64, count: bool) -> JsonValue {
+        JsonValue { value, count }
+    }
+
+    /// The values of a metric in `unit` (a [`Table`]'s): counts where the unit counts.
+    fn of_unit(unit: &str) -> impl Fn(f64) -> JsonValue {
+        let count = Quantity::of_unit_name(unit) == Quantity::Count;
+        move |value| JsonValue::new(value, count)
+    }
+
+    /// A call count.
+    fn calls(value: f64) -> JsonValue {
+        JsonValue::new(value, true)
+    }
+}
+
+impl Serialize for JsonValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let x = self.value;
+        if self.count && x.fract() == 0.0 && x.abs() <= EXACT_INTEGER {
+            // Whole and within ±2^53: the conversion is exact.
+            serializer.serialize_i64(x as i64)
+        } else {
+            serializer.serialize_f64(x)
+        }
+    }
+}
+
 /// One row of `top --json`.
 #[derive(Debug, Serialize)]
 struct JsonRow<'a> {
     #[serde(flatten)]
     identity: JsonIdentity<'a>,
     #[serde(rename = "self")]
-    self_value: f64,
-    inclusive: Option<f64>,
-    calls: Option<f64>,
+    self_value: JsonValue,
+    inclusive: Option<JsonValue>,
+    calls: Option<JsonValue>,
     /// The row's self value over the total self value (0 when the total is 0).
     self_share: f64,
     metric: &'a str,
@@ -263,6 +303,7 @@ struct JsonRow<'a> {
 
 impl<'a> JsonRow<'a> {
     fn new(row: &'a Row, total: f64) -> JsonRow<'a> {
+        let value = JsonValue::of_unit(&row.unit);
         JsonRow {
             identity: JsonIdentity::new(
                 &row.name,
@@ -272,9 +313,9 @@ impl<'a> JsonRow<'a> {
                 &row.module,
                 row.address,
             ),
-            self_value: row.self_value,
-            inclusive: row.inclusive,
-            calls: row.calls,
+            self_value: value(row.self_value),
+            inclusive: row.inclusive.map(&value),
+            calls: row.calls.map(JsonValue::calls),
             self_share: if total == 0.0 {
                 0.0
             } else {
@@ -394,9 +435,9 @@ pub fn write_top(
 #[derive(Debug, Serialize)]
 struct JsonValues {
     #[serde(rename = "self")]
-    self_value: f64,
-    inclusive: Option<f64>,
-    calls: Option<f64>,
+    self_value: JsonValue,
+    inclusive: Option<JsonValue>,
+    calls: Option<JsonValue>,
 }
 
 /// One row of `diff --json`.
@@ -406,8 +447,8 @@ struct JsonDiffRow<'a> {
     identity: JsonIdentity<'a>,
     base: Option<JsonValues>,
     new: Option<JsonValues>,
-    self_change: f64,
-    inclusive_change: Option<f64>,
+    self_change: JsonValue,
+    inclusive_change: Option<JsonValue>,
     self_relative: Option<f64>,
     inclusive_relative: Option<f64>,
     metric: &'a str,
@@ -416,10 +457,11 @@ struct JsonDiffRow<'a> {
 
 impl<'a> JsonDiffRow<'a> {
     fn new(row: &'a DiffRow, diff: &'a Diff) -> JsonDiffRow<'a> {
+        let value = JsonValue::of_unit(&diff.unit);
         let values = |v: &Values| JsonValues {
-            self_value: v.self_value,
-            inclusive: v.inclusive,
-            calls: v.calls,
+            self_value: value(v.self_value),
+            inclusive: v.inclusive.map(&value),
+            calls: v.calls.map(JsonValue::calls),
         };
         JsonDiffRow {
             identity: JsonIdentity::new(
@@ -432,8 +474,8 @@ impl<'a> JsonDiffRow<'a> {
             ),
             base: row.base.as_ref().map(values),
             new: row.new.as_ref().map(values),
-            self_change: row.self_change,
-            inclusive_change: row.inclusive_change,
+            self_change: value(row.self_change),
+            inclusive_change: row.inclusive_change.map(&value),
             self_relative: row.self_relative,
             inclusive_relative: row.inclusive_relative,
             metric: &diff.value_type,

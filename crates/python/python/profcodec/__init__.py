@@ -12,9 +12,17 @@ Python, read by the profcodec Rust crates.
   ``"profile"``) as ``pyarrow.Table`` objects, imported through the Arrow C stream interface;
   :meth:`Input.to_pandas` as pandas DataFrames; :meth:`Input.arrow_stream` as an
   :class:`ArrowStream` any Arrow library reads (``__arrow_c_stream__``).
+- :meth:`Input.validate`, :meth:`Input.dump` (and :meth:`Input.records`) and
+  :meth:`Input.rewrite` are ``profcodec validate``, ``dump`` and ``rewrite``;
+  :meth:`Input.convert` writes what ``profcodec convert`` writes, the timelines (``perfetto``,
+  ``chrome``) included.
 - :class:`Profile` is the format-neutral profile model; ``top()`` answers which functions,
   lines or modules cost the most; ``to_folded()`` and ``convert(to=...)`` write folded stacks,
   callgrind, speedscope, pprof or the Firefox Profiler's format, as ``profcodec convert`` does.
+- :func:`diff` compares two profiles as ``profcodec diff`` does (a :class:`Diff`).
+- :func:`sql` runs a SQL query over the inputs' tables and :func:`export_parquet` writes them
+  as a Parquet dataset, as ``profcodec sql`` and ``profcodec export`` do (with the package
+  built with its cargo feature ``sql``).
 - :mod:`profcodec.hpctoolkit`: ``read(path)`` returns what hatchet's
   ``GraphFrame.from_hpctoolkit_latest(path)`` returns, many times faster; ``Database`` gives
   per-profile values and traces as NumPy arrays.
@@ -32,11 +40,22 @@ from ._errors import (
     UnknownFormatError,
     UnsupportedError,
 )
-from ._profcodec import ArrowStream, Input, Profile, Top, open
+from ._profcodec import (
+    ArrowStream,
+    Diff,
+    Input,
+    Profile,
+    Top,
+    diff,
+    export_parquet,
+    open,
+    sql,
+)
 from . import hpctoolkit
 
 __all__ = [
     "ArrowStream",
+    "Diff",
     "Error",
     "FileError",
     "InvalidDataError",
@@ -46,6 +65,9 @@ __all__ = [
     "Top",
     "UnknownFormatError",
     "UnsupportedError",
+    "diff",
+    "export_parquet",
     "hpctoolkit",
     "open",
+    "sql",
 ]

@@ -11,6 +11,10 @@ import pyarrow
 
 _Path = Union[str, "os.PathLike[str]"]
 _Target = Literal["folded", "callgrind", "speedscope", "pprof", "firefox"]
+_InputTarget = Literal[
+    "folded", "callgrind", "speedscope", "pprof", "firefox", "perfetto", "chrome"
+]
+_Paths = Union[_Path, Sequence[_Path]]
 
 def open(path: _Path) -> Input:
     """Opens a profile file or folder and detects its format.
@@ -35,6 +39,40 @@ class Input:
         """The format version as the file states it."""
     def info(self) -> Dict[str, Any]:
         """What ``profcodec info --json`` prints: ``format``, ``version``, ``details``."""
+    def validate(self, *, allow_trailing: bool = False) -> List[Dict[str, Any]]:
+        """Decodes and checks everything, as ``profcodec validate``: the findings that are not
+        damage (``finding``, ``offset``, ``size``, ``message``). Raises InvalidDataError on
+        damage, and on trailing data unless ``allow_trailing``."""
+    def dump(
+        self,
+        path: Optional[_Path] = None,
+        *,
+        format: Literal["json", "ndjson"] = "json",
+        pretty: bool = False,
+        partial: bool = False,
+        overwrite: bool = False,
+    ) -> Optional[str]:
+        """The full content as flat JSON records, as ``profcodec dump``: a str, or None after
+        writing ``path`` atomically. ``partial=True`` ends a damaged input's dump with an
+        ``error`` record instead of raising."""
+    def records(self) -> List[Dict[str, Any]]:
+        """The records of ``dump()`` as dicts, the header first."""
+    def report(
+        self,
+        out: _Path,
+        base: Optional[_Path] = None,
+        *,
+        overwrite: bool = False,
+        metric: Optional[str] = None,
+        min_width: float = 0.1,
+    ) -> None:
+        """The HTML report ``profcodec report`` writes, into the folder ``out`` (compared
+        with the profile at ``base``)."""
+    def rewrite(
+        self, out: _Path, to: Optional[str] = None, *, overwrite: bool = False
+    ) -> Dict[str, List[str]]:
+        """Decodes and encodes the input again at ``out`` (another version or format with
+        ``to``), as ``profcodec rewrite``: ``dropped`` and ``copied``."""
     def profile(self) -> Profile:
         """The input in the format-neutral profile model."""
     @property
@@ -65,14 +103,21 @@ class Input:
         with ``overwrite=True``; a folder, or the input itself, never."""
     def convert(
         self,
-        to: _Target,
+        to: _InputTarget,
         path: Optional[_Path] = None,
         *,
         metric: Optional[str] = None,
         overwrite: bool = False,
+        max_output: Optional[int] = None,
+        threads: Optional[Sequence[str]] = None,
+        ranks: Optional[Sequence[int]] = None,
+        from_ns: Optional[int] = None,
+        until_ns: Optional[int] = None,
+        depth: Optional[int] = None,
     ) -> Optional[bytes]:
-        """The input as ``profcodec convert --to TO`` writes it: bytes, or None after writing
-        ``path`` atomically."""
+        """The input as ``profcodec convert --to TO`` writes it (the timelines ``perfetto``
+        and ``chrome`` with their filters): bytes, or None after writing ``path``
+        atomically."""
     def __fspath__(self) -> str: ...
 
 class ArrowStream:
@@ -158,6 +203,65 @@ class Top:
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame."""
     def __len__(self) -> int: ...
+
+class Diff:
+    """The answer of :func:`diff`."""
+
+    @property
+    def value_type(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def base_total(self) -> Dict[str, Optional[float]]:
+        """``self`` and ``inclusive``."""
+    @property
+    def new_total(self) -> Dict[str, Optional[float]]:
+        """``self`` and ``inclusive``."""
+    @property
+    def rows(self) -> List[Dict[str, Any]]:
+        """The rows of ``profcodec diff --json``."""
+    def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame."""
+    def __len__(self) -> int: ...
+
+def diff(
+    base: Union[_Path, Profile],
+    new: Union[_Path, Profile],
+    metric: Optional[str] = None,
+    *,
+    by: str = "self",
+    group: str = "function",
+    limit: Optional[int] = 20,
+    thread: Optional[int] = None,
+    rank: Optional[int] = None,
+    process: Optional[int] = None,
+    mean: bool = False,
+) -> Diff:
+    """What changed from ``base`` to ``new``, as ``profcodec diff`` compares them."""
+
+def sql(
+    query: str,
+    paths: _Paths,
+    *,
+    memory_limit: Optional[int] = 1 << 30,
+    timeout: Optional[float] = None,
+) -> "pyarrow.Table":
+    """A read-only SQL query over the inputs' tables, as ``profcodec sql`` runs it. Needs
+    pyarrow, and the package built with its ``sql`` feature."""
+
+def export_parquet(
+    paths: _Paths,
+    out: Optional[_Path] = None,
+    *,
+    compression: Literal["zstd", "snappy", "none"] = "zstd",
+    tables: Optional[Sequence[str]] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    dry_run: bool = False,
+) -> Dict[str, int]:
+    """The inputs' tables as a Hive-partitioned Parquet dataset in ``out``, as
+    ``profcodec export --parquet`` writes it: rows per table. Needs the package built with
+    its ``sql`` feature."""
 
 class Database:
     """An HPCToolkit database directory, its files memory-mapped."""

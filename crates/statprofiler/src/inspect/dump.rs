@@ -13,7 +13,7 @@ use crate::{Frame, PerlStr, Reader, Record};
 pub(super) fn dump(input: &Source<'_>, dump: &mut Dump<'_>) -> Result<(), Error> {
     let session = session(input)?;
     dump.header(&DumpHeader {
-        format: "statprofiler",
+        format: crate::FORMAT_NAME,
         version: 1,
         session: session.is_some(),
     })?;

@@ -23,7 +23,7 @@ use profcodec_common::inspect::{
 };
 
 use crate::Container;
-use crate::session::{Process, SessionError, session_of};
+use crate::session::{Process, SessionError, session_of_input};
 
 mod dump;
 mod info;
@@ -74,7 +74,7 @@ fn container_name(c: Container) -> &'static str {
 /// The input as a session: a folder of `=statprofiler` files, or a template prefix (a path that
 /// is not a file but names `<prefix>.<id>.<ordinal>` files); `None` for a single file.
 fn session(input: &Source<'_>) -> Result<Option<Vec<Process>>, Error> {
-    session_of(input.path).map_err(|e| {
+    session_of_input(input.path, input.bytes).map_err(|e| {
         let offset = match &e {
             SessionError::Invalid { source, .. } => source.offset(),
             _ => None,

@@ -1,279 +1,19 @@
-//! HPCToolkit databases in Python: `profcodec.hpctoolkit.Database` (per-profile values and
-//! traces as NumPy arrays) and the columns behind `profcodec.hpctoolkit.read` (a hatchet
-//! GraphFrame).
-//!
-//! The hatchet reading reproduces `hatchet.GraphFrame.from_hpctoolkit_latest` (hatchet's
-//! `readers/hpctoolkit_reader_latest.py`, summary mode): the tree below the first main-thread
-//! entry point in meta.db's order, each context named as hatchet names it, the summary
-//! profile's statistics of the chosen metrics as columns named `time (inc)`, `time`,
-//! `time:min`... Rust walks the files and returns column arrays; the Python layer
-//! (`profcodec/hpctoolkit.py`) builds the DataFrame and the GraphFrame from them, and Rust
-//! makes hatchet's `Node` and `Frame` objects in one loop ([`hatchet_nodes`]).
+//! The hatchet reading of a database: the columns of `hatchet.GraphFrame.from_hpctoolkit_latest`
+//! in summary mode ([`hatchet_columns`]), and hatchet's `Node` and `Frame` objects for its rows
+//! made in one loop ([`hatchet_nodes`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use profcodec::Opened;
-use profcodec_hpctoolkit::read::{
-    Combine, ContextNode, EntryPointKind, FileIndex, FunctionIndex, LexicalType, ModuleIndex,
-};
+use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::errors::{Error, Kind};
-
-type Db = profcodec_hpctoolkit::Database<Opened>;
-
-/// An HPCToolkit database directory, its files memory-mapped.
-#[pyclass(name = "Database", module = "profcodec.hpctoolkit", frozen)]
-pub(crate) struct Database {
-    db: Db,
-    path: PathBuf,
-}
-
-/// The meta.db of the database directory `path`, mapped through `profcodec::open`.
-fn meta_of(path: &std::path::Path) -> Result<Opened, Error> {
-    if !path.is_dir() {
-        // Through open: a missing path or a file says what it is.
-        let opened = profcodec::open(path)?;
-        return Err(Error::new(
-            Kind::Unsupported,
-            format!(
-                "{}: {} is not an HPCToolkit database directory",
-                path.display(),
-                opened.format()
-            ),
-        ));
-    }
-    member(path, profcodec_hpctoolkit::FileKind::Meta)?.ok_or_else(|| {
-        Error::new(
-            Kind::UnknownFormat,
-            format!("{}: not an HPCToolkit database: no meta.db", path.display()),
-        )
-    })
-}
-
-/// The database's file of `kind`, mapped, if it has one.
-fn member(
-    path: &std::path::Path,
-    kind: profcodec_hpctoolkit::FileKind,
-) -> Result<Option<Opened>, Error> {
-    let file = path.join(kind.file_name());
-    Ok(if file.is_file() {
-        Some(profcodec::open(&file)?)
-    } else {
-        None
-    })
-}
-
-/// Maps the database's files (meta.db required) and cross-links them.
-fn open_db(path: &std::path::Path) -> Result<Db, Error> {
-    use profcodec_hpctoolkit::FileKind;
-    Ok(profcodec_hpctoolkit::Database::from_parts(
-        meta_of(path)?,
-        member(path, FileKind::Profile)?,
-        member(path, FileKind::Cct)?,
-        member(path, FileKind::Trace)?,
-    )?)
-}
-
-fn no_file(path: &std::path::Path, name: &str) -> Error {
-    Error::new(
-        Kind::Unsupported,
-        format!("{}: the database has no {name}", path.display()),
-    )
-}
-
-#[pymethods]
-impl Database {
-    #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let db = py.detach(|| open_db(&path))?;
-        Ok(Database { db, path })
-    }
-
-    /// The database directory.
-    #[getter]
-    fn path(&self) -> PathBuf {
-        self.path.clone()
-    }
-
-    /// The title hpcprof gave the database (usually the program's name).
-    #[getter]
-    fn title(&self) -> PyResult<String> {
-        Ok(self.db.meta().title().map_err(Error::from)?.to_owned())
-    }
-
-    /// Checks every file and every cross-reference once (what `profcodec validate` checks).
-    /// Raises profcodec.InvalidDataError at the first damage.
-    fn validate(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.db.validate()).map_err(Error::from)?;
-        Ok(())
-    }
-
-    /// The metric ids of meta.db: a list of dicts, one per propagated metric id (`role`
-    /// "propagated": thread profiles and cct.db) and per summary statistic id (`role`
-    /// "summary": the summary profile), with the metric's `name`, the `scope` name and the
-    /// statistic's `combine` ("sum", "min", "max"; None for propagated ids).
-    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let meta = self.db.meta();
-        let list = PyList::empty(py);
-        let scope_name = |s| meta.scope(s).map(|s| s.name).map_err(Error::from);
-        for metric in meta.metrics() {
-            let metric = metric.map_err(Error::from)?;
-            for psi in meta.scope_instances(&metric) {
-                let psi = psi.map_err(Error::from)?;
-                let d = PyDict::new(py);
-                d.set_item("id", psi.prop_metric_id)?;
-                d.set_item("role", "propagated")?;
-                d.set_item("name", metric.name)?;
-                d.set_item("scope", scope_name(psi.scope)?)?;
-                d.set_item("combine", py.None())?;
-                list.append(d)?;
-            }
-            for ss in meta.summaries(&metric) {
-                let ss = ss.map_err(Error::from)?;
-                let d = PyDict::new(py);
-                d.set_item("id", ss.stat_metric_id)?;
-                d.set_item("role", "summary")?;
-                d.set_item("name", metric.name)?;
-                d.set_item("scope", scope_name(ss.scope)?)?;
-                d.set_item("combine", ss.combine.to_string())?;
-                list.append(d)?;
-            }
-        }
-        Ok(list)
-    }
-
-    /// The profiles of profile.db: a list of dicts with `profile` (the profile index, 0 the
-    /// summary), `summary` (bool) and one entry per identifier of its tuple, named as meta.db
-    /// names the kind in lower case ("rank", "thread", "gpucontext"...) with the logical id
-    /// (the physical one for "node" and "core", as hatchet reads them).
-    fn profiles<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let profiles = self
-            .db
-            .profile()
-            .ok_or_else(|| no_file(&self.path, "profile.db"))?;
-        let kinds: Vec<String> = self
-            .db
-            .meta()
-            .id_names()
-            .map(|n| n.map(|n| n.to_lowercase()))
-            .collect::<Result<_, _>>()
-            .map_err(Error::from)?;
-        let list = PyList::empty(py);
-        for p in profiles.profiles() {
-            let p = p.map_err(Error::from)?;
-            let d = PyDict::new(py);
-            d.set_item("profile", p.index)?;
-            d.set_item("summary", p.is_summary())?;
-            for id in p.id_tuple.iter().flat_map(|t| t.ids) {
-                let kind = kinds
-                    .get(usize::from(id.kind))
-                    .cloned()
-                    .unwrap_or_else(|| format!("kind {}", id.kind));
-                let value = if matches!(kind.as_str(), "node" | "core") {
-                    id.physical_id.get()
-                } else {
-                    u64::from(id.logical_id.get())
-                };
-                d.set_item(kind, value)?;
-            }
-            list.append(d)?;
-        }
-        Ok(list)
-    }
-
-    /// The values of profile.db as NumPy arrays: a dict of `ctx_id` (uint32), `metric_id`
-    /// (uint16) and `value` (float64), for one profile, or for every profile with a
-    /// `profile` (uint32) array too. Only the values stored (non-zero) are listed.
-    #[pyo3(signature = (profile=None))]
-    fn values<'py>(&self, py: Python<'py>, profile: Option<u32>) -> PyResult<Bound<'py, PyDict>> {
-        let profiles = self
-            .db
-            .profile()
-            .ok_or_else(|| no_file(&self.path, "profile.db"))?;
-        if let Some(p) = profile
-            && p >= profiles.profile_count()
-        {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                "profile {p}: profile.db has {} profiles",
-                profiles.profile_count()
-            )));
-        }
-        let columns = py.detach(|| -> Result<_, Error> {
-            let mut prof = Vec::new();
-            let mut ctx = Vec::new();
-            let mut metric = Vec::new();
-            let mut value = Vec::new();
-            let mut add = |p: &profcodec_hpctoolkit::read::Profile<'_>| {
-                for (ctx_id, values) in p.contexts() {
-                    for v in values {
-                        prof.push(p.index);
-                        ctx.push(ctx_id);
-                        metric.push(v.metric_id());
-                        value.push(v.value());
-                    }
-                }
-            };
-            match profile {
-                Some(i) => add(&profiles.profile(i)?),
-                None => {
-                    for p in profiles.profiles() {
-                        add(&p?);
-                    }
-                }
-            }
-            Ok((prof, ctx, metric, value))
-        })?;
-        let (prof, ctx, metric, value) = columns;
-        let d = PyDict::new(py);
-        if profile.is_none() {
-            d.set_item("profile", prof.into_pyarray(py))?;
-        }
-        d.set_item("ctx_id", ctx.into_pyarray(py))?;
-        d.set_item("metric_id", metric.into_pyarray(py))?;
-        d.set_item("value", value.into_pyarray(py))?;
-        Ok(d)
-    }
-
-    /// The traces of trace.db as NumPy arrays: a dict of `profile` (uint32, the profIndex of
-    /// profile.db), `timestamp` (uint64, ns) and `ctx_id` (uint32; 0 when the thread was not
-    /// running), line after line, each sorted by time. `profile` selects one line's profile.
-    #[pyo3(signature = (profile=None))]
-    fn traces<'py>(&self, py: Python<'py>, profile: Option<u32>) -> PyResult<Bound<'py, PyDict>> {
-        let traces = self
-            .db
-            .trace()
-            .ok_or_else(|| no_file(&self.path, "trace.db"))?;
-        let (prof, time, ctx) = py.detach(|| -> Result<_, Error> {
-            let (mut prof, mut time, mut ctx) = (Vec::new(), Vec::new(), Vec::new());
-            for t in traces.traces() {
-                let t = t?;
-                if profile.is_some_and(|p| p != t.prof_index) {
-                    continue;
-                }
-                prof.extend(std::iter::repeat_n(t.prof_index, t.elems.len()));
-                time.extend(t.elems.iter().map(|e| e.timestamp()));
-                ctx.extend(t.elems.iter().map(|e| e.ctx_id()));
-            }
-            Ok((prof, time, ctx))
-        })?;
-        let d = PyDict::new(py);
-        d.set_item("profile", prof.into_pyarray(py))?;
-        d.set_item("timestamp", time.into_pyarray(py))?;
-        d.set_item("ctx_id", ctx.into_pyarray(py))?;
-        Ok(d)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "<profcodec.hpctoolkit.Database {:?}>",
-            self.path.display().to_string()
-        )
-    }
-}
+use super::{Error, Failure, member, meta_of, no_file};
+use crate::FileKind;
+use crate::read::{
+    Combine, ContextNode, EntryPointKind, FileIndex, FunctionIndex, LexicalType, ModuleIndex,
+};
 
 /// The columns of hatchet's summary-mode GraphFrame of the database at `path` (see
 /// `profcodec.hpctoolkit.read`, which passes hatchet's options). Only meta.db and profile.db
@@ -287,7 +27,7 @@ impl Database {
 #[pyfunction]
 #[pyo3(signature = (path, *, metric_names, metric_scopes, summary_metrics, label_function_nodes, max_depth, min_percentage_of_application_time, directory_mapping, exclude))]
 #[allow(clippy::too_many_arguments)] // hatchet's keyword arguments
-pub(crate) fn hatchet_columns<'py>(
+pub(super) fn hatchet_columns<'py>(
     py: Python<'py>,
     path: PathBuf,
     metric_names: Vec<String>,
@@ -312,15 +52,20 @@ pub(crate) fn hatchet_columns<'py>(
     for e in &exclude {
         options.exclude(e)?;
     }
-    let tree = py.detach(|| -> Result<_, Error> {
-        use profcodec_hpctoolkit::{FileKind, MetaDb, ProfileDb};
+    let tree = py.detach(|| -> Result<_, Failure> {
+        use crate::{MetaDb, ProfileDb};
         let meta = meta_of(&path)?;
         let profile =
             member(&path, FileKind::Profile)?.ok_or_else(|| no_file(&path, "profile.db"))?;
-        let meta = MetaDb::parse(meta.bytes())?;
+        let meta = MetaDb::parse(meta.as_ref())?;
         // Before anything reads meta.db's arrays: aliased ones would make the walk quadratic.
         meta.check_overlaps()?;
-        hatchet_tree(meta, ProfileDb::parse(profile.bytes())?, &path, &options)
+        Ok(hatchet_tree(
+            meta,
+            ProfileDb::parse(profile.as_ref())?,
+            &path,
+            &options,
+        )?)
     })?;
     tree.into_py_dict(py)
 }
@@ -328,7 +73,7 @@ pub(crate) fn hatchet_columns<'py>(
 /// A NumPy array of Python objects.
 type NodeArray = PyArray1<Py<PyAny>>;
 
-/// Builds hatchet's `Frame` and `Node` objects for the rows of [`Database::hatchet_columns`]
+/// Builds hatchet's `Frame` and `Node` objects for the rows of [`hatchet_columns`]
 /// (`kind` indexes hatchet's node types, `name_id` the unique `names`, `u32::MAX` for none) in
 /// one loop and links them (`parents`, `children`). Returns the roots (a list) and the nodes in
 /// row order (a NumPy object array, the DataFrame's index as it is).
@@ -339,7 +84,7 @@ type NodeArray = PyArray1<Py<PyAny>>;
 /// constructors.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the columns of one table
-pub(crate) fn hatchet_nodes<'py>(
+pub(super) fn hatchet_nodes<'py>(
     py: Python<'py>,
     frame_class: Bound<'py, PyAny>,
     node_class: Bound<'py, PyAny>,
@@ -641,7 +386,7 @@ struct SourceNode {
 /// The names of a walk, each computed once per function, source position and instruction;
 /// files and modules decoded once.
 struct Lookup<'o, 'a> {
-    meta: profcodec_hpctoolkit::MetaDb<'a>,
+    meta: crate::MetaDb<'a>,
     options: &'o HatchetOptions,
     names: Names,
     functions: FastMap<FunctionIndex, FunctionNode>,
@@ -770,7 +515,7 @@ struct MetricColumns {
 
 /// hatchet's `_read_metric_descriptions` in summary mode.
 fn metric_columns(
-    meta: &profcodec_hpctoolkit::MetaDb<'_>,
+    meta: &crate::MetaDb<'_>,
     options: &HatchetOptions,
 ) -> Result<MetricColumns, Error> {
     let mut columns = MetricColumns {
@@ -843,8 +588,8 @@ fn metric_columns(
 /// hatchet's summary-mode reading of `db`: the rows below the first main-thread entry point
 /// and the metric columns of the summary profile.
 fn hatchet_tree(
-    meta: profcodec_hpctoolkit::MetaDb<'_>,
-    profiles: profcodec_hpctoolkit::ProfileDb<'_>,
+    meta: crate::MetaDb<'_>,
+    profiles: crate::ProfileDb<'_>,
     path: &std::path::Path,
     options: &HatchetOptions,
 ) -> Result<HatchetTree, Error> {
@@ -916,11 +661,11 @@ fn hatchet_tree(
         };
         if let Some(min) = options.min_percentage {
             let Some(time_col) = metrics.time else {
-                return Err(Error::new(
-                    Kind::Unsupported,
+                return Err(Error::Unsupported(
                     "min_percentage_of_application_time needs the time (inc) column: \
                      metric_names with \"time\", metric_scopes with \"i\" and \
-                     summary_metrics with \"sum\"",
+                     summary_metrics with \"sum\""
+                        .to_owned(),
                 ));
             };
             let total = total_time.unwrap_or(f64::NAN);
@@ -991,13 +736,10 @@ fn hatchet_tree(
         }
     }
     if tree.ctx_id.is_empty() {
-        return Err(Error::new(
-            Kind::Unsupported,
-            format!(
-                "{}: hatchet reads the tree of the main-thread entry point, and meta.db has none",
-                path.display()
-            ),
-        ));
+        return Err(Error::Unsupported(format!(
+            "{}: hatchet reads the tree of the main-thread entry point, and meta.db has none",
+            path.display()
+        )));
     }
     tree.names = lookup.names.names;
     tree.fill_columns(&summary, &metrics);
@@ -1038,11 +780,7 @@ impl HatchetTree {
     /// The metric columns from the summary profile, and the columns' order: pandas makes a
     /// DataFrame's columns from its records in order of first appearance, and each of
     /// hatchet's records lists its metrics in the order of the stored values, then `name`.
-    fn fill_columns(
-        &mut self,
-        summary: &profcodec_hpctoolkit::read::Profile<'_>,
-        metrics: &MetricColumns,
-    ) {
+    fn fill_columns(&mut self, summary: &crate::read::Profile<'_>, metrics: &MetricColumns) {
         let n = self.ctx_id.len();
         let mut values = vec![vec![f64::NAN; n]; metrics.names.len()];
         let mut seen = vec![false; metrics.names.len()];

@@ -1,0 +1,150 @@
+//! `profcodec.diff(base, new)` and `profcodec.Diff`: what changed between two profiles, as
+//! `profcodec diff` compares them (`profcodec::profile::diff`) and as `profcodec diff --json`
+//! writes its rows (`profcodec::text::write_diff_json`).
+
+use std::path::PathBuf;
+
+use profcodec::profile::{self as model, IdKind};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{Error, Kind};
+use crate::profile::{Profile, query};
+
+/// What changed between two profiles: rows matched by function (or line, or module) with both
+/// values, the change and the relative change, largest change first. Made by
+/// `profcodec.diff()`.
+#[pyclass(name = "Diff", module = "profcodec", frozen)]
+pub(crate) struct Diff {
+    inner: model::Diff,
+}
+
+/// A profile to compare: a `Profile` as it is, or a path (or `Input`) read into one.
+fn profile_of(py: Python<'_>, side: &Bound<'_, PyAny>) -> PyResult<Py<Profile>> {
+    if let Ok(profile) = side.cast::<Profile>() {
+        return Ok(profile.clone().unbind());
+    }
+    let path: PathBuf = side.extract()?;
+    let input = crate::input::open(py, path)?;
+    Py::new(py, input.to_profile(py)?)
+}
+
+/// What changed from `base` to `new` (each a path, an `Input` or a `Profile`), as
+/// `profcodec diff` compares them: every function (or line, or module) of either profile,
+/// matched by name, file, line and module, with both sides' values and the absolute and
+/// relative change, largest absolute change first.
+///
+/// Arguments as `Profile.top()`'s: `metric` (by default the base profile's main one, which
+/// must have the same unit in both), `by` ("self" or "inclusive": the change that orders the
+/// rows), `group` ("function", "line" or "module"), `limit` (the most rows; None for all),
+/// `thread`, `rank` or `process` (only those contexts, in both) and `mean`.
+///
+/// Raises profcodec.QueryError for an unknown metric or units that differ.
+#[pyfunction]
+#[pyo3(signature = (base, new, metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments
+pub(crate) fn diff(
+    py: Python<'_>,
+    base: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    metric: Option<String>,
+    by: &str,
+    group: &str,
+    limit: Option<usize>,
+    thread: Option<u64>,
+    rank: Option<u64>,
+    process: Option<u64>,
+    mean: bool,
+) -> PyResult<Diff> {
+    let query = query(
+        metric,
+        by,
+        group,
+        limit,
+        [
+            (IdKind::Thread, thread),
+            (IdKind::Rank, rank),
+            (IdKind::Process, process),
+        ],
+        mean,
+    )?;
+    let (base, new) = (profile_of(py, base)?, profile_of(py, new)?);
+    let (base, new) = (base.get().model(), new.get().model());
+    let inner = py
+        .detach(|| model::diff(base, new, &query))
+        .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
+    Ok(Diff { inner })
+}
+
+#[pymethods]
+impl Diff {
+    /// The value type compared.
+    #[getter]
+    fn value_type(&self) -> &str {
+        &self.inner.value_type
+    }
+
+    /// Its unit ("seconds", "nanoseconds", "samples"...).
+    #[getter]
+    fn unit(&self) -> &str {
+        &self.inner.unit
+    }
+
+    /// The base profile's totals: a dict with `self` (every group's self value summed) and
+    /// `inclusive` (the roots' inclusive values summed; None where the values are flat).
+    #[getter]
+    fn base_total<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        total(py, &self.inner.base_total)
+    }
+
+    /// The new profile's totals, as `base_total`.
+    #[getter]
+    fn new_total<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        total(py, &self.inner.new_total)
+    }
+
+    /// The rows, as `profcodec diff --json` writes them: dicts with `name`, `function`,
+    /// `file`, `line`, `module`, `address`, `base` and `new` (dicts of `self`, `inclusive` and
+    /// `calls`; None on the side that lacks the row), `self_change`, `inclusive_change`,
+    /// `self_relative`, `inclusive_relative` (None where the base is 0), `metric` and `unit`.
+    #[getter]
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut json = Vec::new();
+        profcodec::text::write_diff_json(&mut json, &self.inner)
+            .map_err(|e| Error::io(e.to_string(), &e))?;
+        let rows = py
+            .import("json")?
+            .call_method1("loads", (String::from_utf8_lossy(&json),))?;
+        Ok(rows.cast_into::<PyList>()?)
+    }
+
+    /// The rows as a pandas DataFrame (pandas must be installed), `base` and `new` flattened
+    /// into columns `base.self`, `new.inclusive`...
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("pandas")?
+            .call_method1("json_normalize", (self.rows(py)?,))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.rows.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<profcodec.Diff: {} rows of {} ({}), total self {} -> {}>",
+            self.inner.rows.len(),
+            self.inner.value_type,
+            self.inner.unit,
+            self.inner.base_total.self_value,
+            self.inner.new_total.self_value
+        )
+    }
+}
+
+/// A total as a dict: `self` and `inclusive`.
+fn total<'py>(py: Python<'py>, total: &model::Total) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("self", total.self_value)?;
+    d.set_item("inclusive", total.inclusive)?;
+    Ok(d)
+}

@@ -1,0 +1,61 @@
+//! `Input.report()`: the HTML report `profcodec report` writes, by the same library function
+//! (`profcodec::report::report`) under the same output policy.
+
+use std::path::PathBuf;
+
+use profcodec::output::{OutputPath, Overwrite};
+use profcodec::report::{Error as ReportError, Input, Options};
+use pyo3::prelude::*;
+
+use crate::convert::{policy_error, write_error};
+use crate::errors::{Error, Kind};
+
+/// A report's error as Python raises it: an input's as its other methods raise it, an unknown
+/// metric as a QueryError, a write as a FileError.
+fn report_error(e: ReportError) -> Error {
+    use profcodec::report::ReportError as Page;
+    match e {
+        ReportError::Open(e) => e.into(),
+        // As the input's other methods raise it.
+        ReportError::Read { source, .. } => source.into(),
+        ReportError::Report(Page::Query(q)) => Error::new(Kind::Query, q.to_string()),
+        ReportError::Report(Page::Io(ref io)) | ReportError::Io(ref io) => {
+            Error::io(e.to_string(), io)
+        }
+        e => Error::new(Kind::File, e.to_string()),
+    }
+}
+
+/// Writes the report of `opened` (compared with the profile at `base`) into the folder `out`,
+/// checked against the output policy before anything is read. The GIL is released meanwhile.
+pub(crate) fn report(
+    py: Python<'_>,
+    opened: &profcodec::Opened,
+    out: PathBuf,
+    base: Option<PathBuf>,
+    overwrite: bool,
+    metric: Option<String>,
+    min_width: f64,
+) -> PyResult<()> {
+    let mut spec = OutputPath::folder(out)
+        .overwrite(Overwrite::from_force(overwrite))
+        .input(opened.path());
+    if let Some(base) = &base {
+        spec = spec.input(base);
+    }
+    let checked = spec.check().map_err(policy_error)?;
+    let mut options = Options::new().min_width(min_width);
+    options.metric = metric;
+    py.detach(|| {
+        let base = base.as_deref().map(Input::Path);
+        profcodec::report::report(
+            &[Input::Opened(opened)],
+            base,
+            &options,
+            checked,
+            &mut |_| {},
+        )
+    })
+    .map(|_| ())
+    .map_err(|e| write_error(e, report_error).into())
+}

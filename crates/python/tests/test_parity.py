@@ -1,0 +1,444 @@
+"""What one face can do, the other can: every subcommand of the command line has its Python
+counterpart (``COUNTERPARTS``), and each verb gives in Python what it gives on the command line
+for the same corpus input: validate's findings, dump's records, rewrite's bytes, diff's rows,
+the timelines, sql's rows and the Parquet export."""
+
+import collections
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+import profcodec
+from conftest import corpus_dir
+from test_formats import NO_PROFILE, inputs
+
+CORPUS = corpus_dir()
+
+#: Each subcommand of ``profcodec --help`` and what does the same in Python: a function of the
+#: package, or ``Class.method``.
+COUNTERPARTS = {
+    "info": "Input.info",
+    "validate": "Input.validate",
+    "dump": "Input.dump",
+    "rewrite": "Input.rewrite",
+    "top": "Profile.top",
+    "diff": "diff",
+    "convert": "Input.convert",
+    "export": "export_parquet",
+    "sql": "sql",
+    "report": "Input.report",
+}
+
+
+def subcommands(cli):
+    """The subcommands ``profcodec --help`` lists (``help`` aside)."""
+    out = subprocess.run([str(cli), "--help"], capture_output=True, text=True, check=True)
+    section = out.stdout.split("Commands:", 1)[1].split("\n\n", 1)[0]
+    names = [m.group(1) for m in re.finditer(r"^  ([a-z][a-z-]*)\s", section, re.M)]
+    assert names, out.stdout
+    return [name for name in names if name != "help"]
+
+
+def counterpart(name):
+    """The Python object ``COUNTERPARTS`` names: ``Class.method`` or a function."""
+    item = profcodec
+    for part in name.split("."):
+        item = getattr(item, part)
+    return item
+
+
+def test_every_subcommand_has_a_python_counterpart(cli):
+    commands = subcommands(cli)
+    assert {"info", "validate", "dump", "rewrite", "top", "diff", "convert", "sql"} <= set(
+        commands
+    )
+    missing = [c for c in commands if c not in COUNTERPARTS]
+    assert not missing, f"subcommands without a Python counterpart in COUNTERPARTS: {missing}"
+    for command in commands:
+        try:
+            item = counterpart(COUNTERPARTS[command])
+        except AttributeError:
+            pytest.fail(f"profcodec {command}: its counterpart {COUNTERPARTS[command]} is missing")
+        assert callable(item) and item.__doc__, COUNTERPARTS[command]
+
+
+def run_cli(cli, *args):
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True)
+
+
+def sample():
+    """Up to three inputs of each format (the first, the largest, the last), and one of each
+    kind that holds no profile (a trace alone, one file of a database)."""
+    if CORPUS is None:
+        return []
+    by_codec = collections.defaultdict(list)
+    no_profile = {}
+    for path in inputs():
+        if path.name.endswith(NO_PROFILE):
+            suffix = next(s for s in NO_PROFILE if path.name.endswith(s))
+            no_profile.setdefault(suffix, path)
+            continue
+        by_codec[profcodec.open(path).codec].append(path)
+
+    def size(p):
+        return sum(f.stat().st_size for f in p.iterdir()) if p.is_dir() else p.stat().st_size
+
+    chosen = []
+    for paths in by_codec.values():
+        for p in (paths[0], max(paths, key=size), paths[-1]):
+            if p not in chosen:
+                chosen.append(p)
+    return chosen + list(no_profile.values())
+
+
+def ids(path):
+    return f"{path.parent.name}/{path.name}"
+
+
+@pytest.mark.parametrize("path", sample(), ids=ids)
+def test_validate_is_the_command_lines(cli, path):
+    out = run_cli(cli, "validate", path)
+    run = profcodec.open(path)
+    if out.returncode == 0:
+        assert run.validate() == []
+        assert out.stdout.decode() == f"{path}: valid\n"
+    else:
+        assert out.returncode == 1, out.stderr
+        with pytest.raises(profcodec.InvalidDataError):
+            run.validate()
+
+
+def with_trailing_data(source, tmp_path):
+    target = tmp_path / source.name
+    target.write_bytes(source.read_bytes() + b"GARBAGEGARBAGE")
+    return target
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "easyprofiler/sample_v210_rdtsc.prof",
+        "statprofiler/nested/statprof.out.00007e37000000026b026e8c262fea275ce8c4d40b0c967d.00000001",
+    ],
+)
+def test_trailing_data_is_found_as_the_command_line_finds_it(corpus, cli, tmp_path, relative):
+    path = with_trailing_data(corpus / relative, tmp_path)
+    run = profcodec.open(path)
+    # Refused by default, as the command line refuses it.
+    assert run_cli(cli, "validate", path).returncode == 1
+    with pytest.raises(profcodec.InvalidDataError, match="trailing data") as e:
+        run.validate()
+    assert e.value.offset is not None
+    # Accepted when asked, with the same findings.
+    out = run_cli(cli, "validate", "--allow-trailing", path)
+    assert out.returncode == 0
+    findings = run.validate(allow_trailing=True)
+    assert [f"{path}: {f['message']}" for f in findings] == out.stderr.decode().splitlines()
+    assert findings[0]["finding"] == "trailing_data"
+    assert findings[0]["size"] == len(b"GARBAGEGARBAGE")
+
+
+@pytest.mark.parametrize("path", sample(), ids=ids)
+def test_dump_is_the_command_lines(cli, path, tmp_path):
+    run = profcodec.open(path)
+    ndjson = run_cli(cli, "dump", "--format", "ndjson", path)
+    if ndjson.returncode != 0:
+        with pytest.raises(profcodec.Error):
+            run.dump()
+        return
+    assert run.dump(format="ndjson") == ndjson.stdout.decode()
+    assert run.records() == [json.loads(line) for line in ndjson.stdout.splitlines()]
+    assert run.records()[0]["record"] == "header"
+    assert run.dump() == run_cli(cli, "dump", path).stdout.decode()
+    pretty = run_cli(cli, "dump", "--pretty", path).stdout
+    written = tmp_path / "dump.json"
+    assert run.dump(written, pretty=True) is None
+    assert written.read_bytes() == pretty
+    # An existing file is replaced only when asked to.
+    with pytest.raises(profcodec.FileError, match="overwrite=True"):
+        run.dump(written, format="ndjson")
+    assert run.dump(written, format="ndjson", overwrite=True) is None
+    assert written.read_bytes() == ndjson.stdout
+    assert sorted(os.listdir(tmp_path)) == ["dump.json"]
+
+
+def test_a_partial_dump_is_the_command_lines(corpus, cli, tmp_path):
+    data = (corpus / "nytprof" / "nested__compress0.nytprof.out").read_bytes()
+    cut = tmp_path / "cut.nytprof.out"
+    cut.write_bytes(data[: len(data) // 2])
+    run = profcodec.open(cut)
+    with pytest.raises(profcodec.InvalidDataError) as e:
+        run.dump(format="ndjson")
+    assert e.value.offset is not None
+    out = run_cli(cli, "dump", "--format", "ndjson", "--partial", cut)
+    assert out.returncode == 1
+    partial = run.dump(format="ndjson", partial=True)
+    assert partial == out.stdout.decode()
+    last = json.loads(partial.splitlines()[-1])
+    assert last["record"] == "error" and last["offset"] == e.value.offset
+    # Into a file: what was decoded, closed by the error record; without partial, nothing.
+    assert run.dump(tmp_path / "partial.ndjson", format="ndjson", partial=True) is None
+    assert (tmp_path / "partial.ndjson").read_text() == partial
+    with pytest.raises(profcodec.InvalidDataError):
+        run.dump(tmp_path / "none.ndjson", format="ndjson")
+    assert not (tmp_path / "none.ndjson").exists()
+
+
+def tree(path):
+    """A file's bytes, or a folder's files by relative path (profcodec's folder marker aside)."""
+    if path.is_file():
+        return path.read_bytes()
+    return {
+        str(f.relative_to(path)): f.read_bytes()
+        for f in sorted(path.rglob("*"))
+        if f.is_file() and not f.name.startswith(".profcodec")
+    }
+
+
+def rewritable():
+    """Inputs that rewrite: one database, the hpcrun files, and the files of the other
+    formats (an hpcrun measurement folder is rewritten file by file)."""
+    return [p for p in sample() if p.is_file() or (p / "meta.db").is_file()]
+
+
+@pytest.mark.parametrize("path", rewritable(), ids=ids)
+def test_rewrite_is_the_command_lines(cli, path, tmp_path):
+    run = profcodec.open(path)
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    out = run_cli(cli, "rewrite", path, theirs)
+    if out.returncode != 0:
+        with pytest.raises(profcodec.Error):
+            run.rewrite(ours)
+        assert not ours.exists()
+        return
+    report = run.rewrite(ours)
+    assert tree(ours) == tree(theirs)
+    copied = [line for line in out.stderr.decode().splitlines() if "copied unchanged" in line]
+    assert len(report["copied"]) == len(copied)
+    assert set(report) == {"dropped", "copied"}
+    # The output policy: an existing output is replaced only when asked to, never the input.
+    with pytest.raises(profcodec.FileError, match="overwrite=True"):
+        run.rewrite(ours)
+    run.rewrite(ours, overwrite=True)
+    assert tree(ours) == tree(theirs)
+    with pytest.raises(profcodec.FileError):
+        run.rewrite(path, overwrite=True)
+
+
+@pytest.mark.parametrize(
+    "relative, to",
+    [
+        ("easyprofiler/sample_v120_rdtsc.prof", "gui"),
+        ("nytprof/nested__compress0.nytprof.out", "nytprof"),
+        (
+            "statprofiler/nested/statprof.out.00007e37000000026b026e8c262fea275ce8c4d40b0c967d.00000001",
+            "plain",
+        ),
+    ],
+)
+def test_rewrite_to_another_layout_is_the_command_lines(corpus, cli, tmp_path, relative, to):
+    path = corpus / relative
+    out = run_cli(cli, "rewrite", "--to", to, path, tmp_path / "theirs")
+    assert out.returncode == 0, out.stderr
+    report = profcodec.open(path).rewrite(tmp_path / "ours", to)
+    assert tree(tmp_path / "ours") == tree(tmp_path / "theirs")
+    dropped = [line for line in out.stderr.decode().splitlines() if ": dropped: " in line]
+    assert [line.split(": dropped: ", 1)[1] for line in dropped] == report["dropped"]
+    with pytest.raises(profcodec.UnsupportedError):
+        profcodec.open(path).rewrite(tmp_path / "bad", "no-such-layout")
+
+
+DIFFS = [
+    ("nytprof/nested__compress0.nytprof.out", "nytprof/nested__default.nytprof.out"),
+    ("hpctoolkit/dbase/loops-cputime-t.d", "hpctoolkit/dbase/loops-cputime-t.nostruct.d"),
+    ("easyprofiler/sample_v201_rdtsc.prof", "easyprofiler/sample_v210_rdtsc.prof"),
+]
+
+
+@pytest.mark.parametrize("base, new", DIFFS)
+@pytest.mark.parametrize(
+    "flags, options",
+    [
+        ([], {}),
+        (["-n", "0", "--by", "inclusive"], {"limit": None, "by": "inclusive"}),
+        (["--group", "line", "-n", "5"], {"group": "line", "limit": 5}),
+    ],
+)
+def test_diff_is_the_command_lines(corpus, cli, base, new, flags, options):
+    base, new = corpus / base, corpus / new
+    out = run_cli(cli, "diff", "--json", *flags, base, new)
+    assert out.returncode == 0, out.stderr
+    diff = profcodec.diff(base, new, **options)
+    assert diff.rows == json.loads(out.stdout)
+    assert len(diff) == len(diff.rows)
+    # A profile read already compares the same.
+    again = profcodec.diff(profcodec.open(base).profile(), profcodec.open(new), **options)
+    assert again.rows == diff.rows
+    assert list(diff.to_pandas().columns)[0] == "name"
+
+
+def test_diff_refuses_what_the_command_line_refuses(corpus, cli):
+    base = corpus / "nytprof" / "nested__compress0.nytprof.out"
+    new = corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d"
+    assert run_cli(cli, "diff", base, new).returncode == 2
+    with pytest.raises(profcodec.QueryError):
+        profcodec.diff(base, new)
+    with pytest.raises(profcodec.QueryError):
+        profcodec.diff(base, base, "no such metric")
+
+
+def timelines():
+    """The inputs with a timeline, one or two of each kind."""
+    if CORPUS is None:
+        return []
+    hpctoolkit = CORPUS / "hpctoolkit"
+    return [
+        CORPUS / "easyprofiler" / "sample_v120_rdtsc.prof",
+        CORPUS / "easyprofiler" / "sample_v210_rdtsc.prof",
+        hpctoolkit / "dbase" / "loops-cputime-t.d",
+        hpctoolkit / "meas" / "small.m",
+    ]
+
+
+@pytest.mark.parametrize("path", timelines(), ids=ids)
+@pytest.mark.parametrize("to", ["perfetto", "chrome"])
+def test_timelines_are_the_command_lines(cli, path, to, tmp_path):
+    run = profcodec.open(path)
+    theirs = tmp_path / f"theirs.{to}"
+    assert run_cli(cli, "convert", "--to", to, "-o", theirs, path).returncode == 0
+    assert run.convert(to) == theirs.read_bytes()
+    ours = tmp_path / f"ours.{to}"
+    assert run.convert(to, ours) is None
+    assert ours.read_bytes() == theirs.read_bytes()
+    # With filters.
+    shallow = run_cli(cli, "convert", "--to", to, "--depth", "1", "--rank", "0", path)
+    assert shallow.returncode == 0, shallow.stderr
+    assert run.convert(to, depth=1, ranks=[0]) == shallow.stdout
+
+
+def test_timeline_refusals_are_the_command_lines(corpus, cli):
+    path = corpus / "nytprof" / "nested__compress0.nytprof.out"
+    run = profcodec.open(path)
+    assert run_cli(cli, "convert", "--to", "perfetto", path).returncode == 2
+    with pytest.raises(profcodec.UnsupportedError, match="not a timeline"):
+        run.convert("perfetto")
+    capture = profcodec.open(corpus / "easyprofiler" / "sample_v210_rdtsc.prof")
+    with pytest.raises(profcodec.UnsupportedError, match="budget"):
+        capture.convert("chrome", max_output=100)
+    with pytest.raises(ValueError):
+        capture.convert("chrome", from_ns=2, until_ns=1)
+    # The model holds no timeline: a profile converts only to the model's targets.
+    with pytest.raises(ValueError, match="folded"):
+        capture.profile().convert("perfetto")
+
+
+def native_sql():
+    """Whether the package was built with its `sql` feature: without it `sql()` says so before
+    it opens anything; with it, a missing input is a FileError."""
+    try:
+        profcodec.sql("SELECT 1", ["no such input"])
+    except profcodec.UnsupportedError:
+        return False
+    except profcodec.FileError:
+        return True
+    return True
+
+
+@pytest.fixture(scope="session")
+def sql_feature():
+    if not native_sql():
+        if os.environ.get("PROFCODEC_PYTEST_STRICT") == "1":
+            pytest.fail("the package was built without its `sql` feature")
+        pytest.skip("the package was built without its `sql` feature (maturin --features sql)")
+
+
+def cli_rows(cli, query, paths):
+    out = run_cli(cli, "sql", "--format", "json", query, *paths)
+    assert out.returncode == 0, out.stderr.decode()
+    return json.loads(out.stdout)
+
+
+def without_nulls(rows):
+    """Rows as the command line's JSON writes them: a null column is left out."""
+    return [{k: v for k, v in row.items() if v is not None} for row in rows]
+
+
+SQL_INPUTS = [
+    "nytprof/nested__compress0.nytprof.out",
+    "hpctoolkit/dbase/loops-cputime-t.d",
+    "easyprofiler/sample_v210_rdtsc.prof",
+]
+
+QUERIES = [
+    "SELECT * FROM inputs ORDER BY input",
+    "SELECT input, label, COUNT(*) AS n FROM profile.frames GROUP BY input, label "
+    "ORDER BY input, label",
+    "SELECT * FROM nytprof.lines ORDER BY file, line",
+    "SELECT profile, ctx_id, metric_id, value FROM hpctoolkit.values "
+    "ORDER BY profile, ctx_id, metric_id",
+    "SELECT v.input, v.name, COUNT(*) AS row_count, MAX(n.self_value) AS largest "
+    "FROM profile.node_values n "
+    "JOIN profile.value_types v ON n.value_type = v.value_type AND n.input = v.input "
+    "GROUP BY v.input, v.name ORDER BY v.input, v.name",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_sql_is_the_command_lines(corpus, cli, pyarrow, sql_feature, query):
+    paths = [corpus / p for p in SQL_INPUTS]
+    table = profcodec.sql(query, paths)
+    assert isinstance(table, pyarrow.Table)
+    assert without_nulls(table.to_pylist()) == cli_rows(cli, query, paths)
+
+
+def test_sql_takes_one_path_and_refuses_what_the_command_line_refuses(
+    corpus, cli, sql_feature
+):
+    path = corpus / "nytprof" / "nested__compress0.nytprof.out"
+    one = profcodec.sql("SELECT COUNT(*) AS n FROM nytprof.subs", path)
+    assert one.to_pylist() == cli_rows(cli, "SELECT COUNT(*) AS n FROM nytprof.subs", [path])
+    for query in ["SELECT * FROM hpctoolkit.values", "COPY (SELECT 1) TO '/tmp/x.csv'"]:
+        assert run_cli(cli, "sql", query, path).returncode == 2
+        with pytest.raises(profcodec.QueryError):
+            profcodec.sql(query, [path])
+
+
+def dataset(folder):
+    """The files of a Parquet dataset by relative path (profcodec's folder marker aside)."""
+    return sorted(
+        str(f.relative_to(folder))
+        for f in folder.rglob("*")
+        if f.is_file() and not f.name.startswith(".profcodec")
+    )
+
+
+def test_export_is_the_command_lines(corpus, cli, pyarrow, sql_feature, tmp_path):
+    import pyarrow.parquet as pq
+
+    paths = [corpus / p for p in SQL_INPUTS]
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    out = run_cli(cli, "export", "--parquet", theirs, *paths)
+    assert out.returncode == 0, out.stderr
+    rows = profcodec.export_parquet(paths, ours)
+    assert dataset(ours) == dataset(theirs)
+    for name in dataset(ours):
+        assert pq.read_table(ours / name).equals(pq.read_table(theirs / name)), name
+    # The command line prints `set.table: R rows in F files` per table, in the same order.
+    printed = [line.split(": ")[0] for line in out.stdout.decode().splitlines()]
+    assert list(rows) == printed
+    for line in out.stdout.decode().splitlines():
+        table, rest = line.split(": ")
+        assert rows[table] == int(rest.split()[0])
+    # A dry run reads the same rows and writes nothing.
+    dry = profcodec.export_parquet(paths, dry_run=True)
+    assert {t: r for t, r in dry.items() if t != "inputs"} == {
+        t: r for t, r in rows.items() if t != "inputs"
+    }
+    # The output policy: a dataset profcodec wrote is replaced only when asked to.
+    with pytest.raises(profcodec.FileError, match="overwrite=True"):
+        profcodec.export_parquet(paths, ours)
+    one = profcodec.export_parquet(paths[0], ours, overwrite=True, tables=["nytprof.lines"])
+    assert "nytprof.lines" in one and "profile.frames" not in one

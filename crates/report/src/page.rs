@@ -1,0 +1,1046 @@
+//! The page: what it shows, gathered from the model, and rendered by the template.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use profcodec_profile::{
+    ContextFilter, ContextId, GroupBy, IdKind, Measured, Order, Profile, Quantity, Query, Row,
+    ValueTypeId,
+};
+use serde::Serialize;
+
+use crate::text::{self, Cell, Style};
+use crate::{Input, Options, ReportError, calls, flame, source};
+
+/// The page's file name.
+pub(crate) const INDEX: &str = "index.html";
+const FLAME: &str = "flame.svg";
+const DIFF_FLAME: &str = "diff.svg";
+const TEMPLATE: &str = include_str!("../templates/index.html");
+const STYLE: &str = include_str!("../templates/style.css");
+const SCRIPT: &str = include_str!("../templates/script.js");
+
+/// The rendered page and the files beside it.
+pub(crate) struct Rendered {
+    pub(crate) index: String,
+    pub(crate) extra: Vec<(&'static str, Vec<u8>)>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    program: String,
+    format: String,
+    inputs: Vec<String>,
+    duration: Option<String>,
+    contexts: String,
+    context_labels: Vec<String>,
+    more_contexts: usize,
+    value_types: Vec<ValueTypeInfo>,
+    caveats: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ValueTypeInfo {
+    name: String,
+    unit: String,
+    measured: &'static str,
+    total: String,
+    main: bool,
+}
+
+#[derive(Serialize)]
+struct Column {
+    key: String,
+    label: String,
+}
+
+#[derive(Serialize)]
+struct TopRow {
+    name: String,
+    file: String,
+    module: String,
+    cells: Vec<Cell>,
+}
+
+#[derive(Serialize)]
+struct TopTable {
+    id: String,
+    label: String,
+    rows: Vec<TopRow>,
+    totals: Vec<Cell>,
+    of: usize,
+}
+
+#[derive(Serialize)]
+struct EdgeRow {
+    name: String,
+    cells: Vec<Cell>,
+}
+
+#[derive(Serialize)]
+struct FunctionCalls {
+    name: String,
+    callers: Vec<EdgeRow>,
+    callees: Vec<EdgeRow>,
+    more_callers: usize,
+    more_callees: usize,
+}
+
+#[derive(Serialize)]
+struct LineRow {
+    number: u32,
+    text: String,
+    cells: Vec<Cell>,
+    hot: bool,
+}
+
+#[derive(Serialize)]
+struct SourceFile {
+    path: String,
+    anchor: String,
+    from: Option<String>,
+    note: Option<String>,
+    total: String,
+    lines: Vec<LineRow>,
+    cut: usize,
+}
+
+#[derive(Serialize)]
+struct Flame {
+    file: &'static str,
+    note: String,
+}
+
+#[derive(Serialize)]
+struct DiffRowView {
+    name: String,
+    cells: Vec<Cell>,
+}
+
+#[derive(Serialize)]
+struct Comparison {
+    value_type: String,
+    unit: String,
+    base_total: String,
+    new_total: String,
+    columns: Vec<Column>,
+    rows: Vec<DiffRowView>,
+    flame: Option<Flame>,
+}
+
+#[derive(Serialize)]
+struct Bar {
+    x: usize,
+    opacity: String,
+}
+
+#[derive(Serialize)]
+struct TrackRow {
+    label: String,
+    name: String,
+    cells: Vec<Cell>,
+    bars: Vec<Bar>,
+}
+
+#[derive(Serialize)]
+struct Trace {
+    file: String,
+    size: String,
+}
+
+#[derive(Serialize)]
+struct TimelineView {
+    summary: String,
+    columns: usize,
+    tracks: Vec<TrackRow>,
+    more: Option<String>,
+    trace: Option<Trace>,
+}
+
+#[derive(Serialize)]
+struct Page {
+    title: String,
+    generator: String,
+    style: &'static str,
+    script: &'static str,
+    summary: Summary,
+    base_summary: Option<Summary>,
+    columns: Vec<Column>,
+    tables: Vec<TopTable>,
+    flame: Option<Flame>,
+    no_flame: Option<String>,
+    edge_columns: Vec<Column>,
+    edge_source: String,
+    functions: Vec<FunctionCalls>,
+    line_columns: Vec<Column>,
+    sources: Vec<SourceFile>,
+    no_sources: Option<String>,
+    timelines: Option<TimelineView>,
+    timeline_note: Option<String>,
+    comparison: Option<Comparison>,
+}
+
+/// The value types shown: the main one first, the calls type apart (its values are the calls
+/// column), at most `limit`.
+/// Value types without any value per function (statements counted per line only)
+/// are left out of the function tables.
+fn shown_value_types(profile: &Profile, main: ValueTypeId, limit: usize) -> Vec<ValueTypeId> {
+    let mut out = vec![main];
+    for (id, _) in profile.value_types() {
+        if out.len() >= limit {
+            break;
+        }
+        if id == main || Some(id) == profile.calls_value_type() {
+            continue;
+        }
+        let q = Query::new()
+            .value_type(profile.value_type_name(id))
+            .limit(1);
+        let has_values = profile.top(&q).is_ok_and(|t| {
+            t.rows
+                .first()
+                .is_some_and(|r| r.self_value != 0.0 || r.inclusive.is_some_and(|i| i != 0.0))
+        });
+        if has_values {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// The value types shown per source line: the main one and every other with values by line.
+fn line_value_types(profile: &Profile, main: ValueTypeId, limit: usize) -> Vec<ValueTypeId> {
+    let mut out = vec![main];
+    for (id, _) in profile.value_types() {
+        if out.len() >= limit {
+            break;
+        }
+        if id != main && Some(id) != profile.calls_value_type() {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn main_value_type(profile: &Profile, options: &Options) -> Result<ValueTypeId, ReportError> {
+    match &options.metric {
+        Some(name) => profile.value_type_by_name(name).ok_or_else(|| {
+            profcodec_profile::QueryError::UnknownValueType {
+                name: name.clone(),
+                known: profile
+                    .value_types()
+                    .map(|(id, _)| profile.value_type_name(id))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+            .into()
+        }),
+        None => profile.default_value_type().ok_or(ReportError::Query(
+            profcodec_profile::QueryError::NoValueTypes,
+        )),
+    }
+}
+
+/// A row's identity in one profile's tables.
+type Key = (
+    Option<String>,
+    Option<String>,
+    Option<u32>,
+    Option<String>,
+    Option<u64>,
+);
+
+fn key(row: &Row) -> Key {
+    (
+        row.function.clone(),
+        row.file.clone(),
+        row.line,
+        row.module.clone(),
+        row.address,
+    )
+}
+
+fn style(profile: &Profile, vt: ValueTypeId) -> Style {
+    Style::of(profile.value_type(vt).unit)
+}
+
+/// What the contexts are, in words: `4 threads`, `2 ranks, 8 threads`, `1 process`.
+fn context_words(profile: &Profile) -> String {
+    let mut kinds: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    let mut summary = false;
+    let mut count = 0;
+    for (_, c) in profile.contexts() {
+        if c.summary {
+            summary = true;
+            continue;
+        }
+        count += 1;
+        for &(kind, value) in &c.ids {
+            let name = match kind {
+                IdKind::Other(s) => profile.string(s).to_owned(),
+                other => other.name().unwrap_or("id").replace('_', " "),
+            };
+            kinds.entry(name).or_default().insert(value);
+        }
+    }
+    let mut parts: Vec<String> = kinds
+        .into_iter()
+        .map(|(kind, values)| {
+            let n = values.len();
+            let plural = if n == 1 {
+                kind
+            } else if kind.ends_with('s') {
+                format!("{kind}es")
+            } else {
+                format!("{kind}s")
+            };
+            format!("{n} {plural}")
+        })
+        .collect();
+    if parts.is_empty() {
+        parts.push(if count == 0 {
+            "the whole program (no threads, ranks or processes told apart)".to_owned()
+        } else {
+            format!("{count} contexts")
+        });
+    } else {
+        parts.push(format!("{count} contexts in all"));
+    }
+    if summary {
+        parts.push("and a summary over them".to_owned());
+    }
+    parts.join(", ")
+}
+
+fn summary(input: &Input<'_>, main: ValueTypeId, options: &Options) -> Summary {
+    let profile = input.profile;
+    let totals: HashMap<ValueTypeId, f64> = profile
+        .value_types()
+        .filter_map(|(id, _)| {
+            let name = profile.value_type_name(id).to_owned();
+            let t = profile
+                .top(&Query::new().value_type(name.clone()).limit(0))
+                .ok()?;
+            let mut total = t.total.self_value;
+            if total == 0.0 {
+                let q = Query::new().value_type(name).group(GroupBy::Line).limit(0);
+                total = profile.top(&q).map_or(0.0, |t| t.total.self_value);
+            }
+            Some((id, total))
+        })
+        .collect();
+    let value_types = profile
+        .value_types()
+        .map(|(id, vt)| ValueTypeInfo {
+            name: profile.value_type_name(id).to_owned(),
+            unit: match vt.unit {
+                profcodec_profile::Unit::Ticks {
+                    per_second: Some(rate),
+                } => format!("ticks ({rate} per second)"),
+                unit => profile.unit_name(unit).to_owned(),
+            },
+            measured: match vt.measured {
+                Measured::SelfOnly => "self",
+                Measured::InclusiveOnly => "inclusive",
+                Measured::SelfAndInclusive => "self and inclusive",
+            },
+            total: totals
+                .get(&id)
+                .map(|&t| style(profile, id).show(t))
+                .unwrap_or_default(),
+            main: id == main,
+        })
+        .collect();
+    let main_type = profile.value_type(main);
+    let duration = (main_type.unit.quantity() == Quantity::Time)
+        .then(|| main_type.unit.seconds())
+        .flatten()
+        .and_then(|s| totals.get(&main).map(|t| t * s))
+        .map(|seconds| {
+            let mut text = text::time(seconds);
+            let contexts = profile.contexts().filter(|(_, c)| !c.summary).count();
+            if contexts > 1 {
+                text.push_str(&format!(
+                    " of {} summed over {contexts} contexts",
+                    profile.value_type_name(main)
+                ));
+            } else {
+                text.push_str(&format!(" of {}", profile.value_type_name(main)));
+            }
+            text
+        });
+    let labels: Vec<String> = profile
+        .contexts()
+        .take(50)
+        .map(|(id, _)| profile.context_label(id))
+        .collect();
+    let mut caveats = Vec::new();
+    let frames = || profile.frames().map(|(_, f)| f);
+    if !frames().any(|f| f.line.is_some()) {
+        caveats.push("No line numbers: the file does not record where in the source a function or sample lies, so there is no source view.".to_owned());
+    } else if !frames().any(|f| f.file.is_some()) {
+        caveats.push("No source file names: lines are known, files are not.".to_owned());
+    }
+    if profile.node_value_columns().is_empty() {
+        caveats.push("No call tree values: the file has per-function values only, so there is no flame graph.".to_owned());
+    }
+    if profile.calls_value_type().is_none() {
+        caveats.push("No call counts: the profiler does not count calls.".to_owned());
+    }
+    if profile.call_edges().len() == 0 && profile.node_value_columns().is_empty() {
+        caveats.push("No callers or callees.".to_owned());
+    }
+    if frames().any(|f| f.file.is_some()) && input.embedded.is_empty() {
+        caveats.push("No source text in the file: the source view reads the files from disk where they are found.".to_owned());
+    }
+    if profile.value_types().len() > options.value_types {
+        caveats.push(format!(
+            "{} value types: the tables show the first {}.",
+            profile.value_types().len(),
+            options.value_types
+        ));
+    }
+    Summary {
+        program: profile.name().unwrap_or("").to_owned(),
+        format: input.format.clone().unwrap_or_default(),
+        inputs: input.paths.clone(),
+        duration,
+        contexts: context_words(profile),
+        more_contexts: profile.contexts().len().saturating_sub(labels.len()),
+        context_labels: labels,
+        value_types,
+        caveats,
+    }
+}
+
+/// The top-functions table of `filter`: the union of the top rows by self and by inclusive of
+/// the main value type and by self of the others, ordered by the main self value.
+fn top_table(
+    profile: &Profile,
+    shown: &[ValueTypeId],
+    filter: ContextFilter,
+    id: String,
+    label: String,
+    options: &Options,
+    columns: &[Column],
+) -> Result<TopTable, ReportError> {
+    let has_calls = profile.calls_value_type().is_some();
+    // Per value type: every row of the query (linear), by identity.
+    let mut per_type: Vec<(Vec<Row>, f64, Option<f64>)> = Vec::new();
+    for &vt in shown {
+        let q = Query::new()
+            .value_type(profile.value_type_name(vt))
+            .contexts(filter.clone());
+        let t = profile.top(&q)?;
+        per_type.push((t.rows, t.total.self_value, t.total.inclusive));
+    }
+    let mut chosen: Vec<Key> = Vec::new();
+    let mut seen: BTreeSet<Key> = BTreeSet::new();
+    let mut choose = |rows: &mut dyn Iterator<Item = &Row>, n: usize| {
+        for row in rows.take(n) {
+            let k = key(row);
+            if seen.insert(k.clone()) {
+                chosen.push(k);
+            }
+        }
+    };
+    let n = options.functions;
+    choose(&mut per_type[0].0.iter(), n);
+    let mut by_inclusive: Vec<&Row> = per_type[0].0.iter().collect();
+    by_inclusive.sort_by(|a, b| {
+        b.inclusive
+            .unwrap_or(b.self_value)
+            .total_cmp(&a.inclusive.unwrap_or(a.self_value))
+    });
+    choose(&mut by_inclusive.into_iter(), n / 2);
+    for (rows, _, _) in per_type.iter().skip(1) {
+        choose(&mut rows.iter(), n / 10);
+    }
+    let indexes: Vec<HashMap<Key, usize>> = per_type
+        .iter()
+        .map(|(rows, _, _)| {
+            rows.iter()
+                .enumerate()
+                .filter(|(_, r)| seen.contains(&key(r)))
+                .map(|(i, r)| (key(r), i))
+                .collect()
+        })
+        .collect();
+    let total_rows = per_type[0].0.len();
+    let mut rows: Vec<(f64, TopRow)> = Vec::new();
+    for k in &chosen {
+        let mut cells = Vec::new();
+        let mut first: Option<&Row> = None;
+        for (i, &vt) in shown.iter().enumerate() {
+            let row = indexes[i].get(k).map(|&j| &per_type[i].0[j]);
+            first = first.or(row);
+            let s = style(profile, vt);
+            let name = profile.value_type_name(vt);
+            cells.push(s.cell(&format!("self:{name}"), row.map(|r| r.self_value)));
+            cells.push(s.cell(&format!("incl:{name}"), row.and_then(|r| r.inclusive)));
+            if i == 0 && has_calls {
+                cells.push(Style::count().cell("calls", row.and_then(|r| r.calls)));
+            }
+        }
+        let Some(row) = first else { continue };
+        let main_self = indexes[0]
+            .get(k)
+            .map_or(f64::NEG_INFINITY, |&j| per_type[0].0[j].self_value);
+        rows.push((
+            main_self,
+            TopRow {
+                name: row.name.clone(),
+                file: row.file.clone().unwrap_or_default(),
+                module: row.module.clone().unwrap_or_default(),
+                cells,
+            },
+        ));
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut totals = Vec::new();
+    for (i, &vt) in shown.iter().enumerate() {
+        let s = style(profile, vt);
+        let name = profile.value_type_name(vt);
+        totals.push(s.cell(&format!("self:{name}"), Some(per_type[i].1)));
+        totals.push(s.cell(&format!("incl:{name}"), per_type[i].2));
+        if i == 0 && has_calls {
+            totals.push(Style::count().cell("calls", None));
+        }
+    }
+    debug_assert_eq!(totals.len(), columns.len());
+    Ok(TopTable {
+        id,
+        label,
+        rows: rows.into_iter().map(|(_, r)| r).collect(),
+        totals,
+        of: total_rows,
+    })
+}
+
+fn columns(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Column> {
+    let mut out = Vec::new();
+    for (i, &vt) in shown.iter().enumerate() {
+        let name = profile.value_type_name(vt);
+        let unit = profile.unit_name(profile.value_type(vt).unit);
+        out.push(Column {
+            key: format!("self:{name}"),
+            label: format!("{name} self ({unit})"),
+        });
+        out.push(Column {
+            key: format!("incl:{name}"),
+            label: format!("{name} inclusive"),
+        });
+        if i == 0 && profile.calls_value_type().is_some() {
+            out.push(Column {
+                key: "calls".to_owned(),
+                label: "calls".to_owned(),
+            });
+        }
+    }
+    out
+}
+
+/// The flame graph's count name and factor for `vt` with counts of `quantum`.
+fn flame_units(profile: &Profile, vt: ValueTypeId, quantum: f64) -> (String, f64) {
+    let unit = profile.value_type(vt).unit;
+    (profile.unit_name(unit).to_owned(), quantum)
+}
+
+/// The source view: its columns, its files, and a note on what is not shown.
+type Sources = (Vec<Column>, Vec<SourceFile>, Option<String>);
+
+fn sources(
+    input: &Input<'_>,
+    shown: &[ValueTypeId],
+    options: &Options,
+) -> Result<Sources, ReportError> {
+    let profile = input.profile;
+    // The calls are left out: grouped by line they are the calls of the subs that begin there.
+    let line_types = line_value_types(profile, shown[0], 4);
+    // file -> line -> values per line type.
+    let mut files: HashMap<String, BTreeMap<u32, Vec<Option<f64>>>> = HashMap::new();
+    let mut file_totals: HashMap<String, f64> = HashMap::new();
+    let width = line_types.len();
+    let mut used = vec![false; width];
+    for (i, &vt) in line_types.iter().enumerate() {
+        let q = Query::new()
+            .value_type(profile.value_type_name(vt))
+            .group(GroupBy::Line)
+            .by(Order::SelfValue);
+        let table = profile.top(&q)?;
+        for row in table.rows {
+            let (Some(file), Some(line)) = (row.file, row.line) else {
+                continue;
+            };
+            if row.self_value == 0.0 {
+                continue;
+            }
+            used[i] = true;
+            if i == 0 {
+                *file_totals.entry(file.clone()).or_default() += row.self_value;
+            }
+            files
+                .entry(file)
+                .or_default()
+                .entry(line)
+                .or_insert_with(|| vec![None; width])[i] = Some(row.self_value);
+        }
+    }
+    if files.is_empty() {
+        return Ok((
+            Vec::new(),
+            Vec::new(),
+            Some("The profile has no values per source line.".to_owned()),
+        ));
+    }
+    let columns: Vec<Column> = line_types
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(&vt, _)| Column {
+            key: format!("line:{}", profile.value_type_name(vt)),
+            label: profile.value_type_name(vt).to_owned(),
+        })
+        .collect();
+    let mut order: Vec<(&String, f64)> = files
+        .keys()
+        .map(|f| (f, file_totals.get(f).copied().unwrap_or(0.0)))
+        .collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let main_style = style(profile, shown[0]);
+    let mut out = Vec::new();
+    for (n, (file, total)) in order.into_iter().take(options.source_files).enumerate() {
+        let lines = &files[file];
+        let hot = lines.values().filter_map(|v| v[0]).fold(0.0f64, f64::max);
+        let cells_of = |values: Option<&Vec<Option<f64>>>| -> Vec<Cell> {
+            line_types
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| used[*i])
+                .map(|(i, &vt)| {
+                    style(profile, vt).cell(
+                        &format!("line:{}", profile.value_type_name(vt)),
+                        values.and_then(|v| v[i]),
+                    )
+                })
+                .collect()
+        };
+        let is_hot = |values: Option<&Vec<Option<f64>>>| {
+            values
+                .and_then(|v| v[0])
+                .is_some_and(|x| hot > 0.0 && x >= hot * 0.1)
+        };
+        let (mut rows, from, note) = match source::text(input, file, &options.source_roots) {
+            source::Text::Found { lines: text, from } => {
+                let last = lines.keys().next_back().copied().unwrap_or(0) as usize;
+                let count = text.len().max(last);
+                let rows: Vec<LineRow> = (1..=count)
+                    .map(|number| {
+                        let values = lines.get(&(number as u32));
+                        LineRow {
+                            number: number as u32,
+                            text: text.get(number - 1).cloned().unwrap_or_default(),
+                            cells: cells_of(values),
+                            hot: is_hot(values),
+                        }
+                    })
+                    .collect();
+                (rows, Some(from), None)
+            }
+            source::Text::Missing { note } => {
+                let rows = lines
+                    .iter()
+                    .map(|(&number, values)| LineRow {
+                        number,
+                        text: String::new(),
+                        cells: cells_of(Some(values)),
+                        hot: is_hot(Some(values)),
+                    })
+                    .collect();
+                (rows, None, Some(note))
+            }
+        };
+        let cut = rows.len().saturating_sub(options.source_lines);
+        rows.truncate(options.source_lines);
+        out.push(SourceFile {
+            path: file.clone(),
+            anchor: format!("src-{n}"),
+            from,
+            note,
+            total: main_style.show(total),
+            lines: rows,
+            cut,
+        });
+    }
+    let more = files.len().saturating_sub(out.len());
+    let note = (more > 0).then(|| {
+        format!("{more} more source files with line values are not shown (the report shows the {} with the most).", options.source_files)
+    });
+    Ok((columns, out, note))
+}
+
+/// The columns of the activity bars.
+const ACTIVITY_COLUMNS: usize = 100;
+
+/// The timelines section: per track its counts and its activity over the whole trace.
+fn timelines(input: &Input<'_>) -> Option<TimelineView> {
+    let t = &input.timelines;
+    let activity = t.activity.as_ref().filter(|a| !a.is_empty())?;
+    let start = activity.start.unwrap_or(0);
+    let end = activity.end.max(start + 1);
+    let time = |ns: u64| text::time(ns as f64 * 1e-9);
+    let ns = Style::of(profcodec_profile::Unit::Nanoseconds);
+    let tracks = activity
+        .kept
+        .iter()
+        .map(|track| {
+            let first = track.first.unwrap_or(start);
+            let bars = track
+                .shares(start, end, ACTIVITY_COLUMNS)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, share)| *share >= 0.005)
+                .map(|(x, share)| Bar {
+                    x,
+                    opacity: format!("{:.2}", share.min(1.0)),
+                })
+                .collect();
+            TrackRow {
+                label: track.label.clone(),
+                name: track.name.clone(),
+                cells: vec![
+                    Style::count().cell("slices", Some(track.slices as f64)),
+                    ns.cell("busy", Some(track.busy as f64)),
+                    Cell {
+                        col: "busy-share".to_owned(),
+                        raw: text::raw(track.busy as f64 / (end - start) as f64),
+                        text: format!("{:.1}%", 100.0 * track.busy as f64 / (end - start) as f64),
+                    },
+                    ns.cell("from", Some((first - start) as f64)),
+                    ns.cell("until", Some((track.last - start) as f64)),
+                    Style::count().cell("depth", Some(f64::from(track.max_depth))),
+                    Style::count().cell("instants", Some(track.instants as f64)),
+                ],
+                bars,
+            }
+        })
+        .collect();
+    let more = (activity.more_tracks > 0).then(|| {
+        format!(
+            "{} more tracks ({} slices) are not shown: the page shows the {} busiest.",
+            text::grouped(activity.more_tracks as f64),
+            text::grouped(activity.more_slices as f64),
+            activity.kept.len()
+        )
+    });
+    Some(TimelineView {
+        summary: format!(
+            "{} tracks, {} slices, over {}.",
+            text::grouped(activity.tracks as f64),
+            text::grouped(activity.slices as f64),
+            time(end - start)
+        ),
+        columns: ACTIVITY_COLUMNS,
+        tracks,
+        more,
+        trace: t.trace.as_ref().map(|(file, bytes)| Trace {
+            file: file.clone(),
+            size: text::bytes(*bytes),
+        }),
+    })
+}
+
+fn call_lists(
+    profile: &Profile,
+    main: ValueTypeId,
+    totals: Option<&profcodec_profile::NodeTotals>,
+    functions: &[String],
+) -> (Vec<Column>, String, Vec<FunctionCalls>) {
+    let edges = match calls::measured(profile) {
+        Some(edges) => edges,
+        None => match totals {
+            Some(totals) => {
+                let call_totals = profile
+                    .calls_value_type()
+                    .and_then(|c| flame::totals(profile, c));
+                calls::from_tree(profile, main, totals, call_totals.as_ref())
+            }
+            None => return (Vec::new(), String::new(), Vec::new()),
+        },
+    };
+    let columns: Vec<Column> = edges
+        .columns
+        .iter()
+        .map(|&vt| Column {
+            key: format!("edge:{}", profile.value_type_name(vt)),
+            label: profile.value_type_name(vt).to_owned(),
+        })
+        .collect();
+    let index = edges.index();
+    const MAX: usize = 20;
+    let rows = |list: Option<&Vec<(&str, &[f64])>>| -> (Vec<EdgeRow>, usize) {
+        let Some(list) = list else {
+            return (Vec::new(), 0);
+        };
+        let rows = list
+            .iter()
+            .take(MAX)
+            .map(|(name, values)| EdgeRow {
+                name: (*name).to_owned(),
+                cells: edges
+                    .columns
+                    .iter()
+                    .zip(values.iter())
+                    .map(|(&vt, &v)| {
+                        style(profile, vt)
+                            .cell(&format!("edge:{}", profile.value_type_name(vt)), Some(v))
+                    })
+                    .collect(),
+            })
+            .collect();
+        (rows, list.len().saturating_sub(MAX))
+    };
+    let out = functions
+        .iter()
+        .map(|name| {
+            let (callers, more_callers) = rows(index.callers.get(name.as_str()));
+            let (callees, more_callees) = rows(index.callees.get(name.as_str()));
+            FunctionCalls {
+                name: name.clone(),
+                callers,
+                callees,
+                more_callers,
+                more_callees,
+            }
+        })
+        .filter(|f| !f.callers.is_empty() || !f.callees.is_empty())
+        .collect();
+    (columns, edges.source.to_owned(), out)
+}
+
+fn comparison(
+    base: &Input<'_>,
+    input: &Input<'_>,
+    main: ValueTypeId,
+    options: &Options,
+) -> Result<(Comparison, Option<Vec<u8>>), ReportError> {
+    let profile = input.profile;
+    let name = profile.value_type_name(main).to_owned();
+    let q = Query::new()
+        .value_type(name.clone())
+        .limit(options.functions);
+    let diff = profcodec_profile::diff(base.profile, profile, &q)?;
+    let s = style(profile, main);
+    let key = |k: &str| format!("{k}:{name}");
+    let rows = diff
+        .rows
+        .iter()
+        .map(|r| {
+            let ratio = match (r.base, r.new) {
+                (Some(b), Some(n)) if b.self_value != 0.0 => Some(n.self_value / b.self_value),
+                _ => None,
+            };
+            DiffRowView {
+                name: r.name.clone(),
+                cells: vec![
+                    s.cell(&key("base"), r.base.map(|v| v.self_value)),
+                    s.cell(&key("new"), r.new.map(|v| v.self_value)),
+                    s.cell(&key("change"), Some(r.self_change)),
+                    Cell {
+                        col: key("ratio"),
+                        raw: ratio.map(text::raw).unwrap_or_default(),
+                        text: match ratio {
+                            Some(x) => format!("{x:.3}×"),
+                            None if r.base.is_none() => "new".to_owned(),
+                            None => "gone".to_owned(),
+                        },
+                    },
+                ],
+            }
+        })
+        .collect();
+    let columns = ["base", "new", "change", "ratio"]
+        .iter()
+        .map(|k| Column {
+            key: key(k),
+            label: format!("{k} self"),
+        })
+        .collect();
+    let mut svg = None;
+    let mut flame_view = None;
+    let base_vt = base.profile.value_type_by_name(&name);
+    if let (Some(new_totals), Some(base_vt)) = (flame::totals(profile, main), base_vt)
+        && let Some(base_totals) = flame::totals(base.profile, base_vt)
+    {
+        let share = options.min_width / 100.0;
+        let (new_folded, q) = flame::folded(profile, &new_totals, share, None);
+        let (base_folded, _) = flame::folded(base.profile, &base_totals, share, Some(q));
+        let (count_name, factor) = flame_units(profile, main, q);
+        let title = format!("{name}: change from the base (red: more, blue: less)");
+        svg = Some(flame::diff_svg(
+            &base_folded,
+            &new_folded,
+            &title,
+            &count_name,
+            factor,
+            options.min_width,
+        )?);
+        flame_view = Some(Flame {
+            file: DIFF_FLAME,
+            note: "The shape is the new profile's; each frame is coloured by its change from the base (as inferno's diff-folded).".to_owned(),
+        });
+    }
+    Ok((
+        Comparison {
+            value_type: name,
+            unit: diff.unit,
+            base_total: s.show(diff.base_total.self_value),
+            new_total: s.show(diff.new_total.self_value),
+            columns,
+            rows,
+            flame: flame_view,
+        },
+        svg,
+    ))
+}
+
+pub(crate) fn render(
+    input: &Input<'_>,
+    base: Option<&Input<'_>>,
+    options: &Options,
+) -> Result<Rendered, ReportError> {
+    let profile = input.profile;
+    let main = main_value_type(profile, options)?;
+    let shown = shown_value_types(profile, main, options.value_types.max(1));
+    let columns = columns(profile, &shown);
+    let mut extra: Vec<(&'static str, Vec<u8>)> = Vec::new();
+
+    let mut tables = vec![top_table(
+        profile,
+        &shown,
+        ContextFilter::Whole,
+        "top-all".to_owned(),
+        "the whole program".to_owned(),
+        options,
+        &columns,
+    )?];
+    let singles: Vec<ContextId> = profile
+        .contexts()
+        .filter(|(_, c)| !c.summary)
+        .map(|(id, _)| id)
+        .collect();
+    if singles.len() > 1 {
+        for &id in singles.iter().take(options.contexts) {
+            tables.push(top_table(
+                profile,
+                &shown[..1],
+                ContextFilter::Ids(vec![id]),
+                format!("top-{}", id.index()),
+                profile.context_label(id),
+                options,
+                &columns[..if profile.calls_value_type().is_some() {
+                    3
+                } else {
+                    2
+                }],
+            )?);
+        }
+    }
+
+    let totals = flame::totals(profile, main);
+    let mut flame_view = None;
+    let mut no_flame = None;
+    match &totals {
+        Some(totals) => {
+            let (folded, q) = flame::folded(profile, totals, options.min_width / 100.0, None);
+            let (count_name, factor) = flame_units(profile, main, q);
+            let title = format!("{} ({})", profile.value_type_name(main), count_name);
+            extra.push((
+                FLAME,
+                flame::svg(&folded, &title, &count_name, factor, options.min_width)?,
+            ));
+            flame_view = Some(Flame {
+                file: FLAME,
+                note: format!(
+                    "{} frames drawn; {} narrower than {}% of the total left out (--min-width).",
+                    folded.kept, folded.pruned, options.min_width
+                ),
+            });
+        }
+        None => {
+            no_flame = Some(format!(
+                "The profile has no call-tree values of {}, so there is no flame graph.",
+                profile.value_type_name(main)
+            ));
+        }
+    }
+
+    let function_names: Vec<String> = tables[0].rows.iter().map(|r| r.name.clone()).collect();
+    let (edge_columns, edge_source, functions) =
+        call_lists(profile, main, totals.as_ref(), &function_names);
+    let (line_columns, sources, no_sources) = sources(input, &shown, options)?;
+    let timelines = timelines(input);
+    let timeline_note = input.timelines.note.clone().or_else(|| {
+        timelines
+            .is_none()
+            .then(|| "The report was made without a timeline.".to_owned())
+    });
+
+    let comparison = match base {
+        Some(base) => {
+            let (c, svg) = comparison(base, input, main, options)?;
+            if let Some(svg) = svg {
+                extra.push((DIFF_FLAME, svg));
+            }
+            Some(c)
+        }
+        None => None,
+    };
+
+    let title = options.title.clone().unwrap_or_else(|| {
+        let what = profile
+            .name()
+            .map(str::to_owned)
+            .or_else(|| input.paths.first().cloned())
+            .unwrap_or_else(|| "profile".to_owned());
+        match base {
+            Some(_) => format!("{what}: profcodec comparison report"),
+            None => format!("{what}: profcodec report"),
+        }
+    });
+    let page = Page {
+        title,
+        generator: concat!("profcodec ", env!("CARGO_PKG_VERSION")).to_owned(),
+        style: STYLE,
+        script: SCRIPT,
+        summary: summary(input, main, options),
+        base_summary: base.map(|b| {
+            let vt = b
+                .profile
+                .value_type_by_name(profile.value_type_name(main))
+                .or_else(|| b.profile.default_value_type())
+                .unwrap_or(main);
+            summary(b, vt, options)
+        }),
+        columns,
+        tables,
+        flame: flame_view,
+        no_flame,
+        edge_columns,
+        edge_source,
+        functions,
+        line_columns,
+        sources,
+        no_sources,
+        timelines,
+        timeline_note,
+        comparison,
+    };
+    let mut env = minijinja::Environment::new();
+    env.add_template("index.html", TEMPLATE)
+        .map_err(|e| ReportError::Template(e.to_string()))?;
+    let index = env
+        .get_template("index.html")
+        .and_then(|t| t.render(&page))
+        .map_err(|e| ReportError::Template(format!("{e:#}")))?;
+    Ok(Rendered { index, extra })
+}

@@ -35,8 +35,9 @@ fn rendered(report: &Path, work: &Path) -> String {
         .unwrap_or_else(|e| panic!("{}: {e}", report.display()));
     assert!(
         page.title.contains("profcodec"),
-        "the page did not load: title {:?}",
-        page.title
+        "the page did not load: title {:?}, DOM {:.300}",
+        page.title,
+        page.dom
     );
     let _ = std::fs::copy(&page.screenshot, work.join("screenshot.png"));
     page.dom

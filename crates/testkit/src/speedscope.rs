@@ -129,19 +129,33 @@ impl Speedscope {
     /// The DOM, title and screenshot of `url` (while its server runs).
     fn render(&self, url: &str, work: &Path, screenshot: &str) -> Result<Rendered, String> {
         let dom_file = work.join("dom.html");
-        run_chromium(
-            &self.chromium,
-            url,
-            work,
-            "dom",
-            &["--dump-dom"],
-            &dom_complete,
-            LOAD_TIMEOUT,
-        )?;
-        std::fs::rename(work.join("dom.out"), &dom_file)
-            .map_err(|e| format!("{}: {e}", dom_file.display()))?;
-        let dom = std::fs::read_to_string(&dom_file)
-            .map_err(|e| format!("{}: {e}", dom_file.display()))?;
+        let mut dom = String::new();
+        // A DOM without a title is a page that never loaded: seen once under heavy load, not
+        // understood, so it is loaded once more, and its first attempt's words are printed.
+        for attempt in 1..=2 {
+            run_chromium(
+                &self.chromium,
+                url,
+                work,
+                "dom",
+                &["--dump-dom"],
+                &dom_complete,
+                LOAD_TIMEOUT,
+            )?;
+            std::fs::rename(work.join("dom.out"), &dom_file)
+                .map_err(|e| format!("{}: {e}", dom_file.display()))?;
+            dom = std::fs::read_to_string(&dom_file)
+                .map_err(|e| format!("{}: {e}", dom_file.display()))?;
+            if !title_of(&dom).is_empty() || attempt == 2 {
+                break;
+            }
+            println!(
+                "chromium gave a page without a title for {url} ({:.200}); its stderr: {}; \
+                 loading it again",
+                dom,
+                std::fs::read_to_string(work.join("dom.err")).unwrap_or_default()
+            );
+        }
         let screenshot = work.join(screenshot);
         let shot = format!("--screenshot={}", screenshot.display());
         run_chromium(
@@ -153,17 +167,21 @@ impl Speedscope {
             &screenshot_complete,
             LOAD_TIMEOUT,
         )?;
-        let title = dom
-            .split_once("<title>")
-            .and_then(|(_, rest)| rest.split_once("</title>"))
-            .map(|(t, _)| t.replace("&amp;", "&"))
-            .unwrap_or_default();
+        let title = title_of(&dom);
         Ok(Rendered {
             title,
             dom,
             screenshot,
         })
     }
+}
+
+/// The title of a page's DOM (empty without one).
+fn title_of(dom: &str) -> String {
+    dom.split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"))
+        .map(|(t, _)| t.replace("&amp;", "&"))
+        .unwrap_or_default()
 }
 
 /// Whether Chromium printed the whole DOM.

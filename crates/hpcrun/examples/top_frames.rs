@@ -1,5 +1,5 @@
 //! Prints the costliest frames of an hpcrun measurement file or measurement folder, through the
-//! format-neutral profile model: `top_functions DIR_OR_FILE [METRIC]`.
+//! format-neutral profile model: `top_frames DIR_OR_FILE [METRIC]`.
 
 use profcodec_hpcrun::{MeasurementFolder, read_measurement_prefix};
 use profcodec_profile::{GroupBy, Query};
@@ -7,7 +7,7 @@ use profcodec_profile::{GroupBy, Query};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
-        eprintln!("usage: top_functions DIR_OR_FILE [METRIC]");
+        eprintln!("usage: top_frames DIR_OR_FILE [METRIC]");
         std::process::exit(2);
     };
     let profile = if std::path::Path::new(&path).is_dir() {

@@ -31,6 +31,18 @@ def test_the_readme_example_runs(capsys, monkeypatch, tmp_path, pyarrow):
     assert (tmp_path / "hello.speedscope.json").stat().st_size > 0
 
 
+def test_the_repository_readme_python_example_runs(capsys, monkeypatch, tmp_path):
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks
+    (tmp_path / "testdata").symlink_to(REPO / "testdata")
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "main::fib" in out
+
+
 def test_the_stubs_name_every_native_item():
     stubs = ast.parse((PACKAGE / "python" / "profcodec" / "_profcodec.pyi").read_text())
     stubbed = {

@@ -100,4 +100,28 @@ pub trait SourceTables: std::fmt::Debug + Send + Sync {
         name: &str,
         options: &ScanOptions,
     ) -> Result<Batches<'a>, Error>;
+
+    /// The rows of every table of the input `source`, in the set's order, each table read
+    /// through to its end (what `export --dry-run` counts, and a check that every table reads).
+    /// A batch holds at most `options.batch_rows` rows, in its table's schema.
+    fn row_counts(&self, source: Source<'_>, options: &ScanOptions) -> Result<Vec<usize>, Error> {
+        self.set()
+            .tables()
+            .iter()
+            .map(|def| {
+                let mut rows = 0;
+                for batch in self.batches(source, def.name, options)? {
+                    let batch = batch?;
+                    debug_assert!(
+                        batch.num_rows() <= options.batch_rows.max(1),
+                        "{}",
+                        def.name
+                    );
+                    debug_assert_eq!(batch.schema(), def.schema(), "{}", def.name);
+                    rows += batch.num_rows();
+                }
+                Ok(rows)
+            })
+            .collect()
+    }
 }

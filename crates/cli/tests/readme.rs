@@ -79,7 +79,7 @@ fn help_examples() -> Vec<String> {
             })
             .collect();
         assert!(
-            (2..=4).contains(&these.len()),
+            (2..=3).contains(&these.len()),
             "`profcodec {sub} --help` ends with {} examples:\n{help}",
             these.len()
         );

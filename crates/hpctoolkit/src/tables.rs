@@ -11,10 +11,31 @@
 //! FROM hpctoolkit.values v
 //! JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary
 //! JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id
-//! WHERE v.summary AND m.name = 'time' AND m.scope = 'function' AND m.combine = 'sum'
+//! WHERE v.summary AND m.name = 'REALTIME (sec)' AND m.scope = 'function' AND m.combine = 'sum'
 //!   AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
 //! GROUP BY c.function ORDER BY self DESC LIMIT 10
 //! ```
+//!
+//! (hpcprof names metrics with their unit: `SELECT DISTINCT name FROM hpctoolkit.metrics`
+//! lists them.)
+//!
+//! Every `values.ctx_id` has a `contexts` row, so an inner join drops no value. hpcprof leaves
+//! instruction contexts nested in another context out of meta.db but keeps their values in
+//! profile.db and cct.db; they are rows of kind `elided`, whose parent, depth and names are
+//! null, since meta.db records nothing more of them. Ranking call paths by the cost at exactly
+//! each context (the `point` scope) therefore keeps them, as in:
+//!
+//! ```sql
+//! SELECT v.ctx_id, c.kind, c.depth, c.function, v.value AS self
+//! FROM hpctoolkit.values v
+//! JOIN hpctoolkit.metrics m ON m.metric_id = v.metric_id AND m.summary = v.summary
+//! JOIN hpctoolkit.contexts c ON c.ctx_id = v.ctx_id
+//! WHERE v.summary AND m.name = 'REALTIME (sec)' AND m.scope = 'point' AND m.combine = 'sum'
+//! ORDER BY self DESC LIMIT 10
+//! ```
+//!
+//! The rows are the contexts `info` counts as `contexts` and `dump` writes as `context`
+//! records, at the same depths.
 
 use std::path::Path;
 
@@ -32,13 +53,17 @@ use crate::read::{ContextNode, IdTuple, Profile};
 use crate::{Database, FileKind, MetaDb};
 
 table! {
-    /// HPCToolkit `contexts`: one row per node of meta.db's context tree, plus the global
-    /// context (ctxId 0) that every entry point hangs from.
+    /// HPCToolkit `contexts`: one row per context of the database: the global context
+    /// (ctxId 0) that every entry point hangs from, each node of meta.db's context tree, and
+    /// each elided context (a ctxId with values in profile.db or cct.db that meta.db leaves
+    /// out: hpcprof omits instruction contexts nested in another context). Every
+    /// `values.ctx_id` has a row, so an inner join with `values` drops nothing. The rows are
+    /// what `info` counts as `contexts` and `dump` writes as `context` records.
     Contexts, ContextRows, "contexts" {
         ctx_id: UInt32 => "The context's ctxId, the key of `values.ctx_id` and `traces.ctx_id`.",
-        parent: UInt32 nullable => "The parent's ctxId (0 for an entry point; null for the global context).",
-        depth: UInt32 => "0 for the global context, 1 for entry points, the parent's depth + 1 below.",
-        kind: Utf8 => "`global`, `entry_point` or `context`.",
+        parent: UInt32 nullable => "The parent's ctxId (0 for an entry point; null for the global context and for elided contexts, whose parent meta.db does not record).",
+        depth: UInt32 nullable => "0 for the global context, 1 for entry points, the parent's depth + 1 below; null for elided contexts.",
+        kind: Utf8 => "`global`, `entry_point`, `context` (a node of meta.db's tree) or `elided` (not in meta.db: only the ctxId is known).",
         relation: Utf8 nullable => "How a context relates to its parent: `lexical`, `call` or `inlined_call` (`unknown_<n>` for a value this reader does not know).",
         lexical_type: Utf8 nullable => "What a context is: `function`, `loop`, `line` or `instruction`.",
         entry_point: Utf8 nullable => "An entry point's kind: `main_thread`, `application_thread` or `unknown_entry`.",
@@ -90,7 +115,7 @@ table! {
     Values, "values" {
         profile: UInt32 => "The profile (`profiles.profile`).",
         summary: Boolean => "True in the summary profile, whose metric ids are summary statistics.",
-        ctx_id: UInt32 => "The context (`contexts.ctx_id`); ids meta.db elides (instructions) have no `contexts` row.",
+        ctx_id: UInt32 => "The context (`contexts.ctx_id`; ids meta.db elides have a row of kind `elided`).",
         metric_id: UInt16 => "The metric id (`metrics.metric_id` of the same `summary`).",
         value: Float64 => "The value.",
     }
@@ -214,6 +239,12 @@ impl TableReader {
     fn contexts<'a>(&'a self, path: &'a Path, options: &ScanOptions) -> Batches<'a> {
         let index = self.db.context_index();
         let meta = self.db.meta();
+        // The elided contexts get rows too, so that joining `values` on `ctx_id` keeps every
+        // value. profile.db's aliasing check ran in `open`.
+        let elided = match self.db.elided_contexts() {
+            Ok(elided) => elided,
+            Err(e) => return Box::new(std::iter::once(Err(invalid(path, e)))),
+        };
         // Depth by tree position, filled on demand: a parent's chain is walked once.
         let mut depths = vec![0u32; index.len()];
         let mut depth_of = move |ctx_id: u32| -> u32 {
@@ -239,12 +270,29 @@ impl TableReader {
             }
             depth
         };
-        let items = index.ctx_ids().map(move |ctx_id| {
+        // The tree's ctxIds and the elided ones, merged in ascending order (two ascending,
+        // disjoint sequences).
+        let mut tree = index.ctx_ids().peekable();
+        let mut elided = elided.into_iter().peekable();
+        let ids = std::iter::from_fn(move || match (tree.peek(), elided.peek()) {
+            (Some(&t), Some(&e)) if e < t => elided.next().map(Err),
+            (Some(_), _) => tree.next().map(Ok),
+            (None, _) => elided.next().map(Err),
+        });
+        let items = ids.map(move |id: Result<u32, u32>| {
+            let ctx_id = match id {
+                Ok(ctx_id) => ctx_id,
+                Err(ctx_id) => return Ok(Some(ContextRow::Elided(ctx_id))),
+            };
             let node = match self.db.context(ctx_id) {
                 Some(node) => node.map_err(|e| invalid(path, e))?,
                 None => return Ok(None),
             };
-            Ok(Some((node, depth_of(ctx_id), index.parent(ctx_id))))
+            Ok(Some(ContextRow::Node(
+                node,
+                depth_of(ctx_id),
+                index.parent(ctx_id),
+            )))
         });
         let items = items.filter_map(|row| row.transpose());
         let mut rows = ContextRows::new();
@@ -252,50 +300,48 @@ impl TableReader {
         if !index.contains(0) {
             append_global(&mut rows);
         }
-        batches(
-            rows,
-            items,
-            options,
-            move |rows, (node, depth, parent): (ContextNode<'a>, u32, Option<u32>)| {
-                rows.ctx_id.append_value(node.ctx_id());
-                rows.parent.append_option(parent);
-                rows.depth.append_value(depth);
-                match node {
-                    ContextNode::EntryPoint(e) => {
-                        rows.kind.append_value("entry_point");
-                        rows.relation.append_null();
-                        rows.lexical_type.append_null();
-                        rows.entry_point.append_value(e.kind.to_string());
-                        rows.function.append_value(e.pretty_name);
-                        rows.file.append_null();
-                        rows.line.append_null();
-                        rows.module.append_null();
-                        rows.module_offset.append_null();
-                    }
-                    ContextNode::Context(c) => {
-                        rows.kind.append_value("context");
-                        rows.relation.append_value(c.relation.to_string());
-                        rows.lexical_type.append_value(c.lexical_type.to_string());
-                        rows.entry_point.append_null();
-                        // The names were checked when the database was validated or are
-                        // checked here; a damaged one reads as null rather than stopping the
-                        // table (the ids still say where it is).
-                        rows.function.append_option(
-                            c.function
-                                .and_then(|f| meta.function(f).ok())
-                                .and_then(|f| f.name),
-                        );
-                        rows.file
-                            .append_option(c.file.and_then(|f| meta.file(f).ok()).map(|f| f.path));
-                        rows.line.append_option(c.line);
-                        rows.module.append_option(
-                            c.module.and_then(|m| meta.module(m).ok()).map(|m| m.path),
-                        );
-                        rows.module_offset.append_option(c.module_offset);
-                    }
+        batches(rows, items, options, move |rows, row: ContextRow<'a>| {
+            let (node, depth, parent) = match row {
+                ContextRow::Elided(ctx_id) => return append_elided(rows, ctx_id),
+                ContextRow::Node(node, depth, parent) => (node, depth, parent),
+            };
+            rows.ctx_id.append_value(node.ctx_id());
+            rows.parent.append_option(parent);
+            rows.depth.append_value(depth);
+            match node {
+                ContextNode::EntryPoint(e) => {
+                    rows.kind.append_value("entry_point");
+                    rows.relation.append_null();
+                    rows.lexical_type.append_null();
+                    rows.entry_point.append_value(e.kind.to_string());
+                    rows.function.append_value(e.pretty_name);
+                    rows.file.append_null();
+                    rows.line.append_null();
+                    rows.module.append_null();
+                    rows.module_offset.append_null();
                 }
-            },
-        )
+                ContextNode::Context(c) => {
+                    rows.kind.append_value("context");
+                    rows.relation.append_value(c.relation.to_string());
+                    rows.lexical_type.append_value(c.lexical_type.to_string());
+                    rows.entry_point.append_null();
+                    // The names were checked when the database was validated or are
+                    // checked here; a damaged one reads as null rather than stopping the
+                    // table (the ids still say where it is).
+                    rows.function.append_option(
+                        c.function
+                            .and_then(|f| meta.function(f).ok())
+                            .and_then(|f| f.name),
+                    );
+                    rows.file
+                        .append_option(c.file.and_then(|f| meta.file(f).ok()).map(|f| f.path));
+                    rows.line.append_option(c.line);
+                    rows.module
+                        .append_option(c.module.and_then(|m| meta.module(m).ok()).map(|m| m.path));
+                    rows.module_offset.append_option(c.module_offset);
+                }
+            }
+        })
     }
 
     fn metrics<'a>(&'a self, path: &Path, options: &ScanOptions) -> Result<Batches<'a>, Error> {
@@ -602,6 +648,30 @@ columns! {
         timestamp: Column<UInt64Type>,
         ctx_id: Column<UInt32Type>,
     }
+}
+
+/// A row of the `contexts` table after the global context's.
+enum ContextRow<'a> {
+    /// A node of meta.db's tree, its depth and its parent's ctxId.
+    Node(ContextNode<'a>, u32, Option<u32>),
+    /// An elided context: a ctxId with values that meta.db leaves out.
+    Elided(u32),
+}
+
+/// The row of an elided context: its ctxId and kind; meta.db says nothing more of it.
+fn append_elided(rows: &mut ContextRows, ctx_id: u32) {
+    rows.ctx_id.append_value(ctx_id);
+    rows.parent.append_null();
+    rows.depth.append_null();
+    rows.kind.append_value("elided");
+    rows.relation.append_null();
+    rows.lexical_type.append_null();
+    rows.entry_point.append_null();
+    rows.function.append_null();
+    rows.file.append_null();
+    rows.line.append_null();
+    rows.module.append_null();
+    rows.module_offset.append_null();
 }
 
 /// The row of the global context (ctxId 0).

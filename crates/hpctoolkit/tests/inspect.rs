@@ -164,14 +164,26 @@ fn dump_streams_flat_records_with_strings_once() {
     let functions = records(&dump, "function");
     assert_eq!(functions[1]["name"], work[0]["id"]);
     assert_eq!(functions[2]["name"], work[0]["id"]);
-    // The context chain as records naming their parent.
+    // Every context as a record naming its parent and depth: the global context, the entry
+    // point, then the chain below it.
     let contexts = records(&dump, "context");
-    assert_eq!(contexts.len(), 4);
-    for pair in contexts.windows(2) {
+    assert_eq!(contexts.len(), 6);
+    assert_eq!(contexts[0]["kind"], "global");
+    assert_eq!(contexts[0]["ctx_id"], 0);
+    assert_eq!(contexts[0]["depth"], 0);
+    assert!(contexts[0]["parent"].is_null());
+    assert_eq!(contexts[1]["kind"], "entry_point");
+    assert_eq!(contexts[1]["entry_point"], "main_thread");
+    for (depth, pair) in contexts.windows(2).enumerate() {
         assert_eq!(pair[1]["parent"], pair[0]["ctx_id"]);
+        assert_eq!(pair[1]["depth"], depth + 1);
     }
-    assert_eq!(contexts[0]["relation"], "call");
-    assert_eq!(contexts[0]["lexical_type"], "function");
+    assert_eq!(contexts[2]["kind"], "context");
+    assert_eq!(contexts[2]["relation"], "call");
+    assert_eq!(contexts[2]["lexical_type"], "function");
+    let info = inspect::info(&open(dir.path()).source()).expect("info");
+    assert_eq!(info.details["contexts"], contexts.len());
+    assert_eq!(info.details["elided_contexts"], 0);
     // Identifier kinds by name; values as parallel arrays.
     let profiles = records(&dump, "profile");
     assert_eq!(profiles[0]["is_summary"], true);
@@ -181,7 +193,6 @@ fn dump_streams_flat_records_with_strings_once() {
     let values = records(&dump, "profile_values");
     assert!(values.iter().any(|v| v["values"][0] == 2.5));
     assert_eq!(records(&dump, "samples").len(), 2);
-    assert_eq!(records(&dump, "entry_point")[0]["kind"], "main_thread");
 }
 
 /// The dump of a context chain 1024 deep stays proportional to the database (the nested dump

@@ -3,9 +3,10 @@
 //!
 //! Each file's aliasing check (`check_overlaps`) runs before its records, so the output is
 //! bounded by the file: no block, line or array is written twice, and every string of meta.db's
-//! string table is written once, in a `string` record, and referred to by id. The context tree
-//! is a stream of `context` records naming their parent, in pre-order, so the output has the
-//! same shape at any depth.
+//! string table is written once, in a `string` record, and referred to by id. The contexts
+//! are a stream of `context` records naming their parent, so the output has the same shape at
+//! any depth: one record per context `info` counts (the global context, meta.db's tree in
+//! pre-order, then the elided contexts), at the depth the `contexts` table gives.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -14,10 +15,10 @@ use profcodec_common::inspect::{Dump, Error};
 use serde::{Serialize, Serializer};
 
 use super::{invalid, kind_names, version};
-use crate::MetaDb;
 use crate::files::DatabaseFiles;
 use crate::raw::{ProfValue, TraceElem, Value};
 use crate::read::{ContextNode, FileIndex, FunctionIndex, ModuleIndex};
+use crate::{CctDb, MetaDb, ProfileDb};
 
 /// Trace samples per `samples` record: a line of millions of samples becomes many records of
 /// bounded size.
@@ -112,25 +113,7 @@ enum Record<'a> {
         line: u32,
         flags: u32,
     },
-    EntryPoint {
-        ctx_id: u32,
-        kind: String,
-        pretty_name: u32,
-    },
-    Context {
-        ctx_id: u32,
-        parent: u32,
-        depth: u32,
-        relation: String,
-        lexical_type: String,
-        propagation: u16,
-        flags: u8,
-        function: Option<u32>,
-        file: Option<u32>,
-        line: Option<u32>,
-        module: Option<u32>,
-        offset: Option<u64>,
-    },
+    Context(ContextRecord<'a>),
     Profile {
         prof_index: u32,
         is_summary: bool,
@@ -160,6 +143,31 @@ enum Record<'a> {
         timestamps: Col<'a, TraceElem, u64>,
         ctx_ids: Col<'a, TraceElem, u32>,
     },
+}
+
+/// A `context` record: one per context of the database, as `info` counts them and the
+/// `contexts` table lists them. Fields that do not apply to a kind are `null`.
+#[derive(Serialize, Default)]
+struct ContextRecord<'a> {
+    ctx_id: u32,
+    /// `global`, `entry_point`, `context` or `elided`.
+    kind: &'a str,
+    /// The parent's ctxId: 0 for an entry point, null for the global and elided contexts.
+    parent: Option<u32>,
+    /// The global context 0, entry points 1, a context its parent's depth + 1; null for an
+    /// elided context, whose place in the tree meta.db does not say.
+    depth: Option<u32>,
+    entry_point: Option<String>,
+    pretty_name: Option<u32>,
+    relation: Option<String>,
+    lexical_type: Option<String>,
+    propagation: Option<u16>,
+    flags: Option<u8>,
+    function: Option<u32>,
+    file: Option<u32>,
+    line: Option<u32>,
+    module: Option<u32>,
+    offset: Option<u64>,
 }
 
 /// The string ids of a dump: each string of meta.db is written once, the first time a record
@@ -207,11 +215,14 @@ pub(super) fn dump(files: &DatabaseFiles<'_>, dump: &mut Dump<'_>) -> Result<(),
         min_timestamp_ns: trace.map(|t| t.min_timestamp()),
         max_timestamp_ns: trace.map(|t| t.max_timestamp()),
     })?;
+    if let Some(p) = &profile {
+        // Before meta.db's records too: the elided contexts are read from every profile.
+        p.check_overlaps().map_err(invalid)?;
+    }
     if let Some(m) = &meta {
-        dump_meta(m, dump)?;
+        dump_meta(m, profile.as_ref(), cct.as_ref(), dump)?;
     }
     if let Some(p) = &profile {
-        p.check_overlaps().map_err(invalid)?;
         let kinds = kind_names(meta.as_ref())?;
         for prof in p.profiles() {
             let prof = prof.map_err(invalid)?;
@@ -281,7 +292,12 @@ pub(super) fn dump(files: &DatabaseFiles<'_>, dump: &mut Dump<'_>) -> Result<(),
     Ok(())
 }
 
-fn dump_meta(m: &MetaDb<'_>, dump: &mut Dump<'_>) -> Result<(), Error> {
+fn dump_meta(
+    m: &MetaDb<'_>,
+    profile: Option<&ProfileDb<'_>>,
+    cct: Option<&CctDb<'_>>,
+    dump: &mut Dump<'_>,
+) -> Result<(), Error> {
     m.check_overlaps().map_err(invalid)?;
     let mut strings = Strings {
         data: m.data(),
@@ -359,32 +375,57 @@ fn dump_meta(m: &MetaDb<'_>, dump: &mut Dump<'_>) -> Result<(), Error> {
             flags: x.flags,
         })?;
     }
+    // The contexts: the global one first, then the tree in pre-order, then the elided ones
+    // (ascending), so the records count what `info`'s `contexts` counts.
+    let index = m.context_index().map_err(invalid)?;
+    let elided = index.elided(profile, cct).map_err(invalid)?;
+    if !index.contains(0) {
+        dump.record(&Record::Context(ContextRecord {
+            ctx_id: 0,
+            kind: "global",
+            depth: Some(0),
+            ..ContextRecord::default()
+        }))?;
+    }
     for node in m.walk() {
         let node = node.map_err(invalid)?;
-        match node.node {
-            ContextNode::EntryPoint(e) => {
-                let pretty_name = strings.id(dump, e.pretty_name)?;
-                dump.record(&Record::EntryPoint {
-                    ctx_id: e.ctx_id,
-                    kind: e.kind.to_string(),
-                    pretty_name,
-                })?;
-            }
-            ContextNode::Context(c) => dump.record(&Record::Context {
+        // The walk counts from the entry points; the global context above them is depth 0.
+        let depth = Some(node.depth + 1);
+        let record = match node.node {
+            ContextNode::EntryPoint(e) => ContextRecord {
+                ctx_id: e.ctx_id,
+                kind: "entry_point",
+                parent: Some(node.parent),
+                depth,
+                entry_point: Some(e.kind.to_string()),
+                pretty_name: Some(strings.id(dump, e.pretty_name)?),
+                ..ContextRecord::default()
+            },
+            ContextNode::Context(c) => ContextRecord {
                 ctx_id: c.ctx_id,
-                parent: node.parent,
-                depth: node.depth,
-                relation: c.relation.to_string(),
-                lexical_type: c.lexical_type.to_string(),
-                propagation: c.propagation,
-                flags: c.flags,
+                kind: "context",
+                parent: Some(node.parent),
+                depth,
+                relation: Some(c.relation.to_string()),
+                lexical_type: Some(c.lexical_type.to_string()),
+                propagation: Some(c.propagation),
+                flags: Some(c.flags),
                 function: c.function.map(|FunctionIndex(i)| i),
                 file: c.file.map(|FileIndex(i)| i),
                 line: c.line,
                 module: c.module.map(|ModuleIndex(i)| i),
                 offset: c.module_offset,
-            })?,
-        }
+                ..ContextRecord::default()
+            },
+        };
+        dump.record(&Record::Context(record))?;
+    }
+    for ctx_id in elided {
+        dump.record(&Record::Context(ContextRecord {
+            ctx_id,
+            kind: "elided",
+            ..ContextRecord::default()
+        }))?;
     }
     Ok(())
 }

@@ -68,8 +68,20 @@ pub(super) fn info(files: &DatabaseFiles<'_>) -> Result<Info, Error> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
         d.insert("metrics".into(), json!(metrics));
-        let contexts = m.context_index().map_err(invalid)?.len();
-        d.insert("contexts".into(), json!(contexts));
+        // One count of contexts for `info`, `dump` and the `contexts` table: the global
+        // context, meta.db's entry points and contexts, and the elided contexts (values in
+        // profile.db or cct.db at ctxIds meta.db leaves out). profile.db's aliasing check ran
+        // above, so each profile's context index is read once.
+        let index = m.context_index().map_err(invalid)?;
+        let elided = index
+            .elided(profile.as_ref(), cct.as_ref())
+            .map_err(invalid)?
+            .len();
+        d.insert(
+            "contexts".into(),
+            json!(super::context_count(&index, elided)),
+        );
+        d.insert("elided_contexts".into(), json!(elided));
         d.insert("functions".into(), json!(m.function_count()));
         d.insert("load_modules".into(), json!(m.module_count()));
         d.insert("source_files".into(), json!(m.file_count()));
@@ -79,7 +91,8 @@ pub(super) fn info(files: &DatabaseFiles<'_>) -> Result<Info, Error> {
     if let Some(c) = &cct {
         c.check_overlaps().map_err(invalid)?;
         versions.push(version(c.version()));
-        d.insert("cct_contexts".into(), json!(c.context_count()));
+        // nCtxs: the largest ctxId + 1, unused ids included; not a count of contexts.
+        d.insert("cct_n_ctxs".into(), json!(c.context_count()));
         let mut values = 0u64;
         for ctx in c.contexts() {
             values += ctx.map_err(invalid)?.values.len() as u64;

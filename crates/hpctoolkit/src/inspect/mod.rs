@@ -54,6 +54,14 @@ fn load<'a>(input: &Source<'a>) -> Result<DatabaseFiles<'a>, Error> {
     DatabaseFiles::load(input).map_err(|e| Error::invalid(e, None))
 }
 
+/// The number of contexts of a database whose tree is `index`, with `elided` elided contexts:
+/// the global context (ctxId 0, implicit in meta.db, unless the tree lists it), the entry
+/// points and contexts of the tree, and the elided ones. `info`'s `contexts`, `dump`'s
+/// `context` records and the rows of the `contexts` table all count this.
+fn context_count(index: &crate::read::ContextIndex, elided: usize) -> usize {
+    usize::from(!index.contains(0)) + index.len() + elided
+}
+
 /// A decoder error as an inspection error, keeping its message and offset.
 fn invalid(e: crate::Error) -> Error {
     Error::invalid(e, e.offset())

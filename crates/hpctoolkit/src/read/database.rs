@@ -157,6 +157,13 @@ impl<B: AsRef<[u8]>> Database<B> {
         &self.contexts
     }
 
+    /// The elided contexts, ascending: ctxIds with values in profile.db or cct.db that
+    /// meta.db's tree leaves out ([`ContextIndex::elided`]).
+    pub fn elided_contexts(&self) -> Result<Vec<u32>, Error> {
+        self.contexts
+            .elided(self.profile().as_ref(), self.cct().as_ref())
+    }
+
     /// The entry point or context `ctx_id`; `None` when meta.db lacks it (ctxId 0, the global
     /// context, and elided instruction contexts, which profile.db and cct.db still use).
     pub fn context(&self, ctx_id: u32) -> Option<Result<ContextNode<'_>, Error>> {

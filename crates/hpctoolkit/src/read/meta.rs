@@ -1,5 +1,7 @@
 //! The meta.db view (FORMATS.md, `meta.db` version 4.0).
 
+use std::collections::BTreeSet;
+
 use crate::Error;
 use crate::raw::meta::{CONTEXT_HAS_FUNCTION, CONTEXT_HAS_POINT, CONTEXT_HAS_SRCLOC};
 use crate::raw::{
@@ -10,7 +12,9 @@ use crate::raw::{
 };
 
 use super::bytes::{Bytes, Region, Strided};
+use super::cct::CctDb;
 use super::overlap::Spans;
+use super::profile::ProfileDb;
 
 /// The metric sub-arrays [`MetaDb::check_overlaps`] keeps apart.
 const ARRAY_FIELDS: &[&str] = &["MD.pScopeInsts", "MD.pSummaries"];
@@ -1578,6 +1582,45 @@ impl ContextIndex {
     /// Every ctxId, ascending.
     pub fn ctx_ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.sorted().map(|e| e.ctx_id)
+    }
+
+    /// The elided contexts, ascending: the ctxIds other than 0 (the global context) that hold
+    /// values in `profile` (a non-empty run in any profile) or in `cct` (a non-empty block)
+    /// but that this tree does not list. hpcprof leaves instruction contexts nested in another
+    /// context out of meta.db and keeps their values (as-implemented), so a database's
+    /// contexts are the global context, the tree's entry points and contexts, and these.
+    ///
+    /// One pass over the profiles' context indices and cct.db's Context Info table, with
+    /// memory for the elided ids only. Run the files' `check_overlaps` first when they are
+    /// untrusted: aliased profiles would be read once per alias.
+    pub fn elided(
+        &self,
+        profile: Option<&ProfileDb<'_>>,
+        cct: Option<&CctDb<'_>>,
+    ) -> Result<Vec<u32>, Error> {
+        let mut elided = BTreeSet::new();
+        let mut note = |ctx_id: u32| {
+            if ctx_id != 0 && !self.contains(ctx_id) {
+                elided.insert(ctx_id);
+            }
+        };
+        if let Some(p) = profile {
+            for prof in p.profiles() {
+                for (ctx_id, values) in prof?.contexts() {
+                    if !values.is_empty() {
+                        note(ctx_id);
+                    }
+                }
+            }
+        }
+        if let Some(c) = cct {
+            for ctx_id in 0..c.context_count() {
+                if c.context_info(ctx_id)?.n_values > 0 {
+                    note(ctx_id);
+                }
+            }
+        }
+        Ok(elided.into_iter().collect())
     }
 
     /// A compact membership set of the ctxIds, for checks per trace sample: a bitmap when the

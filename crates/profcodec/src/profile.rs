@@ -258,13 +258,35 @@ pub mod symbols {
         }
     }
 
-    /// The search path: [`set_binary_path`]'s folders, then `PROFCODEC_BINARY_PATH`'s.
+    /// The search path: [`resolving`]'s folders on this thread, then [`set_binary_path`]'s,
+    /// then `PROFCODEC_BINARY_PATH`'s.
     pub fn search() -> SearchPath {
-        let first = BINARY_PATH.read().map(|p| p.clone()).unwrap_or_default();
+        let mut first = LOCAL_PATH.with(|p| p.borrow().clone());
+        first.extend(BINARY_PATH.read().map(|p| p.clone()).unwrap_or_default());
         SearchPath::new(first).with(SearchPath::from_env().dirs().to_vec())
     }
 
+    /// Runs `convert` (a [`to_profile`](crate::to_profile) on this thread) with binaries
+    /// searched in `dirs` first, and returns what became of each load module rather than
+    /// giving it to the reporter: a library front end (the Python package's `binary_path`)
+    /// searches per call, not process-wide as [`set_binary_path`] does.
+    pub fn resolving<T>(dirs: Vec<PathBuf>, convert: impl FnOnce() -> T) -> (T, Vec<ModuleReport>) {
+        /// Puts back the folders of an enclosing call, even when `convert` unwinds.
+        struct Restore(Vec<PathBuf>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let before = std::mem::take(&mut self.0);
+                LOCAL_PATH.with(|p| p.replace(before));
+            }
+        }
+        let _restore = Restore(LOCAL_PATH.with(|p| p.replace(dirs)));
+        deferred(convert)
+    }
+
     thread_local! {
+        /// The folders of [`resolving`] on this thread, while it runs.
+        static LOCAL_PATH: std::cell::RefCell<Vec<PathBuf>> =
+            const { std::cell::RefCell::new(Vec::new()) };
         /// The reports kept by [`deferred`] on this thread, while it runs.
         static DEFERRED: std::cell::RefCell<Option<Vec<ModuleReport>>> =
             const { std::cell::RefCell::new(None) };

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use profcodec::profile::{self as model, IdKind};
+use profcodec::profile::{self as model, Amount, DiffOptions, IdKind};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -19,14 +20,54 @@ pub(crate) struct Diff {
     inner: model::Diff,
 }
 
-/// A profile to compare: a `Profile` as it is, or a path (or `Input`) read into one.
-fn profile_of(py: Python<'_>, side: &Bound<'_, PyAny>) -> PyResult<Py<Profile>> {
+/// A profile to compare: a `Profile` as it is, or a path (or `Input`) read into one, the
+/// binaries of an hpcrun measurement searched in `binary_path` first.
+fn profile_of(
+    py: Python<'_>,
+    side: &Bound<'_, PyAny>,
+    binary_path: &[PathBuf],
+) -> PyResult<Py<Profile>> {
     if let Ok(profile) = side.cast::<Profile>() {
         return Ok(profile.clone().unbind());
     }
     let path: PathBuf = side.extract()?;
     let input = crate::input::open(py, path)?;
-    Py::new(py, input.to_profile(py)?)
+    Py::new(py, input.to_profile(py, binary_path.to_vec())?)
+}
+
+/// `min_change`: a number in the metric's unit, or a str as `--min-change` takes it (`"2.5"`,
+/// or a time: `"0.1ms"`, `"250us"`, `"2s"`).
+fn amount(value: &Bound<'_, PyAny>) -> PyResult<Amount> {
+    if let Ok(text) = value.extract::<String>() {
+        return text
+            .parse::<Amount>()
+            .map_err(|e| PyValueError::new_err(format!("min_change: {e}")));
+    }
+    match value.extract::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(Amount::Plain(x)),
+        _ => Err(PyValueError::new_err(format!(
+            "min_change must be a number not below 0 or a str such as \"0.1ms\", not {value}"
+        ))),
+    }
+}
+
+/// `min_relative`: a fraction of the base value (`0.05`), or a percentage as a str (`"5%"`,
+/// as `--min-relative 5` means).
+fn fraction(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let fraction = match value.extract::<String>() {
+        Ok(text) => text
+            .trim()
+            .strip_suffix('%')
+            .and_then(|pct| pct.trim().parse::<f64>().ok())
+            .map(|pct| pct / 100.0),
+        Err(_) => value.extract::<f64>().ok(),
+    };
+    match fraction {
+        Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(PyValueError::new_err(format!(
+            "min_relative must be a fraction not below 0 (0.05) or a percentage such as \"5%\", not {value}"
+        ))),
+    }
 }
 
 /// What changed from `base` to `new` (each a path, an `Input` or a `Profile`), as
@@ -37,11 +78,19 @@ fn profile_of(py: Python<'_>, side: &Bound<'_, PyAny>) -> PyResult<Py<Profile>> 
 /// Arguments as `Profile.top()`'s: `metric` (by default the base profile's main one, which
 /// must have the same unit in both), `by` ("self" or "inclusive": the change that orders the
 /// rows), `group` ("function", "line" or "module"), `limit` (the most rows; None for all),
-/// `thread`, `rank` or `process` (only those contexts, in both) and `mean`.
+/// `thread`, `rank` or `process` (only those contexts, in both) and `mean`; `binary_path`
+/// as `Input.profile()`'s, for the sides given as paths or inputs.
 ///
-/// Raises profcodec.QueryError for an unknown metric or units that differ.
+/// Rows that change little are left out as `profcodec diff --min-change/--min-relative` leave
+/// them out, by the change of the ordering value, before `limit` applies: `min_change`, the
+/// least absolute change (a number in the metric's unit, or a time as a str: "0.1ms",
+/// "250us", "2s"), and `min_relative`, the least change relative to the base value (a
+/// fraction, 0.05, or a percentage as a str, "5%"; a row new in one profile always passes).
+///
+/// Raises profcodec.QueryError for an unknown metric, units that differ, or a time for
+/// `min_change` where the metric is not a time; ValueError for a malformed minimum.
 #[pyfunction]
-#[pyo3(signature = (base, new, metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false))]
+#[pyo3(signature = (base, new, metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false, min_change=None, min_relative=None, binary_path=None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments
 pub(crate) fn diff(
     py: Python<'_>,
@@ -55,6 +104,9 @@ pub(crate) fn diff(
     rank: Option<u64>,
     process: Option<u64>,
     mean: bool,
+    min_change: Option<&Bound<'_, PyAny>>,
+    min_relative: Option<&Bound<'_, PyAny>>,
+    binary_path: Option<Vec<PathBuf>>,
 ) -> PyResult<Diff> {
     let query = query(
         metric,
@@ -68,10 +120,17 @@ pub(crate) fn diff(
         ],
         mean,
     )?;
-    let (base, new) = (profile_of(py, base)?, profile_of(py, new)?);
+    let mut options = DiffOptions::new();
+    options.min_change = min_change.map(amount).transpose()?;
+    options.min_relative = min_relative.map(fraction).transpose()?;
+    let binary_path = binary_path.unwrap_or_default();
+    let (base, new) = (
+        profile_of(py, base, &binary_path)?,
+        profile_of(py, new, &binary_path)?,
+    );
     let (base, new) = (base.get().model(), new.get().model());
     let inner = py
-        .detach(|| model::diff(base, new, &query))
+        .detach(|| model::diff_with(base, new, &query, &options))
         .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
     Ok(Diff { inner })
 }

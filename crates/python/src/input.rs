@@ -12,6 +12,46 @@ use crate::profile::Profile;
 use crate::tables;
 use crate::timeline;
 
+/// A `UserWarning` for each load module of an hpcrun measurement that stayed unresolved, and
+/// for each structure file (`structs/*.hpcstruct`) that was not used, and why, in the words of
+/// the command line's standard error.
+pub(crate) fn warn_unresolved(
+    py: Python<'_>,
+    reports: &[profcodec::symbols::ModuleReport],
+) -> PyResult<()> {
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for report in reports {
+        if let Some(why) = &report.structure_error {
+            let message = format!(
+                "no structure for {} (loops and inlined calls): {why}",
+                report.module
+            );
+            warn(py, &category, message)?;
+        }
+        if let Some(why) = &report.unresolved {
+            let message = format!(
+                "no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
+                 (binary_path or PROFCODEC_BINARY_PATH finds moved binaries)",
+                report.module,
+                report.files - report.resolved,
+                report.files
+            );
+            warn(py, &category, message)?;
+        }
+    }
+    Ok(())
+}
+
+fn warn(
+    py: Python<'_>,
+    category: &Bound<'_, pyo3::types::PyType>,
+    message: String,
+) -> PyResult<()> {
+    // A path from a hostile load map may hold a NUL, which a C string cannot.
+    let message = std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?;
+    PyErr::warn(py, category.as_any(), &message, 1)
+}
+
 /// A file or folder opened by `profcodec.open`: its path and detected format.
 ///
 /// A file is memory-mapped; a database directory, measurement folder or session is read when
@@ -28,11 +68,19 @@ impl Input {
         profcodec_export::input_bytes(&[self.opened.path()])
     }
 
-    /// The input in the profile model, read with the GIL released.
-    pub(crate) fn to_profile(&self, py: Python<'_>) -> PyResult<Profile> {
-        let profile = py
-            .detach(|| profcodec::to_profile(&self.opened))
-            .map_err(Error::from)?;
+    /// The input in the profile model, read with the GIL released; the binaries of hpcrun
+    /// measurements searched in `binary_path` first (then `PROFCODEC_BINARY_PATH`'s folders
+    /// and the recorded paths), and a warning for each load module left unresolved.
+    pub(crate) fn to_profile(
+        &self,
+        py: Python<'_>,
+        binary_path: Vec<PathBuf>,
+    ) -> PyResult<Profile> {
+        let (profile, reports) = py.detach(|| {
+            profcodec::symbols::resolving(binary_path, || profcodec::to_profile(&self.opened))
+        });
+        let profile = profile.map_err(Error::from)?;
+        warn_unresolved(py, &reports)?;
         Ok(Profile::new(
             profile,
             Some(self.opened.format()),
@@ -141,8 +189,16 @@ impl Input {
 
     /// The input in the format-neutral profile model (see `profcodec.Profile`). A database,
     /// measurement folder or session is one profile. The GIL is released while it is read.
-    fn profile(&self, py: Python<'_>) -> PyResult<Profile> {
-        self.to_profile(py)
+    ///
+    /// The addresses of hpcrun measurements are named by function, file and line from the
+    /// binaries their load maps name, as `profcodec top` names them: `binary_path`, a list of
+    /// folders searched first for each binary by its file name (the command line's
+    /// `--binary-path`), then the folders of the environment variable `PROFCODEC_BINARY_PATH`,
+    /// then the recorded path. Each load module left unresolved (its addresses kept as
+    /// `[0x...]`) is said, with why, by a `UserWarning`.
+    #[pyo3(signature = (*, binary_path=None))]
+    fn profile(&self, py: Python<'_>, binary_path: Option<Vec<PathBuf>>) -> PyResult<Profile> {
+        self.to_profile(py, binary_path.unwrap_or_default())
     }
 
     /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl), as
@@ -162,7 +218,7 @@ impl Input {
         overwrite: bool,
     ) -> PyResult<Option<String>> {
         let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
-        let profile = self.profile(py)?;
+        let profile = self.to_profile(py, Vec::new())?;
         convert::to_folded(
             py,
             profile.model(),

@@ -4,6 +4,7 @@
 use profcodec::profile::{
     self as model, Combine, ContextFilter, GroupBy, IdKind, Measured, Order, Query, Source,
 };
+use profcodec::text::TableOptions;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -168,12 +169,15 @@ impl Profile {
     ///     thread, rank, process: only the contexts of this thread, MPI rank (all its threads)
     ///         or process; at most one of them.
     ///     mean: average over the contexts read instead of summing them.
+    ///     full_names: whether `Top.to_text()` prints function names whole (the command
+    ///         line's `--full-names`); by default C++ template arguments and parameter lists
+    ///         show as <…> and (…). The rows always hold the full names, as `top --json`.
     ///
     /// Raises profcodec.QueryError for an unknown metric (the message lists the known ones).
-    #[pyo3(signature = (metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false))]
+    #[pyo3(signature = (metric=None, *, by="self", group="function", limit=Some(20), thread=None, rank=None, process=None, mean=false, full_names=false))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn top(
-        &self,
+        slf: &Bound<'_, Self>,
         py: Python<'_>,
         metric: Option<String>,
         by: &str,
@@ -183,6 +187,7 @@ impl Profile {
         rank: Option<u64>,
         process: Option<u64>,
         mean: bool,
+        full_names: bool,
     ) -> PyResult<Top> {
         let query = query(
             metric,
@@ -196,10 +201,26 @@ impl Profile {
             ],
             mean,
         )?;
+        let inner = &slf.get().inner;
         let table = py
-            .detach(|| self.inner.top(&query))
+            .detach(|| inner.top(&query))
             .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
-        Ok(Top { table })
+        let mut options = TableOptions::new()
+            .order(query.order)
+            .group(query.group)
+            .mean(mean)
+            .full_names(full_names);
+        let only = [("thread", thread), ("rank", rank), ("process", process)]
+            .into_iter()
+            .find_map(|(kind, id)| id.map(|id| format!("{kind} {id}")));
+        if let Some(only) = only {
+            options = options.only(only);
+        }
+        Ok(Top {
+            table,
+            profile: slf.clone().unbind(),
+            options,
+        })
     }
 
     /// Folded stacks (`frame;frame;frame value` lines, for inferno or flamegraph.pl) of this
@@ -273,6 +294,10 @@ impl Profile {
 #[pyclass(name = "Top", module = "profcodec", frozen)]
 pub(crate) struct Top {
     table: model::Table,
+    /// The profile asked, whose units the text table shows.
+    profile: Py<Profile>,
+    /// How the text table is headed and whether it shows names whole.
+    options: TableOptions,
 }
 
 #[pymethods]
@@ -355,6 +380,26 @@ impl Top {
         let kwargs = PyDict::new(py);
         kwargs.set_item("columns", columns)?;
         pandas.call_method("DataFrame", (self.rows(py)?,), Some(&kwargs))
+    }
+
+    /// The table `profcodec top` prints for the same query: a heading, one line per row
+    /// (values in human units, their shares of the total, the name and its file), and a total
+    /// line. Function names show C++ template arguments and parameter lists as <…> and (…)
+    /// unless `top()` was asked `full_names=True`. `width`: the most characters a line takes,
+    /// the name and file columns cut with a visible … (the command line cuts to the terminal's
+    /// width, or 200 off a terminal; not with `--full-names`); None for lines as long as their
+    /// cells. `str(top)` is `top.to_text()`.
+    #[pyo3(signature = (width=None))]
+    fn to_text(&self, width: Option<usize>) -> PyResult<String> {
+        let options = self.options.clone().width(width);
+        let mut out = Vec::new();
+        profcodec::text::write_top(&mut out, self.profile.get().model(), &self.table, &options)
+            .map_err(|e| Error::io(e.to_string(), &e))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        self.to_text(None)
     }
 
     fn __len__(&self) -> usize {

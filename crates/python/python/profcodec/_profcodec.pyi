@@ -73,8 +73,10 @@ class Input:
     ) -> Dict[str, List[str]]:
         """Decodes and encodes the input again at ``out`` (another version or format with
         ``to``), as ``profcodec rewrite``: ``dropped`` and ``copied``."""
-    def profile(self) -> Profile:
-        """The input in the format-neutral profile model."""
+    def profile(self, *, binary_path: Optional[Sequence[_Path]] = None) -> Profile:
+        """The input in the format-neutral profile model; the binaries of hpcrun measurements
+        searched in the folders of ``binary_path`` first (``--binary-path``), a UserWarning for
+        each load module left unresolved."""
     @property
     def table_set(self) -> str:
         """The input's own table set: "hpctoolkit", "hpcrun", "nytprof", "easyprofiler" or
@@ -159,8 +161,10 @@ class Profile:
         rank: Optional[int] = None,
         process: Optional[int] = None,
         mean: bool = False,
+        full_names: bool = False,
     ) -> Top:
-        """The functions, lines ("line") or modules ("module") that cost the most."""
+        """The functions, lines ("line") or modules ("module") that cost the most;
+        ``full_names``: ``Top.to_text()`` prints names whole (``--full-names``)."""
     def to_folded(
         self,
         path: Optional[_Path] = None,
@@ -202,6 +206,9 @@ class Top:
         """Dicts with name, function, file, line, module, address, self, inclusive, calls."""
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame."""
+    def to_text(self, width: Optional[int] = None) -> str:
+        """The table ``profcodec top`` prints, its lines cut to ``width`` characters when
+        given (names shortened unless ``full_names``)."""
     def __len__(self) -> int: ...
 
 class Diff:
@@ -236,6 +243,9 @@ def diff(
     rank: Optional[int] = None,
     process: Optional[int] = None,
     mean: bool = False,
+    min_change: Optional[Union[float, str]] = None,
+    min_relative: Optional[Union[float, str]] = None,
+    binary_path: Optional[Sequence[_Path]] = None,
 ) -> Diff:
     """What changed from ``base`` to ``new``, as ``profcodec diff`` compares them."""
 

@@ -1,0 +1,165 @@
+"""The options of ``Profile.top``, ``Input.profile`` and ``profcodec.diff`` that the command
+line has too give what it gives: ``top``'s text table with short or full names
+(``Top.to_text``, ``--full-names``), the binaries of hpcrun measurements searched in
+``binary_path`` (``--binary-path``), and ``diff``'s ``min_change`` and ``min_relative``
+(``--min-change``, ``--min-relative``).
+
+``testdata/hpctoolkit/kripke-names.d`` is a database whose functions are long C++ template
+instantiations, as the Kripke tutorial database's are (written by the CLI's test
+``crates/cli/tests/names.rs``)."""
+
+import json
+import subprocess
+import warnings
+
+import pytest
+
+import profcodec
+
+#: The width of ``profcodec top``'s lines off a terminal (standard output a pipe).
+OFF_TERMINAL = 200
+
+
+def run_cli(cli, *args):
+    out = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def kripke(testdata):
+    return testdata / "hpctoolkit" / "kripke-names.d"
+
+
+@pytest.mark.parametrize(
+    "flags, options",
+    [
+        ([], {}),
+        (["-n", "0", "--by", "inclusive"], {"limit": None, "by": "inclusive"}),
+        (["--thread", "0"], {"thread": 0}),
+        (["--group", "line"], {"group": "line"}),
+    ],
+)
+def test_top_text_is_the_command_lines(cli, kripke, flags, options):
+    profile = profcodec.open(kripke).profile()
+    top = profile.top(**options)
+    text = top.to_text(width=OFF_TERMINAL)
+    assert text == run_cli(cli, "top", *flags, kripke).stdout
+    assert all(len(line) <= OFF_TERMINAL for line in text.splitlines())
+    # Uncut, the short names need no cut here; the rows keep the full names, as --json.
+    assert str(top) == top.to_text() == text
+    rows = json.loads(run_cli(cli, "top", "--json", *flags, kripke).stdout)
+    assert [r["name"] for r in top.rows] == [r["name"] for r in rows]
+    if options.get("group", "function") == "function":
+        assert "<…>" in text and "(…)" in text
+        assert max(len(r["name"]) for r in top.rows) > 2500
+
+
+def test_full_names_are_the_command_lines(cli, kripke):
+    top = profcodec.open(kripke).profile().top(full_names=True)
+    text = top.to_text()
+    assert text == run_cli(cli, "top", "--full-names", kripke).stdout
+    for row in top.rows[:3]:
+        assert f"  {row['name']}  " in text
+    assert "…" not in text
+    # A narrow width cuts the name and file columns with a visible mark.
+    short = profcodec.open(kripke).profile().top()
+    cut = short.to_text(width=80)
+    assert all(len(line) <= 80 for line in cut.splitlines()), cut
+    assert "…  " in cut
+
+
+def test_top_text_of_a_corpus_database_is_the_command_lines(corpus, cli):
+    path = corpus / "hpctoolkit" / "dbase" / "loops-cputime-t.d"
+    top = profcodec.open(path).profile().top(limit=None)
+    assert top.to_text(width=OFF_TERMINAL) == run_cli(cli, "top", "-n", "0", path).stdout
+
+
+def unresolved(message):
+    """What a report of an unresolved module says, without the hint after it."""
+    return message.split("no symbols for ", 1)[1].split("; addresses shown", 1)[0]
+
+
+def test_binary_path_is_the_command_lines(corpus, cli, tmp_path):
+    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    # A file of the recorded binary's name that is not the binary: found in binary_path, and
+    # refused, with the reason naming it.
+    decoy = tmp_path / "testmeas-small"
+    decoy.write_bytes(b"not an ELF file")
+    with pytest.warns(UserWarning, match="no symbols for") as caught:
+        profile = profcodec.open(measurement).profile(binary_path=[tmp_path])
+    said = [unresolved(str(w.message)) for w in caught if "no symbols" in str(w.message)]
+    assert len(said) == 1 and str(decoy) in said[0], said
+    out = run_cli(cli, "top", "--json", "-n", "0", "--binary-path", tmp_path, measurement)
+    assert [unresolved(line) for line in out.stderr.splitlines() if "no symbols" in line] == said
+    rows = json.loads(out.stdout)
+    top = profile.top(limit=None)
+    assert [(r["name"], r["self"]) for r in top.rows] == [(r["name"], r["self"]) for r in rows]
+    assert any(r["name"].startswith("[0x") for r in top.rows)
+
+    # Without it the binary is not found, and the reason says so.
+    with pytest.warns(UserWarning) as caught:
+        profcodec.open(measurement).profile()
+    message = next(str(w.message) for w in caught if "no symbols" in str(w.message))
+    assert str(decoy) not in message
+    out = run_cli(cli, "top", measurement)
+    assert [unresolved(line) for line in out.stderr.splitlines() if "no symbols" in line] == [
+        unresolved(message)
+    ]
+
+    # diff takes it for the sides it reads.
+    with pytest.warns(UserWarning) as caught:
+        profcodec.diff(measurement, measurement, binary_path=[str(tmp_path)])
+    assert any(str(decoy) in str(w.message) for w in caught)
+
+
+def test_databases_say_nothing_of_binaries(kripke):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        profcodec.open(kripke).profile(binary_path=["/nonexistent"])
+
+
+LOOPS = ("hpctoolkit/dbase/loops-cputime-t.d", "hpctoolkit/dbase/loops-cputime-t.nostruct.d")
+
+
+@pytest.mark.parametrize(
+    "flags, options",
+    [
+        (["--min-change", "0.05"], {"min_change": 0.05}),
+        (["--min-change", "0.05"], {"min_change": "0.05"}),
+        (["--min-change", "1ms"], {"min_change": "1ms"}),
+        (["--min-relative", "50"], {"min_relative": 0.5}),
+        (["--min-relative", "50%"], {"min_relative": "50%"}),
+        (
+            ["--min-change", "250us", "--min-relative", "5", "--by", "inclusive"],
+            {"min_change": "250us", "min_relative": 0.05, "by": "inclusive", "limit": None},
+        ),
+    ],
+)
+def test_diff_minimums_are_the_command_lines(corpus, cli, flags, options):
+    base, new = (corpus / p for p in LOOPS)
+    out = run_cli(cli, "diff", "--json", "-n", "0", *flags, base, new)
+    options = {"limit": None, **options}
+    diff = profcodec.diff(base, new, **options)
+    assert diff.rows == json.loads(out.stdout)
+    # The minimums leave rows out.
+    assert 0 < len(diff) < len(profcodec.diff(base, new, limit=None))
+
+
+def test_diff_minimums_refuse_what_the_command_line_refuses(corpus, cli):
+    base, new = (corpus / p for p in LOOPS)
+    for bad in ["2 parsecs", -1.0, float("nan")]:
+        with pytest.raises(ValueError, match="min_change"):
+            profcodec.diff(base, new, min_change=bad)
+    for bad in [-0.5, "five", "-5%"]:
+        with pytest.raises(ValueError, match="min_relative"):
+            profcodec.diff(base, new, min_relative=bad)
+    # A time where the metric is a count.
+    counts = [corpus / "hpctoolkit" / "dbase" / p for p in ("loops-perf.d", "loops-perf.nostruct.d")]
+    out = subprocess.run(
+        [str(cli), "diff", "--min-change", "1ms", *map(str, counts)], capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    with pytest.raises(profcodec.QueryError, match="not a time"):
+        profcodec.diff(*counts, min_change="1ms")
+    assert len(profcodec.diff(*counts, min_change=1e8, limit=None)) > 0

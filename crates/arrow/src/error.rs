@@ -42,6 +42,17 @@ pub enum Error {
         /// The tables the session has, comma-separated.
         known: String,
     },
+    /// A query names bare a table that several sets of the inputs have (`contexts`, which the
+    /// HPCToolkit and profile sets both have): the query must say which.
+    #[cfg(feature = "sql")]
+    #[error("table {table} is in several sets of the inputs: write {qualified}")]
+    AmbiguousTable {
+        /// The name as the query wrote it.
+        table: String,
+        /// The tables it may mean, qualified, comma-separated
+        /// (`hpctoolkit.contexts, profile.contexts`).
+        qualified: String,
+    },
     /// A statement that would write or change something (`COPY`, `INSERT`, `CREATE`, `DROP`,
     /// `SET`...): a session only reads, so that a query handed over by someone else cannot
     /// write files or change the session.

@@ -113,6 +113,9 @@ pub struct Session {
     /// Every table a query can name, qualified (`nytprof.lines`), and `inputs`: what an error
     /// about an unknown table lists.
     known: Vec<String>,
+    /// The table names several sets have, each with its qualified names: a query naming one
+    /// bare is told which to write.
+    ambiguous: BTreeMap<&'static str, Vec<String>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -199,12 +202,16 @@ impl Session {
         for ((_, set), provider) in &schemas {
             catalog.register_schema(set, Arc::clone(provider) as _)?;
         }
+        let mut ambiguous = BTreeMap::new();
         for (name, sets) in bare {
             if let [set] = sets.as_slice() {
                 let table = schemas[set].table(name);
                 if let Some(table) = runtime.block_on(table)? {
                     context.register_table(name, table)?;
                 }
+            } else {
+                let qualified = sets.iter().map(|(_, set)| format!("{set}.{name}"));
+                ambiguous.insert(name, qualified.collect());
             }
         }
         context.register_batch("inputs", crate::inputs::batch(inputs)?)?;
@@ -214,6 +221,7 @@ impl Session {
             context,
             limits: *limits,
             known,
+            ambiguous,
         })
     }
 
@@ -323,7 +331,8 @@ impl Session {
     }
 
     /// [`Error::NoSuchTable`] for the first of a failed query's `references` that is neither a
-    /// table of the session nor a table function (`generate_series`), if any.
+    /// table of the session nor a table function (`generate_series`), if any;
+    /// [`Error::AmbiguousTable`] when it is a bare name several sets have.
     fn unknown_table(
         &self,
         state: &datafusion::execution::SessionState,
@@ -333,6 +342,14 @@ impl Session {
             let function = r.schema().is_none() && state.table_functions().contains_key(r.table());
             !function && !self.context.table_exist(r.clone()).unwrap_or(false)
         })?;
+        if missing.schema().is_none()
+            && let Some(qualified) = self.ambiguous.get(missing.table())
+        {
+            return Some(Error::AmbiguousTable {
+                table: missing.to_string(),
+                qualified: qualified.join(", "),
+            });
+        }
         Some(Error::NoSuchTable {
             table: missing.to_string(),
             known: self.known.join(", "),
@@ -436,10 +453,30 @@ fn refused(e: &DataFusionError) -> String {
     }
 }
 
-/// The message of a DataFusion error without the internal catalog's name, which DataFusion
-/// puts before the tables it names (`datafusion.public.lines`) and no query needs.
+/// The message of a DataFusion error in words: the innermost error's own message, without
+/// the kind DataFusion prefixes it with (`Error during planning: `, `Schema error: `) or the
+/// steps that led to it (`Optimizer rule ... failed`), on one line (DataFusion puts hints such
+/// as `Did you mean 'cosh'?` on lines of their own), and without the internal catalog's name,
+/// which DataFusion puts before the tables it names (`datafusion.public.lines`) and no query
+/// needs.
 pub(crate) fn message(e: &DataFusionError) -> String {
-    e.to_string()
+    use datafusion::sql::sqlparser::parser::ParserError;
+    let text = match e.find_root() {
+        DataFusionError::SQL(parse, _) => match parse.as_ref() {
+            ParserError::ParserError(m) | ParserError::TokenizerError(m) => {
+                format!("the query does not parse: {m}")
+            }
+            other => other.to_string(),
+        },
+        root => root.message().into_owned(),
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .join(" ")
         .replace("datafusion.public.", "")
         .replace("datafusion.", "")
 }

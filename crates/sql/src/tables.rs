@@ -284,11 +284,19 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
             }
         }
         SqlFormat::Csv => {
+            let schema = rows.schema();
             let mut writer = arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(&mut out);
+            let mut wrote = false;
             for batch in rows {
                 writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
+                wrote = true;
+            }
+            // An empty result still has its header line, for the scripts that read it.
+            if !wrote {
+                let empty = arrow::record_batch::RecordBatch::new_empty(schema);
+                writer.write(&empty).map_err(io)?;
             }
         }
         SqlFormat::Json => {
@@ -363,7 +371,10 @@ fn failure(e: profcodec_arrow::Error) -> Failure {
             2
         }
         Error::Tables(Tables::Unsupported { .. } | Tables::UnknownTable { .. }) => 2,
-        Error::NoSuchTable { .. } | Error::ReadOnly { .. } | Error::MemoryLimit { .. } => 2,
+        Error::NoSuchTable { .. }
+        | Error::AmbiguousTable { .. }
+        | Error::ReadOnly { .. }
+        | Error::MemoryLimit { .. } => 2,
         Error::Timeout { .. } => QUERY_TIMED_OUT,
         Error::Sql(sql) => {
             // A failure while reading an input travels inside DataFusion's error.

@@ -5,9 +5,11 @@ defaults), interned names, source locations and callstacks (per packet sequence)
 nesting per track.
 
 Usage: python perfetto_decode.py TRACE > summary.json
-Output: {"tracks": [{uuid, parent, name, kind, pid, tid}], "slices": [{track, name, begin,
-end, depth, file, line, callstack}], "instants": [{track, name, ts}], "counters": [{track, ts,
-value}]}; any inconsistency (an end without a begin, a slice left open, a timestamp going
+Output: {"root": {thread_ordering, process_ordering} or null, "tracks": [{uuid, parent, name,
+kind, pid, tid, order}] (in the order of their descriptors; the root track, uuid 0, is "root"),
+"slices": [{track, name, begin, end, depth, file, line, callstack}], "instants": [{track, name,
+ts, args}], "counters": [{track, ts, value}]}; debug annotations as `args` ({name: value}, an
+array annotation as a list); any inconsistency (an end without a begin, a slice left open, a timestamp going
 back on a track, an unknown interning id, a callstack that is not the slice's stack) exits 1
 with the reason.
 """
@@ -37,6 +39,15 @@ class Sequence:
         self.function_names = {}
         self.frames = {}
         self.callstacks = {}
+        self.arg_names = {}
+
+
+def annotation_value(a):
+    """A debug annotation's value: an array annotation's items as a list."""
+    which = a.WhichOneof("value")
+    if which is None:
+        return [annotation_value(item) for item in a.array_values]
+    return getattr(a, which)
 
 
 def main(path):
@@ -48,6 +59,7 @@ def main(path):
     open_slices = {}  # track uuid -> stack of slice dicts
     last_ts = {}
     slices, instants, counters = [], [], []
+    root = None
     for packet in trace.packet:
         seq_id = packet.trusted_packet_sequence_id
         seq = sequences.setdefault(seq_id, Sequence())
@@ -66,6 +78,8 @@ def main(path):
             seq.frames[fr.iid] = fr.function_name_id
         for c in data.callstacks:
             seq.callstacks[c.iid] = list(c.frame_ids)
+        for n in data.debug_annotation_names:
+            seq.arg_names[n.iid] = n.name
 
         if packet.HasField("clock_snapshot"):
             for c in packet.clock_snapshot.clocks:
@@ -76,6 +90,12 @@ def main(path):
             continue
         if packet.HasField("track_descriptor"):
             d = packet.track_descriptor
+            if d.uuid == 0:
+                if root is not None:
+                    fail("the root track declared twice")
+                root = {"thread_ordering": d.thread_ordering,
+                        "process_ordering": d.process_ordering}
+                continue
             kind = "process" if d.HasField("process") else "thread" if d.HasField(
                 "thread") else "counter" if d.HasField("counter") else "track"
             if d.uuid in tracks:
@@ -89,6 +109,7 @@ def main(path):
                 "kind": kind,
                 "pid": d.process.pid if kind == "process" else d.thread.pid if kind == "thread" else None,
                 "tid": d.thread.tid if kind == "thread" else None,
+                "order": d.sibling_order_rank if d.HasField("sibling_order_rank") else None,
             }
             continue
         if not packet.HasField("track_event"):
@@ -148,7 +169,16 @@ def main(path):
             s["end"] = ts
             slices.append(s)
         elif ev.type == pb.TrackEvent.TYPE_INSTANT:
-            instants.append({"track": uuid, "name": name_of(), "ts": ts})
+            args = {}
+            for a in ev.debug_annotations:
+                if a.HasField("name_iid"):
+                    if a.name_iid not in seq.arg_names:
+                        fail(f"sequence {seq_id}: unknown annotation name iid {a.name_iid}")
+                    key = seq.arg_names[a.name_iid]
+                else:
+                    key = a.name
+                args[key] = annotation_value(a)
+            instants.append({"track": uuid, "name": name_of(), "ts": ts, "args": args})
         elif ev.type == pb.TrackEvent.TYPE_COUNTER:
             if tracks[uuid]["kind"] != "counter":
                 fail("a counter value on a track without a counter descriptor")
@@ -158,7 +188,7 @@ def main(path):
     for uuid, stack in open_slices.items():
         if stack:
             fail(f"track {uuid}: {len(stack)} slices left open")
-    json.dump({"tracks": list(tracks.values()), "slices": slices, "instants": instants,
+    json.dump({"root": root, "tracks": list(tracks.values()), "slices": slices, "instants": instants,
                "counters": counters}, sys.stdout)
 
 

@@ -23,7 +23,8 @@
 //!   `profcodec sql` over a synthetic HPCToolkit database of 2.3 GB (`src/tables.rs`).
 //!
 //! - `cargo xtask bench-peers report [ITERATIONS] [--runs N]`: `profcodec report` against
-//!   `nytprofhtml` on the same NYTProf profile (`src/report.rs`).
+//!   `nytprofhtml` on the same NYTProf profile (`src/report.rs`), with each tool's memory in a
+//!   memory cgroup of its own (`src/cgroup.rs`).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -32,6 +33,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+mod cgroup;
 mod easyprofiler;
 mod export;
 mod floors;

@@ -5,13 +5,19 @@
 //! anew (`--force`, `--delete`). After the table: the report sizes, each tool's peak memory
 //! (`/usr/bin/time`'s maximum resident set, one run each), and how long headless Chromium takes
 //! to open the page `profcodec report` wrote (when `chromium` is installed).
+//!
+//! Then each tool's memory as BENCHMARKS.md measures it, in a fresh memory cgroup per run
+//! (`src/cgroup.rs`; root is needed, else this part is skipped with the reason): two runs without
+//! a limit give the anonymous peak, the cgroup's own peak and the output (which must agree), then
+//! the lowest limit of [`cgroup::LADDER_MIB`] under which the tool succeeds and writes that same
+//! output.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{Workspace, nytprof, peers};
+use crate::{Workspace, cgroup, nytprof, peers};
 
 pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
     nytprof::prepare(ws)?;
@@ -70,6 +76,8 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         });
         outputs.push((ours_out, peer_out));
     }
+    // Checked before the long part, so that a missing permission is said once, up front.
+    let cgroups = cgroup::available();
     peers::compare(&rows, options.runs())?;
     println!();
     for (row, (ours, peer)) in rows.iter().zip(&outputs) {
@@ -93,7 +101,94 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         if let Some(seconds) = chromium_open(&ours.join("index.html"), &dir)? {
             println!("  headless Chromium opens the page (`--dump-dom`) in {seconds:.2} s");
         }
+        match &cgroups {
+            Ok(()) => {
+                cgroup_memory("`profcodec report`", &row.ours, ours, &|_| false)?;
+                if let Some(peer_cmd) = &row.peer {
+                    // Perl randomises its hash order per process, and nytprofhtml writes rows and
+                    // ids in that order: a fixed seed makes runs comparable. It dates every page
+                    // too ("Reported on Sat Nov 28 10:23:07 2026").
+                    let inner = peer_cmd.command();
+                    let seeded = inner.get_args().fold(
+                        peers::CommandLine::new("env")
+                            .arg("PERL_HASH_SEED=0")
+                            .arg("PERL_PERTURB_KEYS=0")
+                            .arg(inner.get_program()),
+                        peers::CommandLine::arg,
+                    );
+                    let dated = |f: &str| f.contains("Reported on");
+                    cgroup_memory("`nytprofhtml`", &seeded, peer, &dated)?;
+                }
+            }
+            Err(e) => println!("  memory cgroup: skipped ({e:#})"),
+        }
     }
+    Ok(())
+}
+
+/// Prints `cmd`'s memory in a fresh cgroup: the anonymous and cgroup peaks of a run without a
+/// limit, and the lowest limit under which it writes the same `output` (but for the fragments
+/// `volatile` names; see [`cgroup::fingerprint`]). Two unlimited runs must write the same, else
+/// the comparison would prove nothing; the peaks given are the higher of the two.
+fn cgroup_memory(
+    name: &str,
+    cmd: &peers::CommandLine,
+    output: &Path,
+    volatile: &dyn Fn(&str) -> bool,
+) -> Result<()> {
+    // No limit, but a bound, as for the limited runs: a run that hangs is reported, not waited on.
+    let unlimited = || -> Result<(cgroup::Outcome, cgroup::Fingerprint)> {
+        let outcome = cgroup::run(cmd, None, std::time::Duration::from_secs(3600))?;
+        if outcome.ending != cgroup::Ending::Success {
+            bail!(
+                "{} in a memory cgroup without a limit: {}",
+                cmd.display(),
+                cgroup::describe(&outcome.ending)
+            );
+        }
+        Ok((outcome, cgroup::fingerprint(output, volatile)?))
+    };
+    let (first, earlier) = unlimited()?;
+    let (mut free, expected) = unlimited()?;
+    free.anon_peak = free.anon_peak.max(first.anon_peak);
+    free.cgroup_peak = free.cgroup_peak.max(first.cgroup_peak);
+    if expected != earlier {
+        bail!(
+            "{} writes a different {} on every run: no limit can be judged by its output",
+            cmd.display(),
+            output.display()
+        );
+    }
+    let bound = free.wall * 10 + std::time::Duration::from_secs(60);
+    let lowest = cgroup::lowest_limit(cmd, output, &expected, volatile, bound)?;
+    let failed: Vec<String> = lowest
+        .failed
+        .iter()
+        .map(|(limit, ending)| format!("{} MiB: {}", limit / cgroup::MIB, cgroup::describe(ending)))
+        .collect();
+    let passed = match &lowest.passed {
+        Some((limit, run)) => format!(
+            "lowest limit passed {} MiB (anonymous peak there {}, {:.3} s)",
+            limit / cgroup::MIB,
+            peers::human_size(run.anon_peak),
+            run.wall.as_secs_f64()
+        ),
+        None => format!(
+            "no limit up to {} MiB passed",
+            cgroup::LADDER_MIB[cgroup::LADDER_MIB.len() - 1]
+        ),
+    };
+    println!(
+        "  memory cgroup, {name}: anonymous peak {}, cgroup peak {} (no limit, higher of 2 runs, {:.3} s); {passed}{}",
+        peers::human_size(free.anon_peak),
+        peers::human_size(free.cgroup_peak),
+        free.wall.as_secs_f64(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("; below it: {}", failed.join(", "))
+        },
+    );
     Ok(())
 }
 

@@ -55,7 +55,10 @@ pub(crate) struct ConvertArgs {
     /// timeline stops when it reaches it, and nothing is written.
     #[arg(long, value_name = "SIZE", value_parser = profcodec_export::parse_size)]
     pub(crate) max_output: Option<u64>,
-    /// Timeline filters (perfetto, chrome).
+    /// Which threads and ranks are written, for every target.
+    #[command(flatten)]
+    pub(crate) filter: crate::filter::FilterArgs,
+    /// The time window of timelines (perfetto, chrome).
     #[command(flatten)]
     pub(crate) timeline: timeline::TimelineArgs,
     /// A folder where the binaries of hpcrun measurements are searched by file name (as in top).
@@ -75,6 +78,9 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     if matches!(args.to, Target::Perfetto | Target::Chrome) {
         return timeline::run(args);
     }
+    let to = clap::ValueEnum::to_possible_value(&args.to);
+    let to = to.as_ref().map_or("", |v| v.get_name());
+    args.filter.refuse_depth(&format!("--to {to}"))?;
     let mut options = profcodec_export::ExportOptions::default();
     options.metric.clone_from(&args.metric);
     options.max_output = Some(args.max_output.unwrap_or_else(|| {
@@ -85,7 +91,8 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         .jobs(args.jobs);
     if args.split {
         for (input, output) in split_outputs(args)? {
-            let one = profcodec::merged_profile(&[input], &merge)?;
+            let mut one = profcodec::merged_profile(&[&input], &merge)?;
+            args.filter.apply(&mut one, &[&input])?;
             let options = with_names(&options, one.format());
             write_output(Some(output), |out| {
                 export(&one.profile, args.to, &options, out)
@@ -94,7 +101,8 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let output = check_output(args.output.as_deref(), args.force, &args.inputs)?;
-    let merged = profcodec::merged_profile(&args.inputs, &merge)?;
+    let mut merged = profcodec::merged_profile(&args.inputs, &merge)?;
+    args.filter.apply(&mut merged, &args.inputs)?;
     // Folded names follow the source tool when every input comes from the same one.
     let options = with_names(&options, merged.format());
     write_output(output, |out| {

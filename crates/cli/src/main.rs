@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
 mod external;
+mod filter;
 mod report;
 mod top;
 
@@ -94,6 +95,23 @@ enum Command {
         input: PathBuf,
         /// Output file or directory; its parent folder must exist.
         output: PathBuf,
+    },
+    /// Merge profiles of one program (the runs of a test suite, a forked child's file) into
+    /// one file of their own format that the format's tool reads: NYTProf, as `nytprofmerge`
+    /// merges them. Written atomically: the output appears only when complete.
+    #[command(
+        after_help = "Examples:\n  profcodec merge -o merged.out before.out after.out\n  profcodec merge --force -o merged.out nytprof.out nytprof.out && nytprofhtml -f merged.out"
+    )]
+    Merge {
+        /// The merged file; its parent folder must exist.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace an existing output file whole.
+        #[arg(long)]
+        force: bool,
+        /// Input files, all of one format.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
     },
     /// The costliest functions, lines or modules, with self and inclusive values and a total;
     /// several inputs (per-rank or per-process files of one run) are merged into one profile.
@@ -200,39 +218,20 @@ fn query_failure(e: profcodec_profile::QueryError) -> Failure {
     }
 }
 
-/// Refuses a `--thread`, `--rank` or `--process` that names no context of `profile`, listing
-/// the ones it has.
+/// Refuses a `--thread`, `--rank` or `--process` that keeps no context of `profile` (read
+/// from `inputs`), in the words of the model's `NoMatch`, which lists what it has.
 fn check_contexts(
     profile: &profcodec_profile::Profile,
     query: &profcodec_profile::Query,
-    what: &std::path::Path,
+    inputs: &[impl AsRef<std::path::Path>],
+    format: Option<profcodec::Format>,
 ) -> Result<(), Failure> {
-    let profcodec_profile::ContextFilter::Matching(wanted) = &query.contexts else {
-        return Ok(());
-    };
-    let matched = profile
-        .contexts()
-        .any(|(_, c)| !c.summary && wanted.iter().all(|w| c.ids.contains(w)));
-    if matched {
-        return Ok(());
+    if let profcodec_profile::ContextFilter::Select(selection) = &query.contexts {
+        selection
+            .select(profile)
+            .map_err(|e| filter::no_match(inputs, format, &e))?;
     }
-    let known: Vec<String> = profile
-        .contexts()
-        .filter(|(_, c)| !c.summary)
-        .map(|(id, _)| profile.context_label(id))
-        .collect();
-    Err(Failure {
-        status: 2,
-        message: format!(
-            "{}: no thread, rank or process matches the filter: the profile has {}",
-            what.display(),
-            if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            }
-        ),
-    })
+    Ok(())
 }
 
 /// Inputs at least this large (or more than one input) get a progress bar on a terminal.
@@ -386,15 +385,36 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Merge {
+            output,
+            force,
+            inputs,
+        } => {
+            let checked = profcodec::output::OutputPath::file(&output)
+                .overwrite(profcodec::output::Overwrite::from_force(force))
+                .inputs(&inputs)
+                .check()?;
+            note_stale_staging(&checked);
+            let report = profcodec::merge_files(&inputs, checked).map_err(|e| match e {
+                profcodec::output::WriteError::Write(e) => Failure::from(e),
+                e => e.into(),
+            })?;
+            for warning in &report.warnings {
+                eprintln!("{}: warning: {warning}", output.display());
+            }
+            Ok(())
+        }
         Command::Top {
             query,
             json,
             inputs,
         } => {
+            query.filter.refuse_depth("top")?;
             query.use_binary_path();
-            let profile = profcodec::merged_profile(&inputs, &query.merge_options())?.profile;
+            let merged = profcodec::merged_profile(&inputs, &query.merge_options())?;
+            let (format, profile) = (merged.format(), merged.profile);
             let q = query.query();
-            check_contexts(&profile, &q, &inputs[0])?;
+            check_contexts(&profile, &q, &inputs, format)?;
             let table = profile.top(&q).map_err(query_failure)?;
             let mut buf = io::BufWriter::new(out);
             if json {
@@ -416,6 +436,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             base,
             new,
         } => {
+            query.filter.refuse_depth("diff")?;
             query.use_binary_path();
             // Both sides decoded at once, each on a core.
             let sides = profcodec::profiles(&[&base, &new], &query.merge_options())?;
@@ -423,8 +444,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 unreachable!("a profile per input")
             };
             let q = query.query();
-            check_contexts(&base_profile, &q, &base)?;
-            check_contexts(&new_profile, &q, &new)?;
+            check_contexts(&base_profile, &q, &[&base], None)?;
+            check_contexts(&new_profile, &q, &[&new], None)?;
             let diff =
                 profcodec_profile::diff_with(&base_profile, &new_profile, &q, &change.options())
                     .map_err(query_failure)?;

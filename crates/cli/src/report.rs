@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use profcodec::report::{Input, Options, SourceRoot, Step, report};
+use profcodec::report::{Input, Options, SourceRoot, Step, report_filtered};
 use profcodec_cli::failure::{Failure, note_stale_staging};
 
 /// Arguments of `profcodec report`.
@@ -37,6 +37,9 @@ pub(crate) struct ReportArgs {
     /// prefix; may be given several times.
     #[arg(long, value_name = "[FROM=]TO")]
     pub(crate) source_root: Vec<SourceRoot>,
+    /// Which threads and ranks the page and its trace show (the base's too).
+    #[command(flatten)]
+    pub(crate) filter: crate::filter::FilterArgs,
     /// Inputs (files, database, measurement or session folders); several are merged.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
@@ -59,12 +62,15 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
     let inputs: Vec<Input<'_>> = args.inputs.iter().map(|p| Input::Path(p)).collect();
     let base = args.base.as_deref().map(Input::Path);
     let bar = crate::progress(&all);
+    let filter = args.filter.timeline_filter();
     let written =
-        report::<crate::OpError>(&inputs, base, &options, checked, &mut |step| match step {
-            Step::Reading(path) => bar.set_message(format!("reading {}", path.display())),
-            Step::Timeline(path) => bar.set_message(format!("timeline of {}", path.display())),
-            Step::Read(_) => bar.inc(1),
-            _ => bar.set_message(format!("writing {}", args.output.display())),
+        report_filtered::<crate::OpError>(&inputs, base, &options, &filter, checked, &mut |step| {
+            match step {
+                Step::Reading(path) => bar.set_message(format!("reading {}", path.display())),
+                Step::Timeline(path) => bar.set_message(format!("timeline of {}", path.display())),
+                Step::Read(_) => bar.inc(1),
+                _ => bar.set_message(format!("writing {}", args.output.display())),
+            }
         });
     bar.finish_and_clear();
     Ok(written.map(drop)?)

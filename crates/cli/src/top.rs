@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use profcodec::text::TableOptions;
 use profcodec_profile::{
-    Amount, Combine, ContextFilter, DiffOptions, GroupBy, IdKind, Order, Query,
+    Amount, Combine, ContextFilter, DiffOptions, GroupBy, Order, Query, Selection,
 };
 
 /// Rows shown when `-n` is not given.
@@ -33,6 +33,10 @@ pub(crate) enum Group {
     Line,
     /// One row per load module or package.
     Module,
+    /// One row per call path (calling context): the functions from the root to the row's,
+    /// leaf last, for formats with a call tree.
+    #[value(alias = "context")]
+    Path,
 }
 
 /// The query flags `top` and `diff` share.
@@ -48,18 +52,15 @@ pub(crate) struct QueryArgs {
     /// time). An unknown name is refused with the list of known ones.
     #[arg(long)]
     metric: Option<String>,
-    /// Group rows by function, source line or module (package).
+    /// Group rows by function, source line, module (package) or call path (`context`).
     #[arg(long, value_enum, default_value = "function")]
     group: Group,
-    /// Only this thread.
-    #[arg(long, value_name = "T", conflicts_with_all = ["rank", "process"])]
-    thread: Option<u64>,
-    /// Only this MPI rank (all its threads).
-    #[arg(long, value_name = "R", conflicts_with = "process")]
-    rank: Option<u64>,
-    /// Only this process (its pid).
-    #[arg(long, value_name = "P")]
-    process: Option<u64>,
+    #[command(flatten)]
+    pub(crate) filter: crate::filter::FilterArgs,
+    /// Only these processes, by pid (StatProfiler sessions, merged per-process files); repeat
+    /// or separate with commas.
+    #[arg(long, value_name = "PID", value_delimiter = ',')]
+    process: Vec<u64>,
     /// Average over the threads, ranks or processes read instead of summing them.
     #[arg(long)]
     mean: bool,
@@ -178,7 +179,15 @@ impl QueryArgs {
             Group::Function => GroupBy::Function,
             Group::Line => GroupBy::Line,
             Group::Module => GroupBy::Module,
+            Group::Path => GroupBy::Path,
         }
+    }
+
+    /// The threads, ranks and processes chosen.
+    fn selection(&self) -> Selection {
+        self.filter
+            .selection()
+            .processes(self.process.iter().copied())
     }
 
     /// The model's query for these flags.
@@ -190,30 +199,14 @@ impl QueryArgs {
         if self.rows > 0 {
             query = query.limit(self.rows);
         }
-        let only = [
-            (IdKind::Thread, self.thread),
-            (IdKind::Rank, self.rank),
-            (IdKind::Process, self.process),
-        ]
-        .into_iter()
-        .find_map(|(kind, id)| id.map(|id| (kind, id)));
-        if let Some(only) = only {
-            query = query.contexts(ContextFilter::Matching(vec![only]));
+        let selection = self.selection();
+        if !selection.keeps_all() {
+            query = query.contexts(ContextFilter::Select(selection));
         }
         if self.mean {
             query = query.combine(Combine::Mean);
         }
         query
-    }
-
-    /// What the contexts flags chose, in words (`process 4711`), if any.
-    fn only(&self) -> Option<String> {
-        match (self.thread, self.rank, self.process) {
-            (Some(t), _, _) => Some(format!("thread {t}")),
-            (_, Some(r), _) => Some(format!("rank {r}")),
-            (_, _, Some(p)) => Some(format!("process {p}")),
-            _ => None,
-        }
     }
 
     /// How `top` and `diff` show their tables for these flags: cut to the terminal's width
@@ -225,9 +218,10 @@ impl QueryArgs {
             .mean(self.mean)
             .full_names(self.full_names)
             .width((!self.full_names).then(table_width));
-        match self.only() {
-            Some(only) => options.only(only),
-            None => options,
+        let selection = self.selection();
+        match selection.keeps_all() {
+            true => options,
+            false => options.only(selection.to_string()),
         }
     }
 }

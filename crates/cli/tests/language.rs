@@ -329,7 +329,12 @@ fn a_minimum_change_must_fit_the_metric() {
 fn diff_by_inclusive_totals_inclusive_values() {
     let input = testdata("nytprof/hello.nytprof.out");
     let total = |text: &str| -> Vec<String> {
-        let line = text.lines().last().unwrap().to_owned();
+        // The total line: the last but for a note under it (`top --group line`).
+        let line = text
+            .lines()
+            .rfind(|l| !l.starts_with("note: "))
+            .unwrap()
+            .to_owned();
         assert!(line.ends_with("total"), "{text}");
         line.split("  ")
             .map(str::trim)

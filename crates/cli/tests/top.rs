@@ -203,7 +203,10 @@ fn a_session_folder_and_its_template_give_the_same_rows() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("process {}", 0x7f92)), "{err}");
+    assert!(
+        err.contains(&format!("the inputs have processes: {}", 0x7f92)),
+        "{err}"
+    );
 }
 
 /// Every corpus input: the rows' self values add up to the total weight `info` counts, and
@@ -471,7 +474,8 @@ fn every_format_answers_top_and_diff() {
     }
 }
 
-/// Bad usage: `--thread` with `--process` is refused by the argument parser (exit 2).
+/// `--thread` with `--process` keeps the threads of that process; a profile of processes
+/// without threads has none, which is a usage error (exit 2).
 #[test]
 fn one_context_filter_at_a_time() {
     let out = run([

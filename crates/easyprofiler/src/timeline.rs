@@ -3,22 +3,24 @@
 //! traces).
 //!
 //! - One process track (the capture's pid), named `EasyProfiler capture (pid N)`, with one
-//!   thread track per thread, named as the capture names the thread (`thread N` when it has no
-//!   name).
+//!   thread track per thread, in thread id order, named as the capture names the thread
+//!   (`thread N` when it has no name).
 //! - Every block is one slice, nested as the C++ reader nests it, with its descriptor's name
 //!   (runtime names included) and its source file and line as the slice's source location (an
 //!   interned source location in Perfetto, `file` and `line` args in Chrome's JSON). A child
 //!   never outlasts its parent in the output.
 //! - Events are instants; scalar values are counter tracks below their thread (one per
-//!   descriptor), strings and arrays instants with a `value` arg.
+//!   descriptor); strings are instants with a `value` arg, arrays instants whose `value` arg
+//!   is an array of numbers (a JSON array in Chrome's JSON, an array debug annotation in
+//!   Perfetto).
 //! - Context switches are slices of a `context switches` track below their thread, named by
 //!   the target, with a `target_tid` arg.
 //! - Bookmarks are instants of a `bookmarks` track (with `color` and `text` args), and the
 //!   capture's begin and end one `capture` slice of a `capture` track.
 //!
-//! Filters: a thread is kept by its id or its name; captures have no ranks (every thread is
-//! kept whatever the ranks asked). Times are nanoseconds after the tick conversion, as
-//! `profcodec dump` prints them. The blocks are nested as the C++ reader's tree nests them, but
+//! Filters: a thread is kept by its id or its name; captures have no ranks (their threads are
+//! rank 0, as the filter counts a thread without a rank). Times are nanoseconds after the tick
+//! conversion, as `profcodec dump` prints them. The blocks are nested as the C++ reader's tree nests them, but
 //! walked from the file in time order ([`Walk::pre_order`](crate::Walk::pre_order)), so memory
 //! does not grow with the blocks.
 
@@ -62,6 +64,40 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         })
         .map_err(Error::Write)?;
     summary.tracks += 1;
+
+    // The threads kept, in thread id order, each opened before the process's other tracks (so
+    // that a writer that gives those a thread id of its own picks one no thread has).
+    let mut threads: Vec<(&ThreadWalk<'_>, String)> = walk
+        .threads
+        .iter()
+        .map(|t| (t, t.name.to_string()))
+        .filter(|(t, name)| timeline.keeps(None, Some(t.id), Some(name)))
+        .collect();
+    threads.sort_by_key(|(t, _)| t.id);
+    let mut thread_tracks = Vec::with_capacity(threads.len());
+    for (order, (thread, name)) in threads.iter().enumerate() {
+        let track = timeline.tracks.track_id();
+        let label = if name.is_empty() {
+            format!("thread {}", thread.id)
+        } else {
+            name.clone()
+        };
+        timeline
+            .sink
+            .open(&Track {
+                id: track,
+                parent: Some(process),
+                name: &label,
+                kind: TrackKind::Thread {
+                    pid: pid as i64,
+                    tid: thread.id as i64,
+                },
+                order: i32::try_from(order).unwrap_or(i32::MAX).saturating_add(2),
+            })
+            .map_err(Error::Write)?;
+        summary.tracks += 1;
+        thread_tracks.push(track);
+    }
 
     // The capture's span and the bookmarks, on tracks of the process.
     let capture =
@@ -120,31 +156,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     }
 
     let mut texts = Texts::new();
-    for (order, thread) in walk.threads.iter().enumerate() {
-        let name = thread.name.to_string();
-        if !timeline.filter.keeps_thread(Some(thread.id), Some(&name)) {
-            continue;
-        }
-        let track = timeline.tracks.track_id();
-        let label = if name.is_empty() {
-            format!("thread {}", thread.id)
-        } else {
-            name
-        };
-        timeline
-            .sink
-            .open(&Track {
-                id: track,
-                parent: Some(process),
-                name: &label,
-                kind: TrackKind::Thread {
-                    pid: pid as i64,
-                    tid: thread.id as i64,
-                },
-                order: order as i32 + 2,
-            })
-            .map_err(Error::Write)?;
-        summary.tracks += 1;
+    for ((thread, _), track) in threads.iter().zip(thread_tracks) {
         blocks(
             timeline,
             &view,
@@ -165,47 +177,48 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
 enum Shown {
     /// A number: a counter value.
     Number(f64),
-    /// Anything else: an instant's `value` arg.
+    /// A string (or the bytes of a value of unknown type): an instant's `value` arg.
     Text(String),
+    /// An array: an instant's `value` arg, an array.
+    Array(Vec<ArgValue<'static>>),
 }
 
-fn shown(ty: u8, data: &[u8]) -> Shown {
+/// How a value of type `ty` with `data` is shown: one number that is not declared an array is
+/// a counter value; an array (even of one number) or a malformed count an array arg.
+fn shown(ty: u8, is_array: bool, data: &[u8]) -> Shown {
     let Some(ty) = DataType::from_u8(ty) else {
-        return Shown::Text(format!("{data:02x?}"));
+        // A type this reader does not know: its bytes, in hexadecimal.
+        let hex: Vec<String> = data.iter().map(|b| format!("{b:02x}")).collect();
+        return Shown::Text(format!("data type {ty}: {}", hex.join(" ")));
     };
-    fn one<T: Copy + Into<f64>>(v: &[T]) -> Option<f64> {
-        match v {
-            [x] => Some((*x).into()),
-            _ => None,
-        }
+    fn all<T: Copy>(v: &[T], f: impl Fn(T) -> ArgValue<'static>) -> Vec<ArgValue<'static>> {
+        v.iter().map(|&x| f(x)).collect()
     }
-    let decoded = ValueData::decode(ty, data);
-    let number = match &decoded {
-        ValueData::Bool(v) => one(&v.iter().map(|&b| u8::from(b)).collect::<Vec<_>>()),
-        ValueData::Char(v) | ValueData::Int8(v) => one(v),
-        ValueData::Uint8(v) => one(v),
-        ValueData::Int16(v) => one(v),
-        ValueData::Uint16(v) => one(v),
-        ValueData::Int32(v) => one(v),
-        ValueData::Uint32(v) => one(v),
-        ValueData::Int64(v) => match v[..] {
-            [x] => Some(x as f64),
-            _ => None,
-        },
-        ValueData::Uint64(v) => match v[..] {
-            [x] => Some(x as f64),
-            _ => None,
-        },
-        ValueData::Float(v) => one(v),
-        ValueData::Double(v) => one(v),
-        ValueData::String(_) => None,
-    };
-    match (number, decoded) {
-        (Some(x), _) => Shown::Number(x),
-        (None, ValueData::String(s)) => {
-            Shown::Text(String::from_utf8_lossy(crate::c_str(&s)).into_owned())
+    // A float as the shortest decimal that reads back as it (0.1f32 is 0.1, not
+    // 0.10000000149011612).
+    let float = |x: f32| ArgValue::Float(x.to_string().parse().unwrap_or(f64::from(x)));
+    let items = match ValueData::decode(ty, data) {
+        ValueData::String(s) => {
+            return Shown::Text(String::from_utf8_lossy(crate::c_str(&s)).into_owned());
         }
-        (None, other) => Shown::Text(format!("{other:?}")),
+        ValueData::Bool(v) => all(&v, ArgValue::Bool),
+        ValueData::Char(v) | ValueData::Int8(v) => all(&v, |x| ArgValue::Int(x.into())),
+        ValueData::Uint8(v) => all(&v, |x| ArgValue::Uint(x.into())),
+        ValueData::Int16(v) => all(&v, |x| ArgValue::Int(x.into())),
+        ValueData::Uint16(v) => all(&v, |x| ArgValue::Uint(x.into())),
+        ValueData::Int32(v) => all(&v, |x| ArgValue::Int(x.into())),
+        ValueData::Uint32(v) => all(&v, |x| ArgValue::Uint(x.into())),
+        ValueData::Int64(v) => all(&v, ArgValue::Int),
+        ValueData::Uint64(v) => all(&v, ArgValue::Uint),
+        ValueData::Float(v) => all(&v, float),
+        ValueData::Double(v) => all(&v, ArgValue::Float),
+    };
+    match items[..] {
+        [ArgValue::Bool(b)] if !is_array => Shown::Number(f64::from(u8::from(b))),
+        [ArgValue::Int(x)] if !is_array => Shown::Number(x as f64),
+        [ArgValue::Uint(x)] if !is_array => Shown::Number(x as f64),
+        [ArgValue::Float(x)] if !is_array => Shown::Number(x),
+        _ => Shown::Array(items),
     }
 }
 
@@ -279,7 +292,9 @@ fn blocks(
                 // The record again, for its data (a value's descriptor may be a block's
                 // before 2.0: then it shows nothing).
                 let shown = match view.record_at(node.offset) {
-                    Ok(RecordRef::Value { head, data }) => Some(shown(head.data_type, data)),
+                    Ok(RecordRef::Value { head, data }) => {
+                        Some(shown(head.data_type, head.is_array != 0, data))
+                    }
                     _ => None,
                 };
                 match shown {
@@ -307,15 +322,12 @@ fn blocks(
                             .map_err(Error::Write)?;
                         summary.counter_values += 1;
                     }
-                    Some(Shown::Text(value)) => {
-                        let args = [Arg {
-                            name: "value",
-                            value: ArgValue::Str(&value),
-                        }];
-                        timeline
-                            .sink
-                            .instant(track, begin, name, &args)
-                            .map_err(Error::Write)?;
+                    Some(Shown::Text(text)) => {
+                        value_instant(timeline, track, begin, name, ArgValue::Str(&text))?;
+                        summary.instants += 1;
+                    }
+                    Some(Shown::Array(items)) => {
+                        value_instant(timeline, track, begin, name, ArgValue::Array(&items))?;
                         summary.instants += 1;
                     }
                     None => {}
@@ -362,6 +374,24 @@ fn blocks(
         timeline.close(c)?;
     }
     Ok(())
+}
+
+/// A value that is no number: an instant with a `value` arg.
+fn value_instant(
+    timeline: &mut Timeline<'_>,
+    track: TrackId,
+    ts: u64,
+    name: Name<'_>,
+    value: ArgValue<'_>,
+) -> Result<(), Error> {
+    let args = [Arg {
+        name: "value",
+        value,
+    }];
+    timeline
+        .sink
+        .instant(track, ts, name, &args)
+        .map_err(Error::Write)
 }
 
 /// A thread's context switches: slices of a track below it, named by the target.

@@ -4,7 +4,8 @@
 //!
 //! - One track per thread (per `.hpctrace` file), named by its identifier tuple (`RANK 0 /
 //!   THREAD 1`; the file's stem without one), grouped by rank (`rank N` tracks; a thread
-//!   without a rank is rank 0).
+//!   without a rank is rank 0), in thread id order within a rank (GPU streams, which hpcrun
+//!   numbers from 500, after the threads).
 //! - The samples become nested slices the way hpcviewer's trace view shows depth
 //!   ([`SampledTrack`]): each sample lasts until the next one, the last until the
 //!   `trace-max-time` the `.hpcrun` records; its levels are the procedure frames of the
@@ -38,7 +39,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     let folder = path.is_dir();
     let listed = |dir: &Path| MeasurementFolder::open(dir).map_err(|e| Error::Read(e.into()));
     let open = |file: &Path| input.members.open(file).map_err(|e| Error::Read(e.into()));
-    let threads: Vec<ThreadFiles> = if folder {
+    let mut threads: Vec<ThreadFiles> = if folder {
         listed(path)?.threads().to_vec()
     } else {
         // One trace: its thread's files, found by listing the folder it is in.
@@ -60,6 +61,9 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
             reason: "no .hpctrace file (hpcrun measured without -t)",
         });
     }
+    // In the order they are shown: by rank, then thread id (files without one after), as the
+    // file names say.
+    threads.sort_by_key(|t| (t.rank.unwrap_or(0), t.thread.is_none(), t.thread));
     let mut summary = Summary::default();
     let mut groups: BTreeMap<u64, u64> = BTreeMap::new();
     for (order, thread) in threads.iter().enumerate() {
@@ -103,7 +107,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
             });
         let id = |kind: IdKind| ids.iter().find(|(k, _)| *k == kind).map(|&(_, v)| v);
         let (rank, tid) = (id(IdKind::Rank), id(IdKind::Thread));
-        if !timeline.filter.keeps_rank(rank) || !timeline.filter.keeps_thread(tid, None) {
+        if !timeline.keeps(rank, tid, None) {
             continue;
         }
         let label = if ids.is_empty() {

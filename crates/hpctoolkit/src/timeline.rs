@@ -4,7 +4,8 @@
 //!
 //! - One track per trace line, named by its profile's identifier tuple as HPCToolkit's
 //!   `hpctesttool` spells it (`NODE 0 / RANK 3 / THREAD 1`; `profile N` without one), grouped
-//!   by rank (`rank N` tracks; a profile without a RANK identifier is rank 0).
+//!   by rank (`rank N` tracks; a profile without a RANK identifier is rank 0), in thread id
+//!   order within a rank (lines without a THREAD identifier, GPU streams, after the threads).
 //! - The sampled call paths become nested slices the way hpcviewer's trace view shows depth
 //!   ([`SampledTrack`]): each sample lasts until the next one (the last until the database's
 //!   `maxTimestamp`); its levels are the procedure frames of the sample's calling context
@@ -108,6 +109,9 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
     let (count, end) = (view.trace_count(), view.max_timestamp());
     let mut summary = Summary::default();
     let mut groups: BTreeMap<u64, u64> = BTreeMap::new();
+    // The lines kept, in the order they are shown: by rank, then thread id (lines without one,
+    // GPU streams, after the threads), then as trace.db has them.
+    let mut lines = Vec::new();
     for index in 0..count {
         let prof_index = traces.view().trace_header(index).map_err(hpc)?.prof_index;
         let tuple = match &profiles {
@@ -123,9 +127,17 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
             })
         };
         let (rank, thread) = (find(RANK), find(THREAD));
-        if !timeline.filter.keeps_rank(rank) || !timeline.filter.keeps_thread(thread, None) {
-            continue;
+        if timeline.keeps(rank, thread, None) {
+            lines.push((rank.unwrap_or(0), thread.is_none(), thread, index));
         }
+    }
+    lines.sort_unstable();
+    for (order, &(rank, _, _, index)) in lines.iter().enumerate() {
+        let prof_index = traces.view().trace_header(index).map_err(hpc)?.prof_index;
+        let tuple = match &profiles {
+            Some(p) => p.info(prof_index).map_err(hpc)?.1,
+            None => None,
+        };
         let mut label = match tuple {
             Some(t) if !t.ids.is_empty() => t.to_string(),
             _ => format!("profile {prof_index}"),
@@ -143,9 +155,9 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         let track = timeline.open_rank_track(
             &mut groups,
             &mut summary,
-            rank.unwrap_or(0),
+            rank,
             &label,
-            index.min(i32::MAX as u32) as i32,
+            i32::try_from(order).unwrap_or(i32::MAX),
         )?;
         let mut state = SampledTrack::new(track, timeline.filter);
         let mut line = traces.line(index).map_err(hpc)?;

@@ -18,7 +18,8 @@
 //!   ([`Profile::from_bytes_with_call_paths`]);
 //! - [`to_profile`](mod@to_profile) (feature `profile`, on by default): the conversion into the
 //!   format-neutral model of `profcodec-profile`, subs, lines, call edges and call stacks;
-//! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`].
+//! - [`write`](mod@write): a record [`Writer`] and [`Profile::write`];
+//! - [`merge`](mod@merge): many profiles of one program as one, with `nytprofmerge`'s rules.
 //! - `tables` (feature `arrow`): the files, lines, subs and calls as Arrow record batches, the
 //!   `nytprof` set of `profcodec-arrow`'s SQL and Parquet export.
 //!
@@ -49,6 +50,7 @@ mod dump;
 mod error;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+pub mod merge;
 pub mod model;
 pub mod pynytprof;
 pub mod raw;

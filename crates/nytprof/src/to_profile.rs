@@ -190,6 +190,7 @@ impl Profile {
         let statements = b.intern_value_type("statements", Unit::Count, Measured::SelfOnly)?;
         b.set_default_value_type(time)?;
         b.set_calls_value_type(calls)?;
+        b.set_statements_value_type(statements)?;
         if self.ticks_per_sec() > 0 {
             b.set_time_resolution(Unit::Ticks {
                 per_second: Some(u64::from(self.ticks_per_sec())),

@@ -173,3 +173,168 @@ impl From<crate::ReadError> for Error {
         }
     }
 }
+
+/// What [`merge_files`] did.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct MergeReport {
+    /// Number of inputs merged.
+    pub inputs: usize,
+    /// What the format's own merge tool would warn about (for NYTProf, `nytprofmerge`'s
+    /// warnings: an attribute or option that differs between the inputs).
+    pub warnings: Vec<String>,
+}
+
+/// Merges `inputs`, all of one format, into one file of that format at `output` (a path
+/// checked against [`crate::output`]'s policy) that the format's own tool reads: for NYTProf,
+/// the file `nytprofmerge` would write, which Devel::NYTProf loads with the same per-sub and
+/// per-line totals (see `profcodec_nytprof::merge`). Formats without a merge into their own
+/// layout are refused with a [`Error::Usage`] naming the input.
+///
+/// The inputs are read on every core (feature `profile`; `RAYON_NUM_THREADS` sets the number of
+/// threads) and merged in input order as they come, so memory is the merged profile and at most
+/// two inputs' models per thread. The output is written only once every input has been read: a damaged input, or one of
+/// another format, leaves no output, and its error names it.
+///
+/// ```no_run
+/// use profcodec::output::OutputPath;
+/// let inputs = ["nytprof.out.101", "nytprof.out.102"];
+/// let output = OutputPath::file("merged.out").inputs(inputs).check()?;
+/// let report = profcodec::merge_files(&inputs, output)?;
+/// assert_eq!(report.inputs, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn merge_files<P: AsRef<Path> + Sync>(
+    inputs: &[P],
+    output: CheckedOutput,
+) -> Result<MergeReport, WriteError<Error>> {
+    let merge = read_for_merge(inputs).map_err(WriteError::Write)?;
+    output.write_with(|staged| merge.write(staged))
+}
+
+/// The inputs of [`merge_files`], read and merged in memory, ready to be written.
+enum MergeInto {
+    #[cfg(feature = "nytprof")]
+    Nytprof(Box<profcodec_nytprof::inspect::Merge>, usize),
+}
+
+impl MergeInto {
+    #[cfg_attr(not(feature = "nytprof"), allow(unused_variables))]
+    fn write(self, out: &Path) -> Result<MergeReport, Error> {
+        match self {
+            #[cfg(feature = "nytprof")]
+            MergeInto::Nytprof(merge, inputs) => Ok(MergeReport {
+                inputs,
+                warnings: merge.write(out)?,
+            }),
+        }
+    }
+}
+
+/// `error` with the input it is about named first.
+fn about(input: &Path, error: Error) -> Error {
+    match error {
+        Error::Invalid { message, offset } => Error::Invalid {
+            message: format!("{}: {message}", input.display()),
+            offset,
+        },
+        Error::Usage(message) => Error::Usage(format!("{}: {message}", input.display())),
+        Error::Unsupported { op } => Error::Usage(format!(
+            "{}: {op} is not supported by this build",
+            input.display()
+        )),
+        Error::Io(e) => Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", input.display()),
+        )),
+        other => other,
+    }
+}
+
+/// One input of [`merge_files`] as read on any thread: what its format's merge read of it.
+enum ReadForMerge {
+    #[cfg(feature = "nytprof")]
+    Nytprof(profcodec_nytprof::inspect::MergeInput),
+    /// A format without a merge into its own layout.
+    Other,
+}
+
+/// Opens and reads input `path` for the merge (on any thread): its format and what was read.
+fn read_one(path: &Path) -> Result<(Format, ReadForMerge), Error> {
+    let opened = crate::open(path).map_err(|e| Error::Usage(e.to_string()))?;
+    let this = opened.format();
+    let result = match this.feature() {
+        #[cfg(feature = "nytprof")]
+        "nytprof" => {
+            profcodec_nytprof::inspect::Merge::read(&source(&opened)).map(ReadForMerge::Nytprof)
+        }
+        _ => Ok(ReadForMerge::Other),
+    };
+    checked(&opened, result)
+        .map(|read| (this, read))
+        .map_err(|e| about(path, e))
+}
+
+/// Reads the inputs (on every core with feature `profile`, at most two inputs per thread read
+/// ahead of the merge) and merges them in input order, checking that they share the first
+/// one's format. The first input at fault, in input order, ends it with its error.
+// Without NYTProf, every format is refused at the first input.
+#[cfg_attr(not(feature = "nytprof"), allow(clippy::never_loop))]
+fn read_for_merge<P: AsRef<Path> + Sync>(inputs: &[P]) -> Result<MergeInto, Error> {
+    let mut format: Option<Format> = None;
+    #[cfg(feature = "nytprof")]
+    let mut nytprof = Box::new(profcodec_nytprof::inspect::Merge::new());
+    let mut fold = |i: usize, read: Result<(Format, ReadForMerge), Error>| {
+        let path = inputs[i].as_ref();
+        let (this, read) = read?;
+        match format {
+            None => format = Some(this),
+            Some(first) if first != this => {
+                return Err(Error::Usage(format!(
+                    "{}: is a {this}, but the first input is a {first}: merge writes one \
+                     file of one format, so all its inputs must be of that format",
+                    path.display()
+                )));
+            }
+            Some(_) => {}
+        }
+        match read {
+            #[cfg(feature = "nytprof")]
+            ReadForMerge::Nytprof(read) => {
+                nytprof.add_read(read);
+                Ok(())
+            }
+            ReadForMerge::Other => Err(about(
+                path,
+                Error::Usage(format!(
+                    "is a {this}: merge writes NYTProf files only (as nytprofmerge does); {} \
+                     inputs cannot be merged into one file of their format yet (top, convert \
+                     and report merge inputs of any format into their own outputs)",
+                    this.short_name()
+                )),
+            )),
+        }
+    };
+    let read = |i: usize| read_one(inputs[i].as_ref());
+    #[cfg(feature = "profile")]
+    let pool = crate::merge::pool(inputs.len(), None);
+    #[cfg(not(feature = "profile"))]
+    let pool: Option<std::convert::Infallible> = None;
+    match pool {
+        #[cfg(feature = "profile")]
+        Some(pool) => {
+            let window = 2 * pool.current_num_threads();
+            crate::merge::ordered(&pool, inputs.len(), window, read, fold)?;
+        }
+        _ => {
+            for i in 0..inputs.len() {
+                fold(i, read(i))?;
+            }
+        }
+    }
+    match format.map(Format::feature) {
+        #[cfg(feature = "nytprof")]
+        Some("nytprof") => Ok(MergeInto::Nytprof(nytprof, inputs.len())),
+        _ => Err(Error::Usage("merge needs at least one input".into())),
+    }
+}

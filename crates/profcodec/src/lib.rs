@@ -5,7 +5,7 @@
 //! what a tool handling "any profile" needs:
 //!
 //! - [`Format::detect`] from a file's first bytes, and [`open`] (read into memory, or
-//!   memory-mapped from 64 MiB; with detection; a folder is an HPCToolkit database, an hpcrun
+//!   memory-mapped from 1 MiB; with detection; a folder is an HPCToolkit database, an hpcrun
 //!   measurement folder or a StatProfiler session; `-` is standard input, read whole:
 //!   [`open_stdin`]); a file that shrinks while it is read gives an I/O error, never a SIGBUS;
 //! - `to_profile` (feature `profile`, on by default): any opened input in the format-neutral
@@ -14,7 +14,8 @@
 //!   on every core;
 //! - [`inspect`] (feature `inspect`): `info` (the format, version and summary `profcodec info`
 //!   prints), `validate`, `dump` and `rewrite` of any input, each format's own implementation
-//!   reached through one dispatch;
+//!   reached through one dispatch, and `merge_files`: many inputs as one file of their own
+//!   format (NYTProf, as `nytprofmerge` writes it);
 //! - `timeline` (feature `timeline`): the timeline of any input (an EasyProfiler capture, an
 //!   HPCToolkit trace.db, hpcrun `.hpctrace` files) as a Perfetto or Chrome trace, each
 //!   format's converter feeding the writers of `profcodec-timeline`;
@@ -98,7 +99,7 @@ pub use conversion::{
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
 #[cfg(feature = "inspect")]
-pub use inspect::{Info, dump, info, rewrite, validate};
+pub use inspect::{Info, MergeReport, dump, info, merge_files, rewrite, validate};
 #[cfg(feature = "profile")]
 pub use merge::{MergeError, MergeOptions, Merged, merged_profile, merged_profile_with, profiles};
 pub use open::{OpenError, OpenOptions, Opened, STDIN, open, open_stdin};

@@ -235,7 +235,7 @@ type Loaded<X> = (Profile, Format, X);
 
 /// The pool that decodes `inputs` inputs on `jobs` threads; `None` to decode them on the
 /// calling thread: one input or one thread, or no thread could be started.
-fn pool(inputs: usize, jobs: Option<NonZeroUsize>) -> Option<rayon::ThreadPool> {
+pub(crate) fn pool(inputs: usize, jobs: Option<NonZeroUsize>) -> Option<rayon::ThreadPool> {
     if inputs < 2 || jobs.is_some_and(|j| j.get() == 1) {
         return None;
     }
@@ -307,7 +307,7 @@ fn say(_: &Said) {}
 /// on the calling thread.
 ///
 /// The calling thread must not be a thread of `pool`: it waits for the results.
-fn ordered<T: Send, E>(
+pub(crate) fn ordered<T: Send, E>(
     pool: &rayon::ThreadPool,
     count: usize,
     window: usize,

@@ -73,8 +73,11 @@ impl Default for OpenOptions {
 }
 
 impl OpenOptions {
-    /// The default [`map_threshold`](OpenOptions::map_threshold): 64 MiB.
-    pub const DEFAULT_MAP_THRESHOLD: u64 = 64 << 20;
+    /// The default [`map_threshold`](OpenOptions::map_threshold): 1 MiB. Above it a file's
+    /// bytes are the page cache's, which the kernel reclaims under memory pressure, so a
+    /// process's own memory follows what the answer needs, not the input's size; below it one
+    /// read costs less than setting up a mapping.
+    pub const DEFAULT_MAP_THRESHOLD: u64 = 1 << 20;
 
     /// The options of [`open`]: files below [`OpenOptions::DEFAULT_MAP_THRESHOLD`] read into
     /// memory, larger ones mapped.
@@ -356,7 +359,7 @@ pub fn open_stdin() -> Result<Opened, OpenError> {
 /// not exist but is the template of a StatProfiler session (`statprof.out` for the files
 /// `statprof.out.<id>.<ordinal>`) opens that session.
 ///
-/// A file below 64 MiB ([`OpenOptions::map_threshold`]) is read into memory; a larger one is
+/// A file below 1 MiB ([`OpenOptions::map_threshold`]) is read into memory; a larger one is
 /// memory-mapped, so that memory stays bounded. A file that shrinks while it is read (a
 /// profiler rewriting it truncates it first) gives an I/O error, never a crash: a short read
 /// fails here; a mapped file's pages past its new end read as zeros in place of a SIGBUS, and

@@ -389,11 +389,13 @@ fn statprofiler(input: &Opened) -> Result<Profile, ReadError> {
     match statprofiler_session(input)? {
         None => converter.add_file(input.bytes()).map_err(invalid)?,
         Some(processes) => {
+            // One file open at a time, as the input was opened (mapped when large): memory
+            // holds the model and one file, however many files the session has.
             for process in &processes {
                 for file in &process.files {
-                    let bytes = std::fs::read(&file.path)?;
+                    let member = input.open_member(&file.path)?;
                     converter
-                        .add_file(&bytes)
+                        .add_file(member.bytes())
                         .map_err(|e| invalid(e).in_file(&file.path))?;
                 }
             }

@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use profcodec_profile::{Profile, ProfileBuilder};
+use profcodec_profile::{Profile, ProfileBuilder, Selection};
 use profcodec_report::{Activity, Input as Page};
 pub use profcodec_report::{Options, ReportError, SourceRoot, Written};
 
@@ -101,6 +101,9 @@ pub enum Error {
     /// The report folder could not be written.
     #[error("writing the report: {0}")]
     Io(#[from] std::io::Error),
+    /// The filter's threads and ranks match nothing in the inputs (or in the base).
+    #[error(transparent)]
+    NoMatch(#[from] profcodec_profile::NoMatch),
 }
 
 /// One side of a report read: the merged profile, its formats' names, its paths and the source
@@ -123,7 +126,7 @@ struct Trace {
 }
 
 impl Trace {
-    fn new(folder: &Path, budget: u64) -> Result<Trace, Error> {
+    fn new(folder: &Path, budget: u64, filter: &Filter) -> Result<Trace, Error> {
         let path = folder.join(TRACE_FILE);
         let out = profcodec_export::BudgetWriter::new(BufWriter::new(File::create(&path)?), budget);
         Ok(Trace {
@@ -131,7 +134,7 @@ impl Trace {
             writer: Some(TimelineWriter::new(
                 out,
                 TraceFormat::Perfetto,
-                Filter::new(),
+                filter.clone(),
             )),
             activity: Activity::new(),
             tracks: 0,
@@ -219,6 +222,7 @@ impl Trace {
 /// the model with its saved source, its timeline added to `trace`, then closed.
 fn read_side(
     inputs: &[Input<'_>],
+    selection: &Selection,
     mut trace: Option<&mut Trace>,
     progress: &mut dyn FnMut(Step<'_>),
 ) -> Result<Side, Error> {
@@ -269,6 +273,7 @@ fn read_side(
     if let Some(builder) = builder {
         side.profile = builder.build();
     }
+    side.profile.keep_selected(selection)?;
     Ok(side)
 }
 
@@ -307,30 +312,57 @@ pub fn report<E: From<Error>>(
     output: CheckedOutput,
     progress: &mut dyn FnMut(Step<'_>),
 ) -> Result<Written, WriteError<E>> {
+    report_filtered(inputs, base, options, &Filter::new(), output, progress)
+}
+
+/// [`report`] of the threads and ranks `filter` keeps (in both sides' profiles, and in the
+/// trace, whose depth and time window it also sets): a filter that keeps no thread of a side's
+/// profile is [`Error::NoMatch`], and nothing is written.
+pub fn report_filtered<E: From<Error>>(
+    inputs: &[Input<'_>],
+    base: Option<Input<'_>>,
+    options: &Options,
+    filter: &Filter,
+    output: CheckedOutput,
+    progress: &mut dyn FnMut(Step<'_>),
+) -> Result<Written, WriteError<E>> {
     let budget = profcodec_export::default_output_budget(profcodec_export::input_bytes(
         &inputs.iter().map(Input::path).collect::<Vec<_>>(),
     ));
     let placed = output.path().to_owned();
     output.write_with(|folder| {
-        write_into(folder, &placed, inputs, base, options, budget, progress).map_err(E::from)
+        let sides = Sides {
+            inputs,
+            base,
+            filter,
+        };
+        write_into(folder, &placed, sides, options, budget, progress).map_err(E::from)
     })
+}
+
+/// What a report reads: the inputs, the base, and the filter of both.
+struct Sides<'a, 'i> {
+    inputs: &'a [Input<'i>],
+    base: Option<Input<'a>>,
+    filter: &'a Filter,
 }
 
 /// [`report`] into the staging folder `folder`, which becomes `placed`.
 fn write_into(
     folder: &Path,
     placed: &Path,
-    inputs: &[Input<'_>],
-    base: Option<Input<'_>>,
+    sides: Sides<'_, '_>,
     options: &Options,
     budget: u64,
     progress: &mut dyn FnMut(Step<'_>),
 ) -> Result<Written, Error> {
     std::fs::create_dir(folder)?;
-    let mut trace = Trace::new(folder, budget)?;
-    let new = read_side(inputs, Some(&mut trace), progress)?;
-    let base = base
-        .map(|base| read_side(&[base], None, progress))
+    let mut trace = Trace::new(folder, budget, sides.filter)?;
+    let selection = sides.filter.selection();
+    let new = read_side(sides.inputs, &selection, Some(&mut trace), progress)?;
+    let base = sides
+        .base
+        .map(|base| read_side(&[base], &selection, None, progress))
         .transpose()?;
     let timeline = trace.finish()?;
     progress(Step::Writing);
@@ -382,6 +414,7 @@ impl From<Error> for crate::inspect::Error {
                 }
             }
             Error::Report(ReportError::Query(q)) => V::Usage(q.to_string()),
+            Error::NoMatch(e) => V::Usage(e.to_string()),
             Error::Report(ReportError::Io(io)) | Error::Io(io) => V::Io(io),
             e => V::invalid(e, None),
         }

@@ -62,6 +62,17 @@ pub fn add_timeline_to(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Su
     result
 }
 
+/// Fails with [`Error::NoMatch`] when the filter of `writer` keeps threads or ranks and kept
+/// none of those its inputs hold, naming those they have: call it after the last input, before
+/// [`TimelineWriter::finish`], so that a filter that matches nothing writes no trace.
+pub fn check_filter<W: Write>(writer: &mut TimelineWriter<W>) -> Result<(), Error> {
+    let timeline = writer.timeline();
+    match timeline.tracks.unmatched(timeline.filter) {
+        Some(e) => Err(Error::NoMatch(e)),
+        None => Ok(()),
+    }
+}
+
 /// The converter of `input`'s format.
 #[allow(unused_variables, unused_imports)] // without a format feature, no converter is named
 fn dispatch(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Summary, Error> {

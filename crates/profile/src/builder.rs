@@ -248,6 +248,7 @@ pub struct ProfileBuilder {
     appended: usize,
     default_value_type: Option<ValueTypeId>,
     calls_value_type: Option<ValueTypeId>,
+    statements_value_type: Option<ValueTypeId>,
 }
 
 #[inline]
@@ -387,6 +388,14 @@ impl ProfileBuilder {
     pub fn set_calls_value_type(&mut self, id: ValueTypeId) -> Result<(), ModelError> {
         check(id.0, self.value_types.len(), "value types")?;
         self.calls_value_type = Some(id);
+        Ok(())
+    }
+
+    /// Names the value type that counts statements (its self value at a line is how many times
+    /// the line's statements ran), which `top` grouped by line shows beside each line's value.
+    pub fn set_statements_value_type(&mut self, id: ValueTypeId) -> Result<(), ModelError> {
+        check(id.0, self.value_types.len(), "value types")?;
+        self.statements_value_type = Some(id);
         Ok(())
     }
 
@@ -798,6 +807,11 @@ impl ProfileBuilder {
         if self.calls_value_type.is_none() {
             self.calls_value_type = profile.calls_value_type.map(|v| value_types[v.index()]);
         }
+        if self.statements_value_type.is_none() {
+            self.statements_value_type = profile
+                .statements_value_type
+                .map(|v| value_types[v.index()]);
+        }
         Ok(())
     }
 
@@ -831,6 +845,7 @@ impl ProfileBuilder {
             time_resolution: self.time_resolution,
             default_value_type: self.default_value_type,
             calls_value_type: self.calls_value_type,
+            statements_value_type: self.statements_value_type,
         }
     }
 }
@@ -935,6 +950,7 @@ impl Profile {
         }
         self.default_value_type.into_iter().try_for_each(vt)?;
         self.calls_value_type.into_iter().try_for_each(vt)?;
+        self.statements_value_type.into_iter().try_for_each(vt)?;
         Ok(())
     }
 }
@@ -960,6 +976,7 @@ impl TryFrom<crate::model::Unchecked> for Profile {
             time_resolution: u.time_resolution,
             default_value_type: u.default_value_type,
             calls_value_type: u.calls_value_type,
+            statements_value_type: u.statements_value_type,
         };
         profile.check()?;
         for v in &u.node_values {

@@ -56,7 +56,8 @@
 //!   GPU kinds) where it has one, else by its rank and thread.
 //! - NYTProf: subs as [`FrameKind::Function`] frames with flat values (calls via
 //!   [`ProfileBuilder::set_calls_value_type`], self and inclusive time), statement lines as
-//!   [`FrameKind::Line`] frames with flat time and count, calls as [`CallEdge`]s by call site,
+//!   [`FrameKind::Line`] frames with flat time and count (the statements value type,
+//!   [`ProfileBuilder::set_statements_value_type`]), calls as [`CallEdge`]s by call site,
 //!   and the call stacks `nytprofcalls` prints as samples.
 //! - EasyProfiler: blocks as [`FrameKind::Block`] frames; each block's stack gets its duration
 //!   as self (minus its children's) or as inclusive and a `calls` count of 1; on request a
@@ -91,6 +92,10 @@
 //! [`diff`] matches two profiles' rows by identity; [`Profile::merge`] (or
 //! [`ProfileBuilder::append`]) merges per-rank or per-process profiles by frame identity. How
 //! values are aggregated, and how recursion is counted, is told in the [`query`] module.
+//! A [`Selection`] (threads by id or name, ranks, processes) chooses contexts the same way for
+//! a query ([`ContextFilter::Select`]), a whole profile ([`Profile::keep_selected`], what the
+//! exporters then write) and a timeline's filter; one that keeps nothing is a [`NoMatch`]
+//! that names what the profile has.
 //!
 //! # Timelines
 //!
@@ -107,6 +112,7 @@ mod ids;
 mod model;
 mod names;
 pub mod query;
+pub mod select;
 pub mod timeline;
 mod values;
 
@@ -119,9 +125,11 @@ pub use model::{
 };
 pub use names::short_name;
 pub use query::{
-    Combine, ContextFilter, Diff, DiffOptions, DiffRow, GroupBy, NodeTotals, Order, Query,
-    QueryError, Row, Source, Table, Total, Values, diff, diff_with,
+    Combine, ContextFilter, Diff, DiffOptions, DiffRow, GroupBy, NodeTotals, Order, PATH_HEAD,
+    PATH_SEPARATOR, PATH_SHOWN, Query, QueryError, Row, Source, Table, Total, Values, diff,
+    diff_with,
 };
+pub use select::{NoMatch, Seen, Selection};
 pub use values::NodeValue;
 pub use values::{NodeValueColumn, NodeValueIter, NodeValues};
 

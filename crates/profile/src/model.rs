@@ -484,6 +484,8 @@ pub struct Profile {
     pub(crate) time_resolution: Option<Unit>,
     pub(crate) default_value_type: Option<ValueTypeId>,
     pub(crate) calls_value_type: Option<ValueTypeId>,
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) statements_value_type: Option<ValueTypeId>,
 }
 
 impl Profile {
@@ -568,6 +570,13 @@ impl Profile {
     /// times it was entered), if the format counts calls.
     pub fn calls_value_type(&self) -> Option<ValueTypeId> {
         self.calls_value_type
+    }
+
+    /// The value type counting statements (its self value at a line is how many times the
+    /// line's statements ran), if the format counts them: what `top` grouped by line shows
+    /// beside each line's value ([`Row::statements`](crate::Row::statements)).
+    pub fn statements_value_type(&self) -> Option<ValueTypeId> {
+        self.statements_value_type
     }
 
     /// A unit's name: `"nanoseconds"`, `"ticks"`, or an [`Unit::Other`] unit's own string.
@@ -741,4 +750,6 @@ pub(crate) struct Unchecked {
     pub(crate) time_resolution: Option<Unit>,
     pub(crate) default_value_type: Option<ValueTypeId>,
     pub(crate) calls_value_type: Option<ValueTypeId>,
+    #[serde(default)]
+    pub(crate) statements_value_type: Option<ValueTypeId>,
 }

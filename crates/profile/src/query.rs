@@ -1,5 +1,5 @@
-//! Questions a profiler user asks: the top functions, lines or modules by self or inclusive
-//! cost ([`Profile::top`]), and what changed between two profiles ([`diff`]).
+//! Questions a profiler user asks: the top functions, lines, modules or call paths by self or
+//! inclusive cost ([`Profile::top`]), and what changed between two profiles ([`diff`]).
 //!
 //! # How values are aggregated
 //!
@@ -14,9 +14,12 @@
 //!   a recursive function is counted once per stack, as flat profilers and hpcviewer's flat view
 //!   count it. With non-negative values, a group's inclusive is never below its self.
 //!   Loops, lines and instructions belong to the nearest enclosing function-like frame when
-//!   grouping by function or module.
+//!   grouping by function, module or call path. A call path's self is its function's own cost
+//!   on that path, its inclusive the cost below the path.
 //! - **Flat**: the per-frame values measured outside the tree (NYTProf's per-sub and per-line
-//!   tables), taken as the tool reports them.
+//!   tables), taken as the tool reports them. Grouped by line, their total can differ from
+//!   the total by function where the format times lines and functions apart
+//!   ([`Total::functions`]).
 //!
 //! [`Source::Auto`] takes the flat values when the value type has some for the frames of the
 //! grouping in the chosen contexts, and the tree otherwise. The whole query is linear in the
@@ -31,6 +34,7 @@ use foldhash::fast::RandomState;
 use crate::amount::Amount;
 use crate::ids::{ContextId, FrameId, StringId, ValueTypeId};
 use crate::model::{Frame, FrameKind, IdKind, Profile};
+use crate::select::{NoMatch, Selection};
 use crate::values::NodeValueColumn;
 
 /// How rows are grouped.
@@ -45,6 +49,11 @@ pub enum GroupBy {
     Line,
     /// One row per load module (or package).
     Module,
+    /// One row per call path: the functions from a root of the call tree to the row's
+    /// function, leaf last (its loops and lines included). Call sites of one caller that
+    /// reach the same function make one row. Read from the call tree only: a profile without
+    /// one has no call paths ([`QueryError::NoCallTree`]).
+    Path,
 }
 
 /// Which value orders the rows.
@@ -98,6 +107,9 @@ pub enum ContextFilter {
     Matching(Vec<(IdKind, u64)>),
     /// These contexts.
     Ids(Vec<ContextId>),
+    /// The contexts a [`Selection`] keeps (threads by id or name, ranks, processes); a
+    /// selection that keeps none is [`QueryError::NoMatch`].
+    Select(Selection),
 }
 
 /// A query: which value type, which contexts, how grouped and ordered, how many rows.
@@ -214,6 +226,14 @@ pub enum QueryError {
         /// Its unit.
         unit: String,
     },
+    /// Rows by call path asked of a profile without a call tree (flat values only).
+    #[error(
+        "no call paths: the profile has no call tree (its values are per function and line only)"
+    )]
+    NoCallTree,
+    /// A [`Selection`] keeps no context: the message names what the profile has.
+    #[error(transparent)]
+    NoMatch(#[from] NoMatch),
 }
 
 /// One row of a [`Table`].
@@ -237,6 +257,12 @@ pub struct Row {
     /// The address, for a frame known by its address only.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub address: Option<u64>,
+    /// The call path, for call-path rows ([`GroupBy::Path`]): each function's name as
+    /// [`Profile::function_name`] gives it, root first, the row's function last (a path of
+    /// more than [`PATH_SHOWN`] functions has its middle left out, said by one `[N more]`
+    /// element). The row's `name` is these joined with [`PATH_SEPARATOR`].
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub path: Option<Vec<String>>,
     /// The self value.
     #[cfg_attr(feature = "serde", serde(rename = "self"))]
     pub self_value: f64,
@@ -244,6 +270,10 @@ pub struct Row {
     pub inclusive: Option<f64>,
     /// The number of calls, where the profile counts them.
     pub calls: Option<f64>,
+    /// How many times the statements of a line ran, for line rows where the profile counts
+    /// statements ([`Profile::statements_value_type`]).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub statements: Option<f64>,
     /// The value type's name.
     pub value_type: String,
     /// The value type's unit.
@@ -259,7 +289,24 @@ pub struct Total {
     pub self_value: f64,
     /// The sum of the roots' inclusive values (tree source only).
     pub inclusive: Option<f64>,
+    /// For rows by line read from flat values: the self total of the same query by function.
+    /// Formats that time lines and functions apart give two totals: NYTProf's line times
+    /// count the statements outside any sub (a script's top-level code), its subs' exclusive
+    /// times do not. `None` otherwise (the call tree gives one total whatever the grouping).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub functions: Option<f64>,
 }
+
+/// What joins the function names of a call-path row's name (`main > solve > kernel`).
+pub const PATH_SEPARATOR: &str = " > ";
+
+/// The most elements a call-path row's [`Row::path`] holds: a deeper path keeps its first
+/// [`PATH_HEAD`] functions and its last ones, with one element `[N more]` between them for
+/// the N functions left out.
+pub const PATH_SHOWN: usize = 64;
+
+/// The functions a call path deeper than [`PATH_SHOWN`] keeps from its root.
+pub const PATH_HEAD: usize = 8;
 
 /// The answer to [`Profile::top`].
 #[derive(Debug, Clone, PartialEq)]
@@ -334,6 +381,10 @@ struct Groups {
     self_values: Vec<f64>,
     inclusive: Vec<Option<f64>>,
     calls: Option<Vec<f64>>,
+    /// Per group, the statements run (line groups, where the profile counts them).
+    statements: Option<Vec<f64>>,
+    /// Per call-path group, the group of its caller's path (`u32::MAX` for a root).
+    path_parents: Option<Vec<u32>>,
     total: Total,
 }
 
@@ -375,6 +426,7 @@ fn select_contexts(profile: &Profile, filter: &ContextFilter) -> Result<Vec<bool
                 *s = !c.summary && wanted.iter().all(|w| c.ids.contains(w));
             }
         }
+        ContextFilter::Select(selection) => return Ok(selection.select(profile)?),
         ContextFilter::Ids(ids) => {
             for id in ids {
                 *selected
@@ -441,6 +493,7 @@ fn flat_frame_matches(group: GroupBy, kind: FrameKind) -> bool {
     match group {
         GroupBy::Function | GroupBy::Module => kind.is_function_like(),
         GroupBy::Line => kind == FrameKind::Line,
+        GroupBy::Path => false,
     }
 }
 
@@ -449,7 +502,19 @@ fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
     let selected = select_contexts(profile, &query.contexts)?;
     let contexts = selected.iter().filter(|&&s| s).count();
     let calls_type = profile.calls_value_type.filter(|&c| c != value_type);
+    let statements_type = profile
+        .statements_value_type
+        .filter(|&c| c != value_type && query.group == GroupBy::Line);
+    let types = CountTypes {
+        calls: calls_type,
+        statements: statements_type,
+    };
+    if query.group == GroupBy::Path && profile.nodes.is_empty() {
+        return Err(QueryError::NoCallTree);
+    }
     let source = match query.source {
+        // Call paths are the call tree's.
+        _ if query.group == GroupBy::Path => Source::Tree,
         Source::Auto => {
             let has_flat = profile.flat_values.iter().any(|v| {
                 v.value_type == value_type
@@ -461,10 +526,21 @@ fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
         other => other,
     };
     let mut groups = match source {
-        Source::Flat => group_flat(profile, query.group, value_type, calls_type, &selected),
-        _ => group_tree(profile, query.group, value_type, calls_type, &selected),
+        Source::Flat => group_flat(profile, query.group, value_type, types, &selected),
+        _ => group_tree(profile, query.group, value_type, types, &selected),
     };
     groups.contexts = contexts;
+    if query.group == GroupBy::Line && source == Source::Flat {
+        let functions = group(
+            profile,
+            &Query {
+                group: GroupBy::Function,
+                limit: Some(0),
+                ..query.clone()
+            },
+        )?;
+        groups.total.functions = Some(functions.total.self_value);
+    }
     if query.combine == Combine::Mean && contexts > 1 {
         let n = contexts as f64;
         for v in &mut groups.self_values {
@@ -476,6 +552,9 @@ fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
         for v in groups.calls.iter_mut().flatten() {
             *v /= n;
         }
+        for v in groups.statements.iter_mut().flatten() {
+            *v /= n;
+        }
         groups.total.self_value /= n;
         if let Some(v) = &mut groups.total.inclusive {
             *v /= n;
@@ -484,22 +563,38 @@ fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
     Ok(groups)
 }
 
+/// The count value types a query adds to its rows: calls, and statements for line rows.
+#[derive(Debug, Clone, Copy)]
+struct CountTypes {
+    calls: Option<ValueTypeId>,
+    statements: Option<ValueTypeId>,
+}
+
 fn group_flat(
     profile: &Profile,
     group: GroupBy,
     value_type: ValueTypeId,
-    calls_type: Option<ValueTypeId>,
+    types: CountTypes,
     selected: &[bool],
 ) -> Groups {
+    let CountTypes {
+        calls: calls_type,
+        statements: statements_type,
+    } = types;
     let mut keys = KeyTable::default();
     let mut self_values = Vec::new();
     let mut inclusive: Vec<Option<f64>> = Vec::new();
     let mut calls = calls_type.map(|_| Vec::new());
+    let mut statements = statements_type.map(|_| Vec::new());
+    // Whether any value of the calls or statements type was read: a grouping whose frames
+    // have none (NYTProf's lines are not called) has no such column, rather than zeros.
+    let (mut any_calls, mut any_statements) = (false, false);
     let mut total = 0.0;
     for v in &profile.flat_values {
         let is_value = v.value_type == value_type;
         let is_calls = Some(v.value_type) == calls_type;
-        if !(is_value || is_calls) || !selected[v.context.index()] {
+        let is_statements = Some(v.value_type) == statements_type;
+        if !(is_value || is_calls || is_statements) || !selected[v.context.index()] {
             continue;
         }
         let frame = profile.frame(v.frame);
@@ -507,7 +602,8 @@ fn group_flat(
             continue;
         }
         let key = match group {
-            GroupBy::Function => GroupKey::function(frame),
+            // Call paths never read flat values.
+            GroupBy::Function | GroupBy::Path => GroupKey::function(frame),
             GroupBy::Line => GroupKey::line(frame),
             GroupBy::Module => GroupKey::module(frame.module),
         };
@@ -515,7 +611,7 @@ fn group_flat(
         if g == self_values.len() {
             self_values.push(0.0);
             inclusive.push(None);
-            if let Some(c) = &mut calls {
+            for c in calls.iter_mut().chain(&mut statements) {
                 c.push(0.0);
             }
         }
@@ -527,10 +623,16 @@ fn group_flat(
             if let (Some(x), false) = (v.inclusive, group == GroupBy::Module) {
                 *inclusive[g].get_or_insert(0.0) += x;
             }
-        } else if let Some(c) = &mut calls {
+        } else if let (true, Some(c)) = (is_calls, &mut calls) {
             c[g] += v.self_value.unwrap_or(0.0);
+            any_calls = true;
+        } else if let (true, Some(c)) = (is_statements, &mut statements) {
+            c[g] += v.self_value.unwrap_or(0.0);
+            any_statements = true;
         }
     }
+    let calls = calls.filter(|_| any_calls);
+    let statements = statements.filter(|_| any_statements);
     Groups {
         value_type,
         source: Source::Flat,
@@ -539,9 +641,12 @@ fn group_flat(
         self_values,
         inclusive,
         calls,
+        statements,
+        path_parents: None,
         total: Total {
             self_value: total,
             inclusive: None,
+            functions: None,
         },
     }
 }
@@ -634,9 +739,13 @@ fn group_tree(
     profile: &Profile,
     group: GroupBy,
     value_type: ValueTypeId,
-    calls_type: Option<ValueTypeId>,
+    types: CountTypes,
     selected: &[bool],
 ) -> Groups {
+    let CountTypes {
+        calls: calls_type,
+        statements: statements_type,
+    } = types;
     let n = profile.nodes.len();
     let parents: Vec<u32> = profile
         .nodes
@@ -648,14 +757,20 @@ fn group_tree(
         inclusive,
         ..
     } = node_totals(profile, value_type, selected, &parents);
-    let mut node_calls = calls_type.map(|_| vec![0.0; n]);
-    if let (Some(calls_type), Some(c)) = (calls_type, &mut node_calls) {
-        for column in selected_columns(profile, calls_type, selected) {
-            for (&node, &x) in column.nodes().iter().zip(column.self_values()) {
-                c[node.index()] += x;
+    // The counts at each node: calls, and statements.
+    let counts_of = |count_type: Option<ValueTypeId>| {
+        count_type.map(|count_type| {
+            let mut c = vec![0.0; n];
+            for column in selected_columns(profile, count_type, selected) {
+                for (&node, &x) in column.nodes().iter().zip(column.self_values()) {
+                    c[node.index()] += x;
+                }
             }
-        }
-    }
+            c
+        })
+    };
+    let node_calls = counts_of(calls_type);
+    let node_statements = counts_of(statements_type);
 
     // The function-like frame owning each node, in one sweep from the roots.
     let mut owner: Vec<FrameId> = Vec::with_capacity(n);
@@ -667,34 +782,41 @@ fn group_tree(
         };
         owner.push(own);
     }
-    // A node's group depends on its own frame or its owner's only: each frame's key is hashed
-    // once, not once per node, so there are at most as many groups as frames.
     let mut keys = KeyTable::with_capacity(profile.frames.len().min(n));
-    let mut frame_group = vec![u32::MAX; profile.frames.len()];
-    let node_group: Vec<u32> = profile
-        .nodes
-        .iter()
-        .zip(&owner)
-        .map(|(node, &owner)| {
-            let by = match group {
-                GroupBy::Function => owner,
-                GroupBy::Line => node.frame,
-                GroupBy::Module if profile.frame(node.frame).module.is_some() => node.frame,
-                GroupBy::Module => owner,
-            };
-            let memo = &mut frame_group[by.index()];
-            if *memo == u32::MAX {
-                let frame = profile.frame(by);
-                *memo = keys.get(match group {
-                    GroupBy::Function => GroupKey::function(frame),
-                    GroupBy::Line => GroupKey::line(frame),
-                    GroupBy::Module => GroupKey::module(frame.module),
-                });
-            }
-            *memo
-        })
-        .collect();
-    drop(frame_group);
+    let mut path_parents = None;
+    let node_group: Vec<u32> = if group == GroupBy::Path {
+        let (node_group, path_keys, parents_of_paths) = path_groups(profile, &parents);
+        keys.keys = path_keys;
+        path_parents = Some(parents_of_paths);
+        node_group
+    } else {
+        // A node's group depends on its own frame or its owner's only: each frame's key is
+        // hashed once, not once per node, so there are at most as many groups as frames.
+        let mut frame_group = vec![u32::MAX; profile.frames.len()];
+        profile
+            .nodes
+            .iter()
+            .zip(&owner)
+            .map(|(node, &owner)| {
+                let by = match group {
+                    GroupBy::Function | GroupBy::Path => owner,
+                    GroupBy::Line => node.frame,
+                    GroupBy::Module if profile.frame(node.frame).module.is_some() => node.frame,
+                    GroupBy::Module => owner,
+                };
+                let memo = &mut frame_group[by.index()];
+                if *memo == u32::MAX {
+                    let frame = profile.frame(by);
+                    *memo = keys.get(match group {
+                        GroupBy::Function | GroupBy::Path => GroupKey::function(frame),
+                        GroupBy::Line => GroupKey::line(frame),
+                        GroupBy::Module => GroupKey::module(frame.module),
+                    });
+                }
+                *memo
+            })
+            .collect()
+    };
     drop(owner);
     let groups = keys.keys.len();
 
@@ -726,6 +848,7 @@ fn group_tree(
 
     let mut group_self = vec![0.0; groups];
     let mut group_calls = calls_type.map(|_| vec![0.0; groups]);
+    let mut group_statements = statements_type.map(|_| vec![0.0; groups]);
     let mut total = 0.0;
     for i in 0..n {
         let g = node_group[i] as usize;
@@ -733,6 +856,9 @@ fn group_tree(
         total += self_values[i];
         if let (Some(gc), Some(nc)) = (&mut group_calls, &node_calls) {
             gc[g] += nc[i];
+        }
+        if let (Some(gs), Some(ns)) = (&mut group_statements, &node_statements) {
+            gs[g] += ns[i];
         }
     }
     Groups {
@@ -743,11 +869,46 @@ fn group_tree(
         self_values: group_self,
         inclusive: group_inclusive.into_iter().map(Some).collect(),
         calls: group_calls,
+        statements: group_statements,
+        path_parents,
         total: Total {
             self_value: total,
             inclusive: Some(root_inclusive),
+            functions: None,
         },
     }
+}
+
+/// The call-path group of every node ([`GroupBy::Path`]): a node of a function-like frame (or
+/// a root) starts the path of its caller's path and its function, a node of any other frame
+/// (a loop, a line) is in its function's path. Returns the nodes' groups, each group's key
+/// (its function) and each group's caller group (`u32::MAX` for a root). Children have larger
+/// ids than their parents, so one sweep in id order sees each caller's path first.
+fn path_groups(profile: &Profile, parents: &[u32]) -> (Vec<u32>, Vec<GroupKey>, Vec<u32>) {
+    let mut index: HashMap<(u32, GroupKey), u32, RandomState> = HashMap::default();
+    let mut keys = Vec::new();
+    let mut path_parents = Vec::new();
+    let mut node_group: Vec<u32> = Vec::with_capacity(parents.len());
+    for (node, &parent) in profile.nodes.iter().zip(parents) {
+        let caller = match parent {
+            NO_PARENT => NO_PARENT,
+            p => node_group[p as usize],
+        };
+        let frame = profile.frame(node.frame);
+        let g = if caller == NO_PARENT || frame.kind.is_function_like() {
+            let key = GroupKey::function(frame);
+            *index.entry((caller, key)).or_insert_with(|| {
+                keys.push(key);
+                path_parents.push(caller);
+                // Paths are at most one per node, whose count fits in u32.
+                (keys.len() - 1) as u32
+            })
+        } else {
+            caller
+        };
+        node_group.push(g);
+    }
+    (node_group, keys, path_parents)
 }
 
 /// The depth-first walk of [`group_tree`] when the nodes are numbered depth first (each
@@ -849,6 +1010,37 @@ impl Groups {
         self.self_values[g] == 0.0
             && self.inclusive[g].unwrap_or(0.0) == 0.0
             && self.calls.as_ref().is_none_or(|c| c[g] == 0.0)
+            && self.statements.as_ref().is_none_or(|c| c[g] == 0.0)
+    }
+
+    /// The function names of call-path group `g`, root first; a path deeper than
+    /// [`PATH_SHOWN`] functions keeps its first [`PATH_HEAD`] and its last ones, with one
+    /// element saying how many were left out between them.
+    fn path(&self, profile: &Profile, g: usize) -> Option<Vec<String>> {
+        let parents = self.path_parents.as_ref()?;
+        let mut groups = Vec::new();
+        let mut at = g as u32;
+        // Each group's caller was made before it: the walk ends at a root.
+        while at != NO_PARENT {
+            groups.push(at);
+            at = parents[at as usize];
+        }
+        groups.reverse();
+        let name = |g: u32| {
+            let key = self.keys[g as usize];
+            function_row_name(profile, key.function, key.address, key.file, key.module).into_owned()
+        };
+        if groups.len() <= PATH_SHOWN {
+            return Some(groups.into_iter().map(name).collect());
+        }
+        // Deep recursion makes paths as deep as the tree: every row naming its whole path
+        // would take memory of the rows times the depth.
+        let tail = PATH_SHOWN - PATH_HEAD - 1;
+        let left_out = groups.len() - PATH_HEAD - tail;
+        let mut path: Vec<String> = groups[..PATH_HEAD].iter().copied().map(name).collect();
+        path.push(format!("[{left_out} more]"));
+        path.extend(groups[groups.len() - tail..].iter().copied().map(name));
+        Some(path)
     }
 
     /// The non-empty groups, largest first (ties in first-seen order), at most `limit`.
@@ -878,7 +1070,9 @@ impl Groups {
         let key = self.keys[g];
         let s = |id: Option<StringId>| id.map(|id| profile.string(id).to_owned());
         let value_type = profile.value_type(self.value_type);
+        let path = self.path(profile, g);
         let name = match (group, key.line) {
+            (GroupBy::Path, _) => path.as_deref().unwrap_or_default().join(PATH_SEPARATOR),
             (GroupBy::Module, _) => key
                 .module
                 .map_or("[unknown module]", |m| profile.string(m))
@@ -897,9 +1091,11 @@ impl Groups {
             line: key.line,
             module: s(key.module),
             address: key.address,
+            path,
             self_value: self.self_values[g],
             inclusive: self.inclusive[g],
             calls: self.calls.as_ref().map(|c| c[g]),
+            statements: self.statements.as_ref().map(|c| c[g]),
             value_type: profile.string(value_type.name).to_owned(),
             unit: profile.unit_name(value_type.unit).to_owned(),
         }
@@ -1070,6 +1266,9 @@ pub struct DiffRow {
     /// The address.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub address: Option<u64>,
+    /// The call path, root first, for call-path rows.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub path: Option<Vec<String>>,
     /// The values in the base profile (`None`: absent there).
     pub base: Option<Values>,
     /// The values in the new profile (`None`: absent there).
@@ -1130,6 +1329,7 @@ type RowIdentity = (
     Option<u32>,
     Option<String>,
     Option<u64>,
+    Option<Vec<String>>,
 );
 
 fn identity(row: &Row) -> RowIdentity {
@@ -1139,6 +1339,7 @@ fn identity(row: &Row) -> RowIdentity {
         row.line,
         row.module.clone(),
         row.address,
+        row.path.clone(),
     )
 }
 
@@ -1290,6 +1491,7 @@ pub fn diff_with(
                 line: any.line,
                 module: any.module.clone(),
                 address: any.address,
+                path: any.path.clone(),
                 base: b_values,
                 new: n_values,
                 self_change,

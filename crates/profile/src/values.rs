@@ -53,6 +53,12 @@ impl NodeValueColumn {
         self.context
     }
 
+    /// Moves the column to context `context` (a profile keeping some of its contexts
+    /// renumbers them).
+    pub(crate) fn set_context(&mut self, context: ContextId) {
+        self.context = context;
+    }
+
     /// The value type.
     pub fn value_type(&self) -> ValueTypeId {
         self.value_type

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use profcodec::profile::{self as model, Amount, DiffOptions, IdKind};
+use profcodec::profile::{self as model, Amount, DiffOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{Error, Kind};
-use crate::profile::{Profile, query};
+use crate::profile::{Numbers, Profile, Threads, query, selection};
 
 /// What changed between two profiles: rows matched by function (or line, or module) with both
 /// values, the change and the relative change, largest change first. Made by
@@ -77,8 +77,8 @@ fn fraction(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 ///
 /// Arguments as `Profile.top()`'s: `metric` (by default the base profile's main one, which
 /// must have the same unit in both), `by` ("self" or "inclusive": the change that orders the
-/// rows), `group` ("function", "line" or "module"), `limit` (the most rows; None for all),
-/// `thread`, `rank` or `process` (only those contexts, in both) and `mean`; `binary_path`
+/// rows), `group` ("function", "line", "module" or "path"), `limit` (the most rows; None for all),
+/// `thread`, `rank` and `process` (only those contexts, in both) and `mean`; `binary_path`
 /// as `Input.profile()`'s, for the sides given as paths or inputs.
 ///
 /// Rows that change little are left out as `profcodec diff --min-change/--min-relative` leave
@@ -100,9 +100,9 @@ pub(crate) fn diff(
     by: &str,
     group: &str,
     limit: Option<usize>,
-    thread: Option<u64>,
-    rank: Option<u64>,
-    process: Option<u64>,
+    thread: Option<Threads>,
+    rank: Option<Numbers>,
+    process: Option<Numbers>,
     mean: bool,
     min_change: Option<&Bound<'_, PyAny>>,
     min_relative: Option<&Bound<'_, PyAny>>,
@@ -113,11 +113,7 @@ pub(crate) fn diff(
         by,
         group,
         limit,
-        [
-            (IdKind::Thread, thread),
-            (IdKind::Rank, rank),
-            (IdKind::Process, process),
-        ],
+        &selection(thread, rank, process),
         mean,
     )?;
     let mut options = DiffOptions::new();

@@ -1,5 +1,6 @@
-//! `Input.validate()`, `Input.dump()`, `Input.records()` and `Input.rewrite()`: the inspection
-//! verbs of `profcodec validate`, `dump` and `rewrite`, through `profcodec::inspect`.
+//! `Input.validate()`, `Input.dump()`, `Input.records()`, `Input.rewrite()` and
+//! `profcodec.merge()`: the inspection verbs of `profcodec validate`, `dump`, `rewrite` and
+//! `merge`, through `profcodec::inspect`.
 
 use std::path::PathBuf;
 
@@ -147,5 +148,37 @@ pub(crate) fn rewrite<'py>(
     let d = PyDict::new(py);
     d.set_item("dropped", report.dropped)?;
     d.set_item("copied", report.copied)?;
+    Ok(d)
+}
+
+/// Merges the profiles `inputs` of one program (the runs of a test suite, a forked child's
+/// file), all of one format, into one file `out` of that format that the format's own tool
+/// reads, as `profcodec merge` does: NYTProf, as `nytprofmerge` merges them (Devel::NYTProf
+/// loads it with the same per-sub and per-line totals). The file appears whole once complete;
+/// an existing file is replaced only with `overwrite=True`, a folder never, an input never.
+///
+/// Returns a dict: `inputs` (how many were merged) and `warnings` (what the format's merge
+/// tool would warn about, such as a sub defined differently in two inputs). Raises
+/// profcodec.InvalidDataError naming the damaged input, UnsupportedError for a format without
+/// a merge or inputs of several formats, FileError for a refused output.
+#[pyfunction]
+#[pyo3(signature = (inputs, out, *, overwrite=false))]
+pub(crate) fn merge<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    out: PathBuf,
+    overwrite: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let output = convert::check(
+        OutputPath::file(out)
+            .overwrite(Overwrite::from_force(overwrite))
+            .inputs(&inputs),
+    )?;
+    let report = py
+        .detach(|| profcodec::merge_files(&inputs, output))
+        .map_err(|e| convert::write_error(e, Error::from))?;
+    let d = PyDict::new(py);
+    d.set_item("inputs", report.inputs)?;
+    d.set_item("warnings", report.warnings)?;
     Ok(d)
 }

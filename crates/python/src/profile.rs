@@ -2,7 +2,7 @@
 //! "which functions, lines or modules cost the most").
 
 use profcodec::profile::{
-    self as model, Combine, ContextFilter, GroupBy, IdKind, Measured, Order, Query, Source,
+    self as model, Combine, ContextFilter, GroupBy, Measured, Order, Query, Selection, Source,
 };
 use profcodec::text::TableOptions;
 use pyo3::exceptions::PyValueError;
@@ -58,14 +58,14 @@ fn measured_name(m: Measured) -> &'static str {
 }
 
 /// The model's query for the keyword arguments `top()` and `profcodec.diff()` share: `by`
-/// ("self" or "inclusive"), `group` ("function", "line" or "module"), the metric, the most
-/// rows, at most one of a thread, rank or process (`only`), and `mean`.
+/// ("self" or "inclusive"), `group` ("function", "line", "module" or "path": call paths), the
+/// metric, the most rows, the threads, ranks and processes kept (`selection`), and `mean`.
 pub(crate) fn query(
     metric: Option<String>,
     by: &str,
     group: &str,
     limit: Option<usize>,
-    only: [(IdKind, Option<u64>); 3],
+    selection: &Selection,
     mean: bool,
 ) -> PyResult<Query> {
     let mut query = Query::new()
@@ -82,9 +82,10 @@ pub(crate) fn query(
             "function" => GroupBy::Function,
             "line" => GroupBy::Line,
             "module" => GroupBy::Module,
+            "path" | "context" => GroupBy::Path,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "group must be \"function\", \"line\" or \"module\", not {group:?}"
+                    "group must be \"function\", \"line\", \"module\" or \"path\", not {group:?}"
                 )));
             }
         });
@@ -94,22 +95,70 @@ pub(crate) fn query(
     if let Some(limit) = limit {
         query = query.limit(limit);
     }
-    let only: Vec<(IdKind, u64)> = only
-        .into_iter()
-        .filter_map(|(kind, id)| id.map(|id| (kind, id)))
-        .collect();
-    if only.len() > 1 {
-        return Err(PyValueError::new_err(
-            "give at most one of thread, rank and process",
-        ));
-    }
-    if !only.is_empty() {
-        query = query.contexts(ContextFilter::Matching(only));
+    if !selection.keeps_all() {
+        query = query.contexts(ContextFilter::Select(selection.clone()));
     }
     if mean {
         query = query.combine(Combine::Mean);
     }
     Ok(query)
+}
+
+/// A `thread=` argument: a thread's id or name, or a list of them (`--thread`'s values).
+#[derive(FromPyObject)]
+pub(crate) enum Threads {
+    One(IdOrName),
+    Many(Vec<IdOrName>),
+}
+
+/// One thread: its id, or its name where the format names threads.
+#[derive(FromPyObject)]
+pub(crate) enum IdOrName {
+    Id(u64),
+    Name(String),
+}
+
+impl IdOrName {
+    fn text(self) -> String {
+        match self {
+            IdOrName::Id(id) => id.to_string(),
+            IdOrName::Name(name) => name,
+        }
+    }
+}
+
+/// A `rank=` or `process=` argument: a number or a list of them.
+#[derive(FromPyObject)]
+pub(crate) enum Numbers {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+impl Numbers {
+    fn list(self) -> Vec<u64> {
+        match self {
+            Numbers::One(n) => vec![n],
+            Numbers::Many(n) => n,
+        }
+    }
+}
+
+/// The threads, ranks and processes `top()` and `profcodec.diff()` keep: the model's
+/// selection, as the command line's `--thread`, `--rank` and `--process` make it.
+pub(crate) fn selection(
+    thread: Option<Threads>,
+    rank: Option<Numbers>,
+    process: Option<Numbers>,
+) -> Selection {
+    let threads = match thread {
+        None => Vec::new(),
+        Some(Threads::One(t)) => vec![t.text()],
+        Some(Threads::Many(ts)) => ts.into_iter().map(IdOrName::text).collect(),
+    };
+    Selection::new()
+        .threads(threads)
+        .ranks(rank.map(Numbers::list).unwrap_or_default())
+        .processes(process.map(Numbers::list).unwrap_or_default())
 }
 
 #[pymethods]
@@ -164,10 +213,11 @@ impl Profile {
     /// Arguments:
     ///     metric: the value type by name; None for the profile's main one.
     ///     by: "self" or "inclusive": the value that orders the rows.
-    ///     group: "function", "line" or "module".
+    ///     group: "function", "line", "module" or "path" (call paths, root first).
     ///     limit: the most rows returned; None for all.
-    ///     thread, rank, process: only the contexts of this thread, MPI rank (all its threads)
-    ///         or process; at most one of them.
+    ///     thread, rank, process: only these threads (an id or a name, or a list of them),
+    ///         MPI ranks (all their threads) or processes (a pid or a list); a selection
+    ///         that keeps nothing raises profcodec.QueryError listing what the profile has.
     ///     mean: average over the contexts read instead of summing them.
     ///     full_names: whether `Top.to_text()` prints function names whole (the command
     ///         line's `--full-names`); by default C++ template arguments and parameter lists
@@ -183,24 +233,14 @@ impl Profile {
         by: &str,
         group: &str,
         limit: Option<usize>,
-        thread: Option<u64>,
-        rank: Option<u64>,
-        process: Option<u64>,
+        thread: Option<Threads>,
+        rank: Option<Numbers>,
+        process: Option<Numbers>,
         mean: bool,
         full_names: bool,
     ) -> PyResult<Top> {
-        let query = query(
-            metric,
-            by,
-            group,
-            limit,
-            [
-                (IdKind::Thread, thread),
-                (IdKind::Rank, rank),
-                (IdKind::Process, process),
-            ],
-            mean,
-        )?;
+        let selection = selection(thread, rank, process);
+        let query = query(metric, by, group, limit, &selection, mean)?;
         let inner = &slf.get().inner;
         let table = py
             .detach(|| inner.top(&query))
@@ -210,11 +250,8 @@ impl Profile {
             .group(query.group)
             .mean(mean)
             .full_names(full_names);
-        let only = [("thread", thread), ("rank", rank), ("process", process)]
-            .into_iter()
-            .find_map(|(kind, id)| id.map(|id| format!("{kind} {id}")));
-        if let Some(only) = only {
-            options = options.only(only);
+        if !selection.keeps_all() {
+            options = options.only(selection.to_string());
         }
         Ok(Top {
             table,
@@ -343,7 +380,8 @@ impl Top {
     }
 
     /// The rows: dicts with `name`, `function`, `file`, `line`, `module`, `address` (None where
-    /// unknown), `self`, `inclusive` and `calls`.
+    /// unknown), `self`, `inclusive`, `calls`, `statements` (line rows, where the profile counts
+    /// statements) and `path` (call-path rows: the functions, root first).
     #[getter]
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
@@ -358,6 +396,8 @@ impl Top {
             d.set_item("self", row.self_value)?;
             d.set_item("inclusive", row.inclusive)?;
             d.set_item("calls", row.calls)?;
+            d.set_item("statements", row.statements)?;
+            d.set_item("path", &row.path)?;
             list.append(d)?;
         }
         Ok(list)

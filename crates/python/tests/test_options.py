@@ -38,6 +38,7 @@ def kripke(testdata):
         (["-n", "0", "--by", "inclusive"], {"limit": None, "by": "inclusive"}),
         (["--thread", "0"], {"thread": 0}),
         (["--group", "line"], {"group": "line"}),
+        (["--group", "path"], {"group": "path"}),
     ],
 )
 def test_top_text_is_the_command_lines(cli, kripke, flags, options):
@@ -46,8 +47,11 @@ def test_top_text_is_the_command_lines(cli, kripke, flags, options):
     text = top.to_text(width=OFF_TERMINAL)
     assert text == run_cli(cli, "top", *flags, kripke).stdout
     assert all(len(line) <= OFF_TERMINAL for line in text.splitlines())
-    # Uncut, the short names need no cut here; the rows keep the full names, as --json.
-    assert str(top) == top.to_text() == text
+    # Uncut, the short names need no cut here (call paths, longer, do); the rows keep the
+    # full names, as --json.
+    assert str(top) == top.to_text()
+    if options.get("group") != "path":
+        assert top.to_text() == text
     rows = json.loads(run_cli(cli, "top", "--json", *flags, kripke).stdout)
     assert [r["name"] for r in top.rows] == [r["name"] for r in rows]
     if options.get("group", "function") == "function":
@@ -163,3 +167,27 @@ def test_diff_minimums_refuse_what_the_command_line_refuses(corpus, cli):
     with pytest.raises(profcodec.QueryError, match="not a time"):
         profcodec.diff(*counts, min_change="1ms")
     assert len(profcodec.diff(*counts, min_change=1e8, limit=None)) > 0
+
+
+@pytest.mark.parametrize(
+    "flags, options",
+    [
+        (["--thread", "Worker 1"], {"thread": "Worker 1"}),
+        (["--thread", "Worker 1,Worker 2"], {"thread": ["Worker 1", "Worker 2"]}),
+        (["--rank", "0"], {"rank": 0}),
+    ],
+)
+def test_selections_are_the_command_lines(corpus, cli, flags, options):
+    capture = corpus / "easyprofiler" / "sample_v210_rdtsc.prof"
+    top = profcodec.open(capture).profile().top(**options)
+    assert top.to_text(width=OFF_TERMINAL) == run_cli(cli, "top", *flags, capture).stdout
+    rows = json.loads(run_cli(cli, "top", "--json", *flags, capture).stdout)
+    assert [r["self"] for r in top.rows] == [r["self"] for r in rows]
+
+
+def test_a_selection_that_keeps_nothing_says_what_there_is(corpus, cli):
+    capture = corpus / "easyprofiler" / "sample_v210_rdtsc.prof"
+    with pytest.raises(profcodec.QueryError, match="no thread matches 'Worker 9'; the inputs have threads"):
+        profcodec.open(capture).profile().top(thread="Worker 9")
+    out = subprocess.run([str(cli), "top", "--thread", "Worker 9", str(capture)], capture_output=True, text=True)
+    assert out.returncode == 2 and "no thread matches 'Worker 9'" in out.stderr

@@ -24,6 +24,7 @@ COUNTERPARTS = {
     "validate": "Input.validate",
     "dump": "Input.dump",
     "rewrite": "Input.rewrite",
+    "merge": "merge",
     "top": "Profile.top",
     "diff": "diff",
     "convert": "Input.convert",
@@ -226,6 +227,31 @@ def test_rewrite_is_the_command_lines(cli, path, tmp_path):
     assert tree(ours) == tree(theirs)
     with pytest.raises(profcodec.FileError):
         run.rewrite(path, overwrite=True)
+
+
+def test_merge_is_the_command_lines(corpus, cli, tmp_path):
+    inputs = [
+        corpus / "nytprof" / "fork__compress0.nytprof.out",
+        corpus / "nytprof" / "fork__compress0.31274.nytprof.out",
+    ]
+    theirs, ours = tmp_path / "theirs.out", tmp_path / "ours.out"
+    out = run_cli(cli, "merge", "-o", theirs, *inputs)
+    assert out.returncode == 0, out.stderr
+    report = profcodec.merge(inputs, ours)
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert report["inputs"] == 2 and isinstance(report["warnings"], list)
+    # The output policy of every verb: replaced only when asked to, never an input.
+    with pytest.raises(profcodec.FileError, match="overwrite=True"):
+        profcodec.merge(inputs, ours)
+    with pytest.raises(profcodec.FileError):
+        profcodec.merge(inputs, inputs[0], overwrite=True)
+    # Formats without a merge are refused in words, as on the command line.
+    capture = corpus / "easyprofiler" / "sample_v210_rdtsc.prof"
+    refused = run_cli(cli, "merge", "-o", tmp_path / "no.out", capture, capture)
+    assert refused.returncode == 2
+    with pytest.raises(profcodec.UnsupportedError):
+        profcodec.merge([capture, capture], tmp_path / "no.out")
+    assert not (tmp_path / "no.out").exists()
 
 
 @pytest.mark.parametrize(

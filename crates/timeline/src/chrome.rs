@@ -138,8 +138,20 @@ pub(crate) struct ChromeSink<W> {
     /// writer).
     buffer: Vec<u8>,
     lanes: HashMap<TrackId, Lane, FixedState>,
+    /// The process ids in use, each with whether the writer gave it (a group's).
+    pids: HashMap<i64, Given, FixedState>,
+    /// Per process id: the thread ids in use, each with whether the writer gave it (the lane
+    /// of a track that is no thread).
+    tids: HashMap<(i64, i64), Given, FixedState>,
     first: bool,
     long: LongNames,
+}
+
+/// Whether an id is the input's (a real process or thread) or the writer's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Given {
+    Input,
+    Writer,
 }
 
 impl<W: Write> ChromeSink<W> {
@@ -148,6 +160,8 @@ impl<W: Write> ChromeSink<W> {
             out,
             buffer: Vec::with_capacity(FLUSH_AT + (1 << 16)),
             lanes: HashMap::default(),
+            pids: HashMap::default(),
+            tids: HashMap::default(),
             first: true,
             long: LongNames::default(),
         }
@@ -166,6 +180,34 @@ impl<W: Write> ChromeSink<W> {
         }
         Ok(())
     }
+}
+
+/// The error of a process or thread opened with an id the writer has already given to a
+/// lane of its own (the [`Sink::open`] order was not kept).
+fn taken(what: &str, id: i64, name: &str) -> io::Error {
+    let (other, why) = match what {
+        "thread" => (
+            "a track that is no thread",
+            "a process's threads are opened before its other tracks",
+        ),
+        _ => (
+            "a group of tracks",
+            "the trace numbers groups down from 2^31 - 1, clear of real process ids",
+        ),
+    };
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{what} {id} ({name:?}) is opened after the trace gave its id to {other} ({why})"),
+    )
+}
+
+/// The `thread_sort_index` metadata event of `lane`: its place among the process's lanes.
+fn sort_index(buffer: &mut Vec<u8>, first: &mut bool, lane: &Lane, order: i32) -> io::Result<()> {
+    head(buffer, first, "M", &lane.ids, None);
+    write!(
+        buffer,
+        ",\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{order}}}}}"
+    )
 }
 
 /// `track`'s lane.
@@ -215,11 +257,26 @@ fn register_args(
         long.register(buffer, first, ids, Some((track, Role::File, l.key)), l.file)?;
     }
     for arg in args {
-        if let ArgValue::Str(v) = arg.value {
-            long.register(buffer, first, ids, None, v)?;
-        }
+        register_value(buffer, first, long, ids, arg.value)?;
     }
     Ok(())
+}
+
+/// Registers the long strings of an argument's value (in arrays too).
+fn register_value(
+    buffer: &mut Vec<u8>,
+    first: &mut bool,
+    long: &mut LongNames,
+    ids: &[u8],
+    value: ArgValue<'_>,
+) -> io::Result<()> {
+    match value {
+        ArgValue::Str(v) => long.register(buffer, first, ids, None, v),
+        ArgValue::Array(items) => items
+            .iter()
+            .try_for_each(|&item| register_value(buffer, first, long, ids, item)),
+        _ => Ok(()),
+    }
 }
 
 fn args(
@@ -247,12 +304,32 @@ fn args(
         first = false;
         string(buffer, arg.name)?;
         buffer.extend_from_slice(b":");
-        match arg.value {
-            ArgValue::Uint(v) => write!(buffer, "{v}")?,
-            ArgValue::Str(v) => string(buffer, long.spell(None, v))?,
-        }
+        value(buffer, long, arg.value)?;
     }
     buffer.extend_from_slice(b"}");
+    Ok(())
+}
+
+/// An argument's value as JSON: numbers, strings (spelled as registered), arrays as arrays.
+fn value(buffer: &mut Vec<u8>, long: &LongNames, value: ArgValue<'_>) -> io::Result<()> {
+    match value {
+        ArgValue::Uint(v) => write!(buffer, "{v}")?,
+        ArgValue::Int(v) => write!(buffer, "{v}")?,
+        ArgValue::Float(v) if v.is_finite() => serde_json::to_writer(&mut *buffer, &v)?,
+        ArgValue::Float(_) => buffer.extend_from_slice(b"null"),
+        ArgValue::Bool(v) => write!(buffer, "{v}")?,
+        ArgValue::Str(v) => string(buffer, long.spell(None, v))?,
+        ArgValue::Array(items) => {
+            buffer.push(b'[');
+            for (i, &item) in items.iter().enumerate() {
+                if i > 0 {
+                    buffer.push(b',');
+                }
+                self::value(buffer, long, item)?;
+            }
+            buffer.push(b']');
+        }
+    }
     Ok(())
 }
 
@@ -273,27 +350,45 @@ impl<W: Write> Sink for ChromeSink<W> {
         let parent = parent_lane.map(|l| l.pid);
         let parent_tid = parent_lane.map_or(0, |l| l.tid);
         let lane = match track.kind {
-            TrackKind::Process { pid } | TrackKind::Group { pid } => {
+            TrackKind::Process { pid } => {
+                if self.pids.insert(pid, Given::Input) == Some(Given::Writer) {
+                    return Err(taken("process", pid, track.name));
+                }
+                self.metadata("process_name", pid, 0, track.name)?;
+                Lane::new(pid, 0, None)
+            }
+            TrackKind::Group { pid } => {
+                // The group's own pid, or the next one below that is free.
+                let mut pid = pid;
+                while self.pids.contains_key(&pid) {
+                    pid = pid.wrapping_sub(1);
+                }
+                self.pids.insert(pid, Given::Writer);
                 self.metadata("process_name", pid, 0, track.name)?;
                 Lane::new(pid, 0, None)
             }
             TrackKind::Thread { pid, tid } => {
+                if self.tids.insert((pid, tid), Given::Input) == Some(Given::Writer) {
+                    return Err(taken("thread", tid, track.name));
+                }
                 self.metadata("thread_name", pid, tid, track.name)?;
                 let lane = Lane::new(pid, tid, None);
-                head(&mut self.buffer, &mut self.first, "M", &lane.ids, None);
-                write!(
-                    self.buffer,
-                    ",\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
-                    track.order
-                )?;
+                sort_index(&mut self.buffer, &mut self.first, &lane, track.order)?;
                 lane
             }
             TrackKind::Slices => {
-                // A lane of its own: a thread id no real thread has.
+                // A lane of its own: a thread id that no thread of the process has (its
+                // threads are opened before it), nor any other lane.
                 let pid = parent.unwrap_or(0);
-                let tid = track.id as i64;
+                let mut tid = track.id as i64;
+                while self.tids.contains_key(&(pid, tid)) {
+                    tid = tid.wrapping_add(1);
+                }
+                self.tids.insert((pid, tid), Given::Writer);
                 self.metadata("thread_name", pid, tid, track.name)?;
-                Lane::new(pid, tid, None)
+                let lane = Lane::new(pid, tid, None);
+                sort_index(&mut self.buffer, &mut self.first, &lane, track.order)?;
+                lane
             }
             TrackKind::Counter { .. } => {
                 // On its thread's lane (a counter of the process: tid 0).

@@ -188,6 +188,10 @@ pub struct TrackDescriptor {
     pub child_ordering: ::core::option::Option<i32>,
     #[prost(int32, optional, tag = "12")]
     pub sibling_order_rank: ::core::option::Option<i32>,
+    #[prost(enumeration = "track_descriptor::ProcessOrdering", optional, tag = "19")]
+    pub process_ordering: ::core::option::Option<i32>,
+    #[prost(enumeration = "track_descriptor::ThreadOrdering", optional, tag = "20")]
+    pub thread_ordering: ::core::option::Option<i32>,
     #[prost(oneof = "track_descriptor::StaticOrDynamicName", tags = "2")]
     pub static_or_dynamic_name: ::core::option::Option<
         track_descriptor::StaticOrDynamicName,
@@ -233,6 +237,78 @@ pub mod track_descriptor {
                 "LEXICOGRAPHIC" => Some(Self::Lexicographic),
                 "CHRONOLOGICAL" => Some(Self::Chronological),
                 "EXPLICIT" => Some(Self::Explicit),
+                _ => None,
+            }
+        }
+    }
+    #[derive(
+        Clone,
+        Copy,
+        Debug,
+        PartialEq,
+        Eq,
+        Hash,
+        PartialOrd,
+        Ord,
+        ::prost::Enumeration
+    )]
+    #[repr(i32)]
+    pub enum ProcessOrdering {
+        ProcessOrderingUnspecified = 0,
+        ProcessOrderingExplicit = 1,
+    }
+    impl ProcessOrdering {
+        /// String value of the enum field names used in the ProtoBuf definition.
+        ///
+        /// The values are not transformed in any way and thus are considered stable
+        /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+        pub fn as_str_name(&self) -> &'static str {
+            match self {
+                Self::ProcessOrderingUnspecified => "PROCESS_ORDERING_UNSPECIFIED",
+                Self::ProcessOrderingExplicit => "PROCESS_ORDERING_EXPLICIT",
+            }
+        }
+        /// Creates an enum from field names used in the ProtoBuf definition.
+        pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+            match value {
+                "PROCESS_ORDERING_UNSPECIFIED" => Some(Self::ProcessOrderingUnspecified),
+                "PROCESS_ORDERING_EXPLICIT" => Some(Self::ProcessOrderingExplicit),
+                _ => None,
+            }
+        }
+    }
+    #[derive(
+        Clone,
+        Copy,
+        Debug,
+        PartialEq,
+        Eq,
+        Hash,
+        PartialOrd,
+        Ord,
+        ::prost::Enumeration
+    )]
+    #[repr(i32)]
+    pub enum ThreadOrdering {
+        ThreadOrderingUnspecified = 0,
+        ThreadOrderingExplicit = 1,
+    }
+    impl ThreadOrdering {
+        /// String value of the enum field names used in the ProtoBuf definition.
+        ///
+        /// The values are not transformed in any way and thus are considered stable
+        /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+        pub fn as_str_name(&self) -> &'static str {
+            match self {
+                Self::ThreadOrderingUnspecified => "THREAD_ORDERING_UNSPECIFIED",
+                Self::ThreadOrderingExplicit => "THREAD_ORDERING_EXPLICIT",
+            }
+        }
+        /// Creates an enum from field names used in the ProtoBuf definition.
+        pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+            match value {
+                "THREAD_ORDERING_UNSPECIFIED" => Some(Self::ThreadOrderingUnspecified),
+                "THREAD_ORDERING_EXPLICIT" => Some(Self::ThreadOrderingExplicit),
                 _ => None,
             }
         }

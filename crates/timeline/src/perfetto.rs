@@ -348,7 +348,7 @@ fn annotations(
     interned: &mut Option<proto::InternedData>,
     args: &[Arg<'_>],
 ) -> Vec<proto::DebugAnnotation> {
-    use proto::debug_annotation::{NameField, Value};
+    use proto::debug_annotation::NameField;
     args.iter()
         .map(|arg| {
             let iid = match seq.arg_names.get(arg.name) {
@@ -368,18 +368,51 @@ fn annotations(
             };
             proto::DebugAnnotation {
                 name_field: Some(NameField::NameIid(iid)),
-                value: Some(match arg.value {
-                    ArgValue::Uint(v) => Value::UintValue(v),
-                    ArgValue::Str(v) => Value::StringValue(v.to_owned()),
-                }),
-                array_values: Vec::new(),
+                ..annotation(arg.value)
             }
         })
         .collect()
 }
 
+/// A debug annotation's value (without its name): an array's items as `array_values`.
+fn annotation(value: ArgValue<'_>) -> proto::DebugAnnotation {
+    use proto::debug_annotation::Value;
+    let (value, array_values) = match value {
+        ArgValue::Uint(v) => (Some(Value::UintValue(v)), Vec::new()),
+        ArgValue::Int(v) => (Some(Value::IntValue(v)), Vec::new()),
+        ArgValue::Float(v) => (Some(Value::DoubleValue(v)), Vec::new()),
+        ArgValue::Bool(v) => (Some(Value::BoolValue(v)), Vec::new()),
+        ArgValue::Str(v) => (Some(Value::StringValue(v.to_owned())), Vec::new()),
+        ArgValue::Array(items) => (None, items.iter().map(|&i| annotation(i)).collect()),
+    };
+    proto::DebugAnnotation {
+        name_field: None,
+        value,
+        array_values,
+    }
+}
+
 impl<W: Write> Sink for PerfettoSink<W> {
     fn open(&mut self, track: &Track<'_>) -> io::Result<()> {
+        if self.next_sequence == 0 {
+            // Before the first track, the root track's descriptor (uuid 0) asks for threads in
+            // the order of their `sibling_order_rank` (which every track carries), not the
+            // viewer's own.
+            self.next_sequence = 1;
+            let root = proto::TracePacket {
+                data: Some(trace_packet::Data::TrackDescriptor(
+                    proto::TrackDescriptor {
+                        uuid: Some(0),
+                        thread_ordering: Some(
+                            proto::track_descriptor::ThreadOrdering::ThreadOrderingExplicit as i32,
+                        ),
+                        ..Default::default()
+                    },
+                )),
+                ..sequenced(1)
+            };
+            self.write(&root)?;
+        }
         self.next_sequence = self
             .next_sequence
             .checked_add(1)

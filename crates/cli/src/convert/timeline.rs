@@ -3,24 +3,17 @@
 
 use std::path::Path;
 
-use profcodec::timeline::{Filter, Format, TimelineWriter, add_path};
+use profcodec::timeline::{Format, TimelineWriter, add_path, check_filter};
 
 use crate::Failure;
 use crate::OpError;
 
 use super::{ConvertArgs, Target};
 
-/// Filters of the timeline conversions (`--to perfetto`, `--to chrome`).
+/// The time window of the timeline conversions (`--to perfetto`, `--to chrome`); their
+/// threads, ranks and depth are the filter flags every target shares.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TimelineArgs {
-    /// Timelines: keep these threads only (an EasyProfiler thread id or name; the THREAD id of
-    /// an HPCToolkit profile or hpcrun file); repeat or separate with commas.
-    #[arg(long, value_delimiter = ',')]
-    pub(crate) thread: Vec<String>,
-    /// Timelines: keep these MPI ranks only (a profile without a rank is rank 0); repeat or
-    /// separate with commas.
-    #[arg(long, value_delimiter = ',')]
-    pub(crate) rank: Vec<u64>,
     /// Timelines: start of the time window, in nanoseconds on the trace's own clock (as `dump`
     /// prints the timestamps: since the epoch for HPCToolkit and hpcrun, EasyProfiler's time
     /// after the tick conversion); what spans it begins at it.
@@ -29,9 +22,6 @@ pub(crate) struct TimelineArgs {
     /// Timelines: end of the time window, in nanoseconds like --from; what spans it ends at it.
     #[arg(long, value_name = "NS")]
     pub(crate) until: Option<u64>,
-    /// Timelines: the deepest nesting kept (1: top-level slices only).
-    #[arg(long, value_name = "LEVELS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) depth: Option<u32>,
 }
 
 /// Runs `convert --to perfetto|chrome`.
@@ -41,12 +31,9 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         _ => Format::Perfetto,
     };
     let t = &args.timeline;
-    let mut filter = Filter::new();
-    filter.threads.clone_from(&t.thread);
-    filter.ranks.clone_from(&t.rank);
+    let mut filter = args.filter.timeline_filter();
     filter.from = t.from;
     filter.until = t.until;
-    filter.depth = t.depth;
     if let (Some(from), Some(until)) = (t.from, t.until)
         && from > until
     {
@@ -68,6 +55,13 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         for input in inputs {
             add_path(&mut writer, input).map_err(|e| failure(&e))?;
         }
+        // A filter that kept nothing fails before the trace is finished: no file is placed.
+        check_filter(&mut writer).map_err(|e| match e {
+            profcodec::timeline::Error::NoMatch(e) => {
+                OpError::Usage(crate::filter::no_match(inputs, None, &e).message)
+            }
+            e => failure(&e),
+        })?;
         writer.finish().map_err(|e| failure(&e))?;
         Ok(())
     };

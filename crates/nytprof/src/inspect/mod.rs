@@ -1,5 +1,5 @@
-//! The inspection verbs of this format (feature `inspect`): `info`, `validate`, `dump` and
-//! `rewrite`, over a [`Source`](profcodec_common::inspect::Source) the caller opened. The
+//! The inspection verbs of this format (feature `inspect`): `info`, `validate`, `dump`,
+//! `rewrite` and `merge`, over a [`Source`](profcodec_common::inspect::Source) the caller opened. The
 //! umbrella `profcodec` dispatches to them.
 //!
 //! Both layouts are handled: the real v5.0 stream and the old Pynytprof chunk layout (detected
@@ -16,11 +16,13 @@ use crate::LoadReport;
 
 mod dump;
 mod info;
+mod merge;
 mod rewrite;
 mod validate;
 
 pub use dump::dump;
 pub use info::info;
+pub use merge::{Merge, MergeInput};
 pub use rewrite::rewrite;
 pub use validate::validate;
 

@@ -342,6 +342,17 @@ impl Profile {
             }
         }
         for si in self.subs.values() {
+            // A `c` record holds 32-bit counts (a merge of many runs can add up to more).
+            let counts = si.callers.values().flat_map(|l| l.values().map(|c| c.count));
+            let placed: u64 = counts.clone().fold(0, u64::saturating_add);
+            let rest = si.calls.saturating_sub(placed);
+            if let Some(count) = counts.chain([rest]).find(|c| *c > u64::from(u32::MAX)) {
+                return Err(Error::ValueOutOfRange {
+                    offset: 0,
+                    what: "call count",
+                    value: count,
+                });
+            }
             if let Some(fid) = si
                 .callers
                 .keys()
@@ -399,12 +410,22 @@ impl Profile {
         if level.is_some() {
             o.rec(&Record::StartDeflate)?;
         }
-        for pid in &self.pids {
+        // Every process but the last starts and ends here, one after the other: the loader adds
+        // each end's time minus the latest start's to `profiler_duration`, and a pid ends once
+        // (a merge of several runs has several processes, maybe of one pid).
+        let last = self.pids.len().saturating_sub(1);
+        for (i, pid) in self.pids.iter().enumerate() {
             if pid.start.is_finite() {
                 o.rec(&Record::PidStart {
                     pid: pid.pid,
                     ppid: pid.ppid,
                     time: pid.start,
+                })?;
+            }
+            if let (true, Some(end)) = (i < last, pid.end) {
+                o.rec(&Record::PidEnd {
+                    pid: pid.pid,
+                    time: end,
                 })?;
             }
         }
@@ -549,13 +570,13 @@ impl Profile {
                 })?;
             }
         }
-        for pid in &self.pids {
-            if let Some(end) = pid.end {
-                o.rec(&Record::PidEnd {
-                    pid: pid.pid,
-                    time: end,
-                })?;
-            }
+        if let Some(pid) = self.pids.last()
+            && let Some(end) = pid.end
+        {
+            o.rec(&Record::PidEnd {
+                pid: pid.pid,
+                time: end,
+            })?;
         }
         o.w.finish().map(|_| ()).map_err(|e| Error::Io {
             offset: 0,

@@ -62,6 +62,18 @@ pub fn write_table_within(
     left: &[bool],
     max: Option<usize>,
 ) -> io::Result<()> {
+    write_table_cut(out, rows, left, max, false)
+}
+
+/// [`write_table_within`], with names cut at their start instead when `names_keep_end` (call
+/// paths, whose end is the function the row is about).
+pub(crate) fn write_table_cut(
+    out: &mut dyn Write,
+    rows: &[Vec<String>],
+    left: &[bool],
+    max: Option<usize>,
+    names_keep_end: bool,
+) -> io::Result<()> {
     let widths = column_widths(rows);
     let columns = widths.len();
     let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
@@ -73,7 +85,7 @@ pub fn write_table_within(
             r.iter()
                 .enumerate()
                 .map(|(c, cell)| match columns - c {
-                    2 => cut(cell, name_w, false),
+                    2 => cut(cell, name_w, names_keep_end),
                     1 => cut(cell, file_w, true),
                     _ => cell.clone(),
                 })

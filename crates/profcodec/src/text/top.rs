@@ -8,11 +8,13 @@
 use std::io::{self, Write};
 
 use profcodec_profile::{
-    Diff, DiffRow, GroupBy, Order, Profile, Quantity, Row, Table, Total, Unit, Values, short_name,
+    Diff, DiffRow, GroupBy, Order, PATH_SEPARATOR, Profile, Quantity, Row, Table, Total, Unit,
+    Values, short_name,
 };
 use serde::{Serialize, Serializer};
 
-use super::{grouped, write_table_within};
+use super::grouped;
+use super::table::write_table_cut;
 
 /// How the text tables of [`write_top`] and [`write_diff`] are headed and shown: what the query
 /// asked (its order, grouping, contexts and how they were combined), whether names are shortened,
@@ -32,7 +34,8 @@ use super::{grouped, write_table_within};
 pub struct TableOptions {
     /// The ordering value of the query: `diff` shows the self or the inclusive values by it.
     pub order: Order,
-    /// The query's grouping: function rows show their file, and their names shortened.
+    /// The query's grouping: function and call-path rows show their (last) function's file,
+    /// and their names shortened; call paths are cut at their start to fit.
     pub group: GroupBy,
     /// The contexts the query was limited to, in words (`thread 3`, `rank 0`, `process 4711`),
     /// named in the heading; `None` for the whole program.
@@ -90,12 +93,17 @@ impl TableOptions {
     }
 
     /// A row's name as the table shows it: shortened (unless `full_names`) when rows are
-    /// functions.
-    fn shown_name(&self, name: &str) -> String {
-        if self.full_names || self.group != GroupBy::Function {
-            name.to_owned()
-        } else {
-            short_name(name).into_owned()
+    /// functions, or call paths (each function shortened).
+    fn shown_name(&self, name: &str, path: Option<&[String]>) -> String {
+        match (self.group, path) {
+            _ if self.full_names => name.to_owned(),
+            (GroupBy::Function, _) => short_name(name).into_owned(),
+            (GroupBy::Path, Some(path)) => path
+                .iter()
+                .map(|f| short_name(f))
+                .collect::<Vec<_>>()
+                .join(PATH_SEPARATOR),
+            _ => name.to_owned(),
         }
     }
 
@@ -111,6 +119,7 @@ impl TableOptions {
             GroupBy::Function => "function",
             GroupBy::Line => "line",
             GroupBy::Module => "module",
+            GroupBy::Path => "call path",
         }
     }
 }
@@ -204,7 +213,7 @@ fn signed_percent(relative: Option<f64>) -> String {
 /// Where a row's function lives, when grouped by function: its file (or its module).
 fn location(row_file: Option<&str>, row_module: Option<&str>, group: GroupBy) -> String {
     match group {
-        GroupBy::Function => row_file.or(row_module).unwrap_or("").to_owned(),
+        GroupBy::Function | GroupBy::Path => row_file.or(row_module).unwrap_or("").to_owned(),
         GroupBy::Line | GroupBy::Module => String::new(),
     }
 }
@@ -224,6 +233,9 @@ struct JsonIdentity<'a> {
     module: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     address: Option<u64>,
+    /// A call-path row's functions, root first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a [String]>,
 }
 
 impl<'a> JsonIdentity<'a> {
@@ -242,7 +254,14 @@ impl<'a> JsonIdentity<'a> {
             line,
             module: module.as_deref(),
             address,
+            path: None,
         }
+    }
+
+    /// This identity with a call-path row's path.
+    fn path(mut self, path: &'a Option<Vec<String>>) -> Self {
+        self.path = path.as_deref();
+        self
     }
 }
 
@@ -295,6 +314,9 @@ struct JsonRow<'a> {
     self_value: JsonValue,
     inclusive: Option<JsonValue>,
     calls: Option<JsonValue>,
+    /// How many times a line's statements ran, where the profile counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statements: Option<JsonValue>,
     /// The row's self value over the total self value (0 when the total is 0).
     self_share: f64,
     metric: &'a str,
@@ -312,10 +334,12 @@ impl<'a> JsonRow<'a> {
                 row.line,
                 &row.module,
                 row.address,
-            ),
+            )
+            .path(&row.path),
             self_value: value(row.self_value),
             inclusive: row.inclusive.map(&value),
             calls: row.calls.map(JsonValue::calls),
+            statements: row.statements.map(JsonValue::calls),
             self_share: if total == 0.0 {
                 0.0
             } else {
@@ -328,8 +352,9 @@ impl<'a> JsonRow<'a> {
 }
 
 /// Writes `top`'s JSON form of `table`: a pretty-printed array with one object per row (its
-/// name and frame fields, `self`, `inclusive`, `calls`, `self_share`, `metric`, `unit`), then a
-/// newline.
+/// name and frame fields, `self`, `inclusive`, `calls`, `self_share`, `metric`, `unit`; a
+/// call-path row's `path`, root first; a line's `statements` where the profile counts them),
+/// then a newline.
 pub fn write_top_json(out: &mut dyn Write, table: &Table) -> io::Result<()> {
     let total = table.total.self_value;
     let rows: Vec<JsonRow<'_>> = table.rows.iter().map(|r| JsonRow::new(r, total)).collect();
@@ -338,9 +363,11 @@ pub fn write_top_json(out: &mut dyn Write, table: &Table) -> io::Result<()> {
 }
 
 /// Writes `top`'s text table of `table`, a query's answer over `profile`: a heading (metric,
-/// order, grouping, contexts), one line per row with its self and inclusive values and their
-/// shares of the total self value, its calls where any row has them, its name and (grouped by
-/// function) its file, and a total line.
+/// order, grouping, contexts), one line per row with its self value and share of the total
+/// self value, its inclusive value and share where the rows have them, its calls where any row
+/// counts some, a line's statements where the profile counts them, its name and (grouped by
+/// function or call path) its file, and a total line. Rows by line whose total differs from
+/// the total by function ([`Total::functions`]) get a note under the table saying why.
 pub fn write_top(
     out: &mut dyn Write,
     profile: &Profile,
@@ -371,39 +398,40 @@ pub fn write_top(
         heading.push_str(&format!(", {how} {} contexts", table.contexts));
     }
     writeln!(out, "{heading}")?;
-    let has_calls = table.rows.iter().any(|r| r.calls.is_some());
-    let mut rows = vec![{
-        let mut h = vec![
-            "self".to_owned(),
-            "%".to_owned(),
-            "inclusive".to_owned(),
-            "%".to_owned(),
-        ];
-        if has_calls {
-            h.push("calls".to_owned());
-        }
-        h.push("name".to_owned());
-        h.push(
-            if options.group == GroupBy::Function {
-                "file"
-            } else {
-                ""
-            }
-            .to_owned(),
-        );
-        h
-    }];
+    // Columns no row fills are left out: flat line values have no inclusive value, and
+    // lines are not called.
+    let has_inclusive =
+        table.total.inclusive.is_some() || table.rows.iter().any(|r| r.inclusive.is_some());
+    let has_calls = table.rows.iter().any(|r| r.calls.is_some_and(|c| c != 0.0));
+    let has_statements = table.rows.iter().any(|r| r.statements.is_some());
+    let file_column = matches!(options.group, GroupBy::Function | GroupBy::Path);
+    let mut header = vec!["self".to_owned(), "%".to_owned()];
+    if has_inclusive {
+        header.extend(["inclusive".to_owned(), "%".to_owned()]);
+    }
+    if has_calls {
+        header.push("calls".to_owned());
+    }
+    if has_statements {
+        header.push("statements".to_owned());
+    }
+    header.push("name".to_owned());
+    header.push(if file_column { "file" } else { "" }.to_owned());
+    let values = header.len() - 2;
+    let mut rows = vec![header];
     for r in &table.rows {
-        let mut cells = vec![
-            display.show(r.self_value),
-            percent(r.self_value, total),
-            r.inclusive.map(|v| display.show(v)).unwrap_or_default(),
-            r.inclusive.map(|v| percent(v, total)).unwrap_or_default(),
-        ];
+        let mut cells = vec![display.show(r.self_value), percent(r.self_value, total)];
+        if has_inclusive {
+            cells.push(r.inclusive.map(|v| display.show(v)).unwrap_or_default());
+            cells.push(r.inclusive.map(|v| percent(v, total)).unwrap_or_default());
+        }
         if has_calls {
             cells.push(r.calls.map(|c| grouped(c, 0)).unwrap_or_default());
         }
-        cells.push(options.shown_name(&r.name));
+        if has_statements {
+            cells.push(r.statements.map(|c| grouped(c, 0)).unwrap_or_default());
+        }
+        cells.push(options.shown_name(&r.name, r.path.as_deref()));
         cells.push(location(
             r.file.as_deref(),
             r.module.as_deref(),
@@ -411,24 +439,60 @@ pub fn write_top(
         ));
         rows.push(cells);
     }
-    let mut total_cells = vec![
-        display.show(total),
-        percent(total, total),
-        table
-            .total
-            .inclusive
-            .map(|v| display.show(v))
-            .unwrap_or_default(),
-        String::new(),
-    ];
-    if has_calls {
+    let mut total_cells = vec![display.show(total), percent(total, total)];
+    if has_inclusive {
+        total_cells.push(
+            table
+                .total
+                .inclusive
+                .map(|v| display.show(v))
+                .unwrap_or_default(),
+        );
         total_cells.push(String::new());
     }
+    total_cells.extend(std::iter::repeat_n(
+        String::new(),
+        values - total_cells.len(),
+    ));
     total_cells.push("total".to_owned());
     rows.push(total_cells);
-    let mut left = vec![false; 4 + usize::from(has_calls)];
+    let mut left = vec![false; values];
     left.extend([true, true]);
-    write_table_within(out, &rows, &left, options.width)
+    write_table_cut(
+        out,
+        &rows,
+        &left,
+        options.width,
+        options.group == GroupBy::Path,
+    )?;
+    if let Some(note) = line_total_note(&display, &table.total) {
+        writeln!(out, "{note}")?;
+    }
+    Ok(())
+}
+
+/// The note under a table by line whose total is not the total by function, saying why.
+fn line_total_note(display: &Display, total: &Total) -> Option<String> {
+    let functions = total.functions?;
+    let lines = total.self_value;
+    // Totals equal but for rounding need no note.
+    if (lines - functions).abs() <= 1e-6 * lines.abs().max(functions.abs()) {
+        return None;
+    }
+    let (difference, why) = if lines > functions {
+        (
+            "less",
+            "statements outside any function (a script's top-level code) have lines but no \
+             function",
+        )
+    } else {
+        ("more", "the format times functions apart from their lines")
+    };
+    Some(format!(
+        "note: the total by function is {}, {} {difference}: {why}",
+        display.show(functions),
+        display.show((lines - functions).abs())
+    ))
 }
 
 /// One side of a `diff --json` row.
@@ -471,7 +535,8 @@ impl<'a> JsonDiffRow<'a> {
                 row.line,
                 &row.module,
                 row.address,
-            ),
+            )
+            .path(&row.path),
             base: row.base.as_ref().map(values),
             new: row.new.as_ref().map(values),
             self_change: value(row.self_change),
@@ -544,7 +609,7 @@ pub fn write_diff(
         "change".to_owned(),
         "%".to_owned(),
         "name".to_owned(),
-        if options.group == GroupBy::Function {
+        if matches!(options.group, GroupBy::Function | GroupBy::Path) {
             "file"
         } else {
             ""
@@ -575,7 +640,7 @@ pub fn write_diff(
             } else {
                 signed_percent(relative)
             },
-            options.shown_name(&r.name),
+            options.shown_name(&r.name, r.path.as_deref()),
             location(r.file.as_deref(), r.module.as_deref(), options.group),
         ]);
     }
@@ -592,10 +657,11 @@ pub fn write_diff(
         "total".to_owned(),
         String::new(),
     ]);
-    write_table_within(
+    write_table_cut(
         out,
         &rows,
         &[false, false, false, false, true, true],
         options.width,
+        options.group == GroupBy::Path,
     )
 }

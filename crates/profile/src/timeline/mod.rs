@@ -89,16 +89,22 @@ impl Filter {
 
     /// Whether the tracks of `rank` (`None`: no rank, which is rank 0) are kept.
     pub fn keeps_rank(&self, rank: Option<u64>) -> bool {
-        self.ranks.is_empty() || self.ranks.contains(&rank.unwrap_or(0))
+        crate::select::keeps_rank(&self.ranks, rank)
     }
 
     /// Whether a thread with this id and name (either may be unknown) is kept: some entry of
-    /// [`threads`](Filter::threads) is its id in decimal or its name.
+    /// [`threads`](Filter::threads) is its id in decimal or its name, as a
+    /// [`Selection`](crate::Selection) matches threads.
     pub fn keeps_thread(&self, id: Option<u64>, name: Option<&str>) -> bool {
-        self.threads.is_empty()
-            || self.threads.iter().any(|t| {
-                id.is_some_and(|id| t.parse::<u64>() == Ok(id)) || name.is_some_and(|n| n == t)
-            })
+        crate::select::keeps_thread(&self.threads, id, name)
+    }
+
+    /// The threads and ranks kept, as the [`Selection`](crate::Selection) of the profile
+    /// model.
+    pub fn selection(&self) -> crate::Selection {
+        crate::Selection::new()
+            .threads(self.threads.iter().cloned())
+            .ranks(self.ranks.iter().copied())
     }
 
     /// The time window, as a closed range (ns).
@@ -157,6 +163,9 @@ pub enum Error {
     /// caller's `Members` opened, a folder that could not be listed).
     #[error(transparent)]
     Read(BoxError),
+    /// The filter kept none of the inputs' threads ([`Tracks::unmatched`]).
+    #[error(transparent)]
+    NoMatch(#[from] crate::NoMatch),
     /// The input holds no timeline.
     #[error("{}: not a timeline: {reason}", path.display())]
     NotATimeline {
@@ -183,6 +192,10 @@ impl Error {
 pub struct Tracks {
     next_track: TrackId,
     next_pid: i64,
+    /// The threads the converters offered to the filter ([`Timeline::keeps`]).
+    seen: crate::Seen,
+    /// Whether the filter kept one of them.
+    kept: bool,
 }
 
 impl Tracks {
@@ -197,15 +210,25 @@ impl Tracks {
         self.next_track
     }
 
-    /// A new process id for a group of tracks that has none of its own.
+    /// A new process id for a group of tracks that has none of its own: counted down from
+    /// 2^31 - 1, clear of the process ids that operating systems give (Linux's stay below
+    /// 2^22) and within the 32 bits that trace readers keep of an id.
     pub fn group_pid(&mut self) -> i64 {
         self.next_pid += 1;
-        self.next_pid
+        i64::from(i32::MAX) + 1 - self.next_pid
     }
 
     /// The track ids given so far.
     pub fn count(&self) -> u64 {
         self.next_track
+    }
+
+    /// The error of a `filter` that kept none of the threads the converters offered it
+    /// ([`Timeline::keeps`]), naming those they have; `None` when it kept one, or keeps
+    /// everything. A trace whose filter matches nothing is an error, not an empty trace.
+    pub fn unmatched(&self, filter: &Filter) -> Option<crate::NoMatch> {
+        let selection = filter.selection();
+        (!self.kept && !selection.keeps_all()).then(|| self.seen.no_match(&selection))
     }
 }
 
@@ -237,6 +260,16 @@ impl<'a> Timeline<'a> {
             filter,
             tracks,
         }
+    }
+
+    /// Whether the filter keeps the thread of this rank, id and name (any may be unknown),
+    /// which is noted, so that a filter that keeps no thread can say which the inputs have
+    /// ([`Tracks::unmatched`]). Converters ask this once per thread.
+    pub fn keeps(&mut self, rank: Option<u64>, thread: Option<u64>, name: Option<&str>) -> bool {
+        let keeps = self.filter.keeps_rank(rank) && self.filter.keeps_thread(thread, name);
+        self.tracks.seen.add(rank, None, thread, name);
+        self.tracks.kept |= keeps;
+        keeps
     }
 
     /// Opens a new track below `parent` (at the top without one), counting it in `summary`.

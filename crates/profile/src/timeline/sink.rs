@@ -17,12 +17,20 @@ pub struct Name<'a> {
 }
 
 /// The value of an argument of a slice or instant.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ArgValue<'a> {
     /// An unsigned integer.
     Uint(u64),
     /// A string.
     Str(&'a str),
+    /// A signed integer.
+    Int(i64),
+    /// A floating-point number (written as `null` in JSON when not finite).
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// An array of values (a JSON array; Perfetto's array debug annotation).
+    Array(&'a [ArgValue<'a>]),
 }
 
 /// A named argument of a slice or instant.
@@ -83,7 +91,9 @@ pub enum TrackKind {
     /// A named group of tracks without events of its own (a rank of an HPC run): Chrome's
     /// process `pid`.
     Group {
-        /// The process id the group stands for in Chrome's JSON.
+        /// The process id the group stands for in Chrome's JSON (from
+        /// [`Tracks::group_pid`](super::Tracks::group_pid); a writer takes the next one below
+        /// when a process of the trace has it).
         pid: i64,
     },
     /// A track of slices that is not a thread (a trace line, context switches, bookmarks).
@@ -122,7 +132,10 @@ pub struct Track<'a> {
 /// Per track, event timestamps never decrease and slices nest (an `end` closes the last slice
 /// begun and not ended on that track). Tracks may interleave.
 pub trait Sink {
-    /// Declares a track. A parent is opened before its children.
+    /// Declares a track. A parent is opened before its children, and a process's thread tracks
+    /// before the tracks below it that are no thread: a writer that must give those a thread
+    /// id of its own (Chrome's JSON has no other kind of lane) picks one that none of the
+    /// process's threads has, and refuses a thread whose id it has already given.
     fn open(&mut self, track: &Track<'_>) -> io::Result<()>;
     /// Declares that no event follows on `track` (its per-track state can go).
     fn close(&mut self, track: TrackId) -> io::Result<()>;

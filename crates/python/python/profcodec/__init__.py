@@ -20,6 +20,8 @@ Python, read by the profcodec Rust crates.
   lines or modules cost the most; ``to_folded()`` and ``convert(to=...)`` write folded stacks,
   callgrind, speedscope, pprof or the Firefox Profiler's format, as ``profcodec convert`` does.
 - :func:`diff` compares two profiles as ``profcodec diff`` does (a :class:`Diff`).
+- :func:`merge` writes many profiles of one program as one file of their format, as
+  ``profcodec merge`` does (NYTProf, as ``nytprofmerge`` merges them).
 - :func:`sql` runs a SQL query over the inputs' tables and :func:`export_parquet` writes them
   as a Parquet dataset, as ``profcodec sql`` and ``profcodec export`` do (with the package
   built with its cargo feature ``sql``).
@@ -48,6 +50,7 @@ from ._profcodec import (
     Top,
     diff,
     export_parquet,
+    merge,
     open,
     sql,
 )
@@ -68,6 +71,7 @@ __all__ = [
     "diff",
     "export_parquet",
     "hpctoolkit",
+    "merge",
     "open",
     "sql",
 ]

@@ -157,9 +157,9 @@ class Profile:
         by: str = "self",
         group: str = "function",
         limit: Optional[int] = 20,
-        thread: Optional[int] = None,
-        rank: Optional[int] = None,
-        process: Optional[int] = None,
+        thread: Union[int, str, Sequence[Union[int, str]], None] = None,
+        rank: Union[int, Sequence[int], None] = None,
+        process: Union[int, Sequence[int], None] = None,
         mean: bool = False,
         full_names: bool = False,
     ) -> Top:
@@ -239,15 +239,21 @@ def diff(
     by: str = "self",
     group: str = "function",
     limit: Optional[int] = 20,
-    thread: Optional[int] = None,
-    rank: Optional[int] = None,
-    process: Optional[int] = None,
+    thread: Union[int, str, Sequence[Union[int, str]], None] = None,
+    rank: Union[int, Sequence[int], None] = None,
+    process: Union[int, Sequence[int], None] = None,
     mean: bool = False,
     min_change: Optional[Union[float, str]] = None,
     min_relative: Optional[Union[float, str]] = None,
     binary_path: Optional[Sequence[_Path]] = None,
 ) -> Diff:
     """What changed from ``base`` to ``new``, as ``profcodec diff`` compares them."""
+
+def merge(
+    inputs: Sequence[_Path], out: _Path, *, overwrite: bool = False
+) -> Dict[str, Any]:
+    """Many profiles of one program as one file of their format, as ``profcodec merge``
+    writes it: ``{"inputs": n, "warnings": [...]}``."""
 
 def sql(
     query: str,

@@ -298,16 +298,7 @@ impl Merger {
             }
         }
         self.add_subs(input, &map);
-        let m = &mut self.merged;
-        m.pids.extend(input.pids.iter().copied());
-        let t = &mut m.totals;
-        t.stmts_measured += input.totals.stmts_measured;
-        t.stmts_discounted += input.totals.stmts_discounted;
-        t.stmts_duration += input.totals.stmts_duration;
-        t.sub_calls += input.totals.sub_calls;
-        if let Some(d) = input.totals.profiler_duration {
-            t.profiler_duration = Some(t.profiler_duration.unwrap_or(0.0) + d);
-        }
+        self.merged.add_processes(input);
         map
     }
 

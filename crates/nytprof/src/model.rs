@@ -717,6 +717,12 @@ impl Profile {
                 }
             }
         }
+        self.add_processes(other);
+    }
+
+    /// Adds `other`'s processes (pids) and totals to this profile's: what merging two profiles
+    /// of one program does with them, whatever it does with their files and subs.
+    pub(crate) fn add_processes(&mut self, other: &Profile) {
         self.pids.extend(other.pids.iter().copied());
         let t = &mut self.totals;
         t.stmts_measured += other.totals.stmts_measured;

@@ -343,7 +343,10 @@ impl Profile {
         }
         for si in self.subs.values() {
             // A `c` record holds 32-bit counts (a merge of many runs can add up to more).
-            let counts = si.callers.values().flat_map(|l| l.values().map(|c| c.count));
+            let counts = si
+                .callers
+                .values()
+                .flat_map(|l| l.values().map(|c| c.count));
             let placed: u64 = counts.clone().fold(0, u64::saturating_add);
             let rest = si.calls.saturating_sub(placed);
             if let Some(count) = counts.chain([rest]).find(|c| *c > u64::from(u32::MAX)) {

@@ -16,9 +16,11 @@
 //!   zero blocks, and reports [`Oddity`]s; [`Mode::Strict`] refuses what the C++ reader refuses.
 //! - [`CaptureView::walk`] checks the same and nests the blocks the same way without a tree in
 //!   memory: [`Walk::pre_order`] gives a thread's blocks in time order and
-//!   [`Walk::to_profile`] the profile, both read again from the input, in memory that grows with
-//!   the threads, the nesting depth and (for the profile) the distinct call paths, not with the
-//!   blocks.
+//!   [`Walk::to_profile`] the profile, [`Walk::flat`] its blocks in file order with their
+//!   parents and depths and [`Walk::totals`] the per-descriptor totals, all read again from the
+//!   input, in memory that grows with the threads, the nesting depth and (for the profile) the
+//!   distinct call paths, not with the blocks. The inspection verbs (`info`, `validate`,
+//!   `dump`) and the tables read the capture this way.
 //! - [`CaptureView::to_model`] gives the owned [`Capture`]; [`Capture::write`] writes it back.
 //!   Reading then writing any file gives the same bytes (the model keeps every byte, including
 //!   the header counters as stored and any trailing bytes).
@@ -133,8 +135,8 @@ pub use model::{
 };
 pub use read::{
     Block, BlockTotals, BlockTree, BookmarkRef, CSwitchIter, CaptureView, ChildrenRev,
-    ContextSwitchNode, ContextSwitchRef, DescriptorRef, DescriptorTable, FlatNode, FlatNodes,
-    Header, Mode, Node, NodeRecords, PreOrder, RawRecord, RecordIter, RecordRef, Step, TailRef,
-    ThreadIter, ThreadTree, ThreadView, ThreadWalk, ThreadsEnd, TickConverter, TreeBuffers,
-    TreeDescriptor, Walk, c_str, parse, parse_with,
+    ContextSwitchNode, ContextSwitchRef, DescriptorRef, DescriptorTable, Flat, FlatBlock, FlatNode,
+    FlatNodes, Header, Mode, Node, NodeRecords, PreOrder, RawRecord, RecordIter, RecordRef, Step,
+    TailRef, ThreadIter, ThreadTree, ThreadView, ThreadWalk, ThreadsEnd, TickConverter,
+    TreeBuffers, TreeDescriptor, Walk, c_str, parse, parse_with,
 };

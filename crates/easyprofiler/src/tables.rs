@@ -1,17 +1,20 @@
 //! The tables of an EasyProfiler capture (feature `arrow`): threads, descriptors, blocks with
 //! their parents and depths, values, context switches and bookmarks, as the C++ reader sees them
 //! (times in ns, runtime-named blocks with their own descriptors, records before the capture's
-//! begin dropped). They are read from the input's bytes through the [`CaptureView`] and the
-//! [`BlockTree`] (24 bytes a block; a thread's parents and depths while its blocks are read).
+//! begin dropped). They are read from the input's bytes through the [`CaptureView`] and its
+//! [`Walk`], as their batches are consumed: no node per block is held, the blocks of a thread
+//! come from [`Walk::flat`] (two chunks of blocks, and the open blocks per chunk), the values
+//! and context switches are read again from the input.
 
 use std::rc::Rc;
 
 use profcodec_common::Source;
 use profcodec_tables::{Batches, Error, ScanOptions, SourceTables, TableSet, batches, table};
 
+use crate::read::walk::FlatState;
 use crate::{
-    BlockTree, BookmarkRef, CaptureView, ContextSwitchNode, DataType, FlatNode, Name, RecordRef,
-    TreeDescriptor, Value, ValueData, c_str,
+    BlockType, BookmarkRef, CaptureView, ContextSwitchNode, DataType, FlatBlock, Name, RecordRef,
+    TreeDescriptor, Value, ValueData, Walk, c_str,
 };
 
 table! {
@@ -142,28 +145,29 @@ impl SourceTables for TableReader {
     ) -> Result<Batches<'a>, Error> {
         SET.table(table)?;
         let view = view(&source)?;
-        let tree = Rc::new(view.tree().map_err(|e| invalid(&source, e))?);
+        // The walk checks the capture as the tree would, and holds no node per block: the
+        // blocks and values are read again from the input as their batches are consumed.
+        let walk = Rc::new(view.walk().map_err(|e| invalid(&source, e))?);
         Ok(match table {
             Threads::NAME => {
-                let items = (0..tree.threads.len()).map(move |t| Ok((Rc::clone(&tree), t)));
+                let items = (0..walk.threads.len()).map(move |t| Ok((Rc::clone(&walk), t)));
                 batches(
                     ThreadRows::new(),
                     items,
                     options,
-                    |rows, (tree, t): (Rc<BlockTree<'a>>, usize)| {
-                        let th = &tree.threads[t];
+                    |rows, (walk, t): (Rc<Walk<'a>>, usize)| {
+                        let th = &walk.threads[t];
                         rows.thread.append_value(th.id);
                         rows.name.append_value(text(th.name));
-                        rows.blocks.append_value(th.nodes.len() as u64);
-                        rows.context_switches
-                            .append_value(th.context_switches.len() as u64);
+                        rows.blocks.append_value(th.blocks);
+                        rows.context_switches.append_value(th.context_switches);
                     },
                 )
             }
             Descriptors::NAME => {
-                let file_descriptors = tree.file_descriptors_len() as u32;
-                let items = (0..tree.descriptors_len() as u32)
-                    .filter_map(move |id| tree.descriptor(id).map(|d| Ok((id, d))));
+                let file_descriptors = walk.file_descriptors_len() as u32;
+                let items = (0..walk.descriptors_len() as u32)
+                    .filter_map(move |id| walk.descriptor(id).map(|d| Ok((id, d))));
                 batches(
                     DescriptorRows::new(),
                     items,
@@ -188,67 +192,57 @@ impl SourceTables for TableReader {
                     },
                 )
             }
-            Blocks::NAME => {
-                let items = (0..tree.threads.len()).flat_map(move |t| {
-                    let th = &tree.threads[t];
-                    // A thread's parents and depths, computed by the reader's flat walk.
-                    let flat: Vec<FlatNode> = th.flat().collect();
-                    let thread = th.id;
-                    flat.into_iter().map(move |n| Ok((thread, n)))
-                });
-                batches(
-                    BlockRows::new(),
-                    items,
-                    options,
-                    |rows, (thread, n): (u64, FlatNode)| {
-                        rows.thread.append_value(thread);
-                        rows.id.append_value(n.id);
-                        rows.parent.append_option(n.parent);
-                        rows.depth.append_value(n.depth);
-                        rows.descriptor.append_value(n.node.descriptor);
-                        rows.begin_ns.append_value(n.node.begin);
-                        rows.end_ns.append_value(n.node.end);
-                    },
-                )
-            }
+            Blocks::NAME => batches(
+                BlockRows::new(),
+                flat_blocks(walk).map(Ok),
+                options,
+                |rows, (thread, n): (u64, FlatBlock)| {
+                    rows.thread.append_value(thread);
+                    rows.id.append_value(n.id);
+                    rows.parent.append_option(n.parent);
+                    rows.depth.append_value(n.depth);
+                    rows.descriptor.append_value(n.block.descriptor);
+                    rows.begin_ns.append_value(n.block.begin);
+                    rows.end_ns.append_value(n.block.end);
+                },
+            ),
             Values::NAME => {
-                let items = (0..tree.threads.len()).flat_map(move |t| {
-                    let th = &tree.threads[t];
-                    let mut values = Vec::new();
-                    // The records behind the thread's nodes, in node order: the value records'
-                    // data (values are few; their rows are gathered per thread).
-                    for (i, record) in tree.node_records(&view, th).enumerate() {
-                        let decoded = match view.decode_record(&record) {
-                            Ok(RecordRef::Named { .. }) => continue,
-                            other => other,
-                        };
-                        // One record per node, in node order (the reader's guarantee).
-                        let Some(&node) = th.nodes.get(i) else { break };
-                        let row = decoded.map_err(|e| invalid(&source, e)).map(|r| ValueRow {
-                            thread: th.id,
-                            id: th.block_index(i as u32),
-                            descriptor: node.descriptor,
-                            time: node.begin,
-                            value: r.to_value(),
-                        });
-                        let failed = row.is_err();
-                        values.push(row);
-                        if failed {
-                            break;
-                        }
+                // The value records among the blocks, their data read again from the input.
+                let mut failed = false;
+                let values = Rc::clone(&walk);
+                let items = flat_blocks(walk).filter_map(move |(thread, n)| {
+                    // Only a record of a value descriptor can be a value: only those are read.
+                    let value = values.descriptor(n.block.descriptor).is_some_and(|d| {
+                        matches!(
+                            BlockType::from_u8(d.descriptor.block_type),
+                            Some(BlockType::Value)
+                        )
+                    });
+                    if failed || !value {
+                        return None;
                     }
-                    values
+                    let row = match view.record_at(n.block.offset) {
+                        Ok(RecordRef::Named { .. }) => return None,
+                        decoded => decoded.map_err(|e| invalid(&source, e)).map(|r| ValueRow {
+                            thread,
+                            id: n.id,
+                            descriptor: n.block.descriptor,
+                            time: n.block.begin,
+                            value: r.to_value(),
+                        }),
+                    };
+                    failed = row.is_err();
+                    Some(row)
                 });
                 batches(ValueRows::new(), items, options, |rows, v: ValueRow| {
                     append_value(rows, v)
                 })
             }
             ContextSwitches::NAME => {
-                let items = (0..tree.threads.len()).flat_map(move |t| {
-                    let tree = Rc::clone(&tree);
-                    let thread = tree.threads[t].id;
-                    (0..tree.threads[t].context_switches.len())
-                        .map(move |k| Ok((thread, tree.threads[t].context_switches[k])))
+                let items = (0..walk.threads.len()).flat_map(move |t| {
+                    let thread = walk.threads[t].id;
+                    walk.context_switches_owned(&walk.threads[t])
+                        .map(move |cs| Ok((thread, cs)))
                 });
                 batches(
                     ContextSwitchRows::new(),
@@ -264,7 +258,7 @@ impl SourceTables for TableReader {
                 )
             }
             _ => {
-                let bookmarks = tree.tail().bookmarks.clone();
+                let bookmarks = walk.tail().bookmarks.clone();
                 batches(
                     BookmarkRows::new(),
                     bookmarks.into_iter().map(Ok),
@@ -278,6 +272,28 @@ impl SourceTables for TableReader {
             }
         })
     }
+}
+
+/// Every thread's blocks in file order, each with its thread id, its parent and depth
+/// ([`Walk::flat`]), one thread after the other, read from the input as they are asked for.
+fn flat_blocks<'a>(walk: Rc<Walk<'a>>) -> impl Iterator<Item = (u64, FlatBlock)> + 'a {
+    let mut thread = 0;
+    let mut state: Option<FlatState> = None;
+    std::iter::from_fn(move || {
+        loop {
+            if let Some(s) = state.as_mut() {
+                if let Some(b) = s.next(&walk) {
+                    return Some((walk.threads[thread].id, b));
+                }
+                state = None;
+                thread += 1;
+            }
+            if thread >= walk.threads.len() {
+                return None;
+            }
+            state = Some(FlatState::new(&walk, thread));
+        }
+    })
 }
 
 /// A name as text (bytes that are not UTF-8 replaced).

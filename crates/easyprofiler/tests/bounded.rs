@@ -10,17 +10,27 @@
 //! The captures are the worst shape for a reader that nests blocks as it reads: every frame
 //! (a frame block over 3 stages of 4 leaves, and a value) of the first thread lies inside one
 //! block that spans the thread and is stored last, so no frame's nesting is known before the
-//! thread's end. One test in its own binary, so no other test allocates meanwhile.
+//! thread's end. The inspection verbs (`validate`, `info`, `dump` in both layouts) and every
+//! table (batches of 8192 rows) run under the same cap at both sizes. The verbs allocate under
+//! 3 MB in all; a table allocates each batch afresh, so its total grows with its rows while it
+//! holds one batch at a time.
+//!
+//! The tests of this binary run one at a time (the cap is one process-wide limit), in their
+//! own binary, so no other test allocates meanwhile.
 
 use std::path::Path;
 
 use profcodec_common::Source;
+use profcodec_common::inspect::{Dump, DumpLayout, DumpOptions};
+use profcodec_easyprofiler::inspect;
 use profcodec_easyprofiler::profcodec_profile::Query;
+use profcodec_easyprofiler::tables::{SET, TableReader};
 use profcodec_easyprofiler::timeline::write_timeline;
 use profcodec_easyprofiler::{
     Capture, ContextSwitch, Convention, DataType, Descriptor, Record, RecordBody, Step, Thread,
     Value, Version, parse,
 };
+use profcodec_tables::{ScanOptions, SourceTables};
 use profcodec_timeline::{Filter, Format, TimelineWriter};
 
 #[global_allocator]
@@ -136,8 +146,13 @@ fn capped<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, A.total_allocated() - before)
 }
 
+/// Held by each test for its whole run: the cap is process-wide, so no other test may allocate
+/// meanwhile.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn conversions_stay_under_one_cap_whatever_the_block_count() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut nodes = Vec::new();
     for frames in [5_000u64, 20_000] {
         let data = capture(frames);
@@ -188,4 +203,83 @@ fn conversions_stay_under_one_cap_whatever_the_block_count() {
     }
     // The same call paths at both sizes.
     assert_eq!(nodes[0], nodes[1]);
+}
+
+/// Runs the inspection verbs and reads every table of `data` under the cap; gives what each
+/// allocated in all.
+fn inspect_and_tables(data: &[u8], blocks: u64) -> Vec<(String, usize)> {
+    let mut totals = Vec::new();
+    let source = Source::file(Path::new("capture.prof"), data);
+
+    let (validated, total) = capped(|| inspect::validate(&source).expect("validate"));
+    assert!(validated.findings.is_empty(), "{validated:?}");
+    totals.push(("validate".to_owned(), total));
+
+    let (info, total) = capped(|| inspect::info(&source).expect("info"));
+    let counted = ["blocks", "events", "values"]
+        .iter()
+        .map(|k| info.details[*k].as_u64().expect("a count"))
+        .sum::<u64>();
+    assert_eq!(counted, blocks);
+    totals.push(("info".to_owned(), total));
+
+    for layout in [DumpLayout::Ndjson, DumpLayout::Json] {
+        let (records, total) = capped(|| {
+            let mut out = Counted(0);
+            let options = DumpOptions {
+                layout,
+                pretty: false,
+            };
+            let mut dump = Dump::new(&mut out, options);
+            inspect::dump(&source, &mut dump).expect("dump");
+            dump.finish().expect("finish");
+            out.0
+        });
+        // Each block's record names its parent.
+        assert!(records > blocks, "{records} lines");
+        totals.push((format!("dump {layout:?}"), total));
+    }
+
+    let reader = TableReader::open(&source).expect("open");
+    // The batch size bounds the rows held at once (arrow builders of 8192 rows, about 400 kB).
+    let options = ScanOptions::new().batch_rows(8192);
+    for def in SET.tables() {
+        let (rows, total) = capped(|| {
+            let mut rows = 0;
+            for batch in reader.batches(source, def.name, &options).expect("batches") {
+                rows += batch.expect("batch").num_rows() as u64;
+            }
+            rows
+        });
+        if def.name == "blocks" {
+            assert_eq!(rows, blocks);
+        }
+        totals.push((format!("table {}", def.name), total));
+    }
+    totals
+}
+
+/// A sink that counts the records (lines and commas) written into it.
+struct Counted(u64);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.iter().filter(|&&b| b == b'\n' || b == b'{').count() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn inspection_and_tables_stay_under_one_cap_whatever_the_block_count() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for frames in [5_000u64, 20_000] {
+        let data = capture(frames);
+        let blocks = frames * 17 * 2 + 1;
+        for (what, total) in inspect_and_tables(&data, blocks) {
+            println!("{blocks} blocks: {what} allocated {total} bytes in all");
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! `dump`: the header, the descriptors, the oddities, then per thread its context switches and
-//! its records in the tree's order, each naming its parent and depth; the bookmarks last.
+//! its records in the tree's order (file order), each naming its parent and depth; the
+//! bookmarks last. Streamed: the records are read again from the input as they are written
+//! ([`Walk::flat`](crate::Walk::flat)), no node per block in memory.
 //!
 //! The records are documented in the CLI README (section EasyProfiler).
 
@@ -8,7 +10,7 @@ use serde::Serialize;
 
 use super::invalid;
 use crate::{
-    BlockType, DataType, FlatNode, Name, Oddity, RecordRef, TickConverter, TreeDescriptor,
+    BlockType, DataType, FlatBlock, Name, Oddity, RecordRef, TickConverter, TreeDescriptor,
     ValueData, c_str, parse,
 };
 
@@ -225,28 +227,29 @@ pub(super) fn dump(bytes: &[u8], dump: &mut Dump<'_>) -> Result<(), Error> {
             dump.record(&descriptor_record(id as u32, &d))?;
         }
     }
-    // The tree (24 bytes a record) gives every block its parent and depth; the records are
-    // then written one by one, each long name once in its descriptor.
-    let tree = view.tree().map_err(invalid)?;
-    let first_runtime = tree.file_descriptors_len() as u32;
-    for (i, d) in tree.runtime_descriptors().iter().enumerate() {
+    // The walk checks everything first (so a damaged capture shows the same records as
+    // before); then every block comes in file order with its parent and depth, read again
+    // from the input chunk by chunk (`Walk::flat`), with no node per block in memory.
+    let walk = view.walk().map_err(invalid)?;
+    let first_runtime = walk.file_descriptors_len() as u32;
+    for (i, d) in walk.runtime_descriptors().iter().enumerate() {
         dump.record(&descriptor_record(first_runtime + i as u32, d))?;
     }
-    for o in &tree.oddities {
+    for o in &walk.oddities {
         dump.record(&Record::Oddity {
             kind: oddity_kind(o),
             offset: o.offset(),
             message: o.to_string(),
         })?;
     }
-    for th in &tree.threads {
+    for (t, th) in walk.threads.iter().enumerate() {
         dump.record(&Record::Thread {
             id: th.id,
             name: th.name,
-            blocks: th.nodes.len(),
-            context_switches: th.context_switches.len(),
+            blocks: th.blocks as usize,
+            context_switches: th.context_switches as usize,
         })?;
-        for c in &th.context_switches {
+        for c in walk.context_switches(th) {
             dump.record(&Record::ContextSwitch {
                 thread: th.id,
                 id: c.block_index,
@@ -256,17 +259,29 @@ pub(super) fn dump(bytes: &[u8], dump: &mut Dump<'_>) -> Result<(), Error> {
                 target_name: c.name,
             })?;
         }
-        let records = tree.node_records(&view, th);
-        for (flat, raw) in th.flat().zip(records) {
-            let FlatNode {
+        for flat in walk.flat(t) {
+            let FlatBlock {
                 id,
                 parent,
                 depth,
-                node: n,
+                block: n,
                 ..
             } = flat;
-            let record = match view.decode_record(&raw).map_err(invalid)? {
-                RecordRef::Value { head, data } => Record::Value {
+            // Only a record of a value descriptor can be a value (the walk read every record
+            // whole, so the others decode as blocks): only those are read again.
+            let value = walk.descriptor(n.descriptor).is_some_and(|d| {
+                matches!(
+                    BlockType::from_u8(d.descriptor.block_type),
+                    Some(BlockType::Value)
+                )
+            });
+            let decoded = if value {
+                Some(view.record_at(n.offset).map_err(invalid)?)
+            } else {
+                None
+            };
+            let record = match decoded {
+                Some(RecordRef::Value { head, data }) => Record::Value {
                     thread: th.id,
                     id,
                     parent,
@@ -281,7 +296,7 @@ pub(super) fn dump(bytes: &[u8], dump: &mut Dump<'_>) -> Result<(), Error> {
                         None => ValueJson::Unknown(data),
                     },
                 },
-                RecordRef::Named { .. } => Record::Block {
+                _ => Record::Block {
                     thread: th.id,
                     id,
                     parent,
@@ -294,7 +309,7 @@ pub(super) fn dump(bytes: &[u8], dump: &mut Dump<'_>) -> Result<(), Error> {
             dump.record(&record)?;
         }
     }
-    for b in &tree.tail().bookmarks {
+    for b in &walk.tail().bookmarks {
         dump.record(&Record::Bookmark {
             position: b.position,
             color: b.color,

@@ -1,4 +1,4 @@
-//! `info`: the block tree's summary.
+//! `info`: the capture's summary, from the walk (no node per block).
 
 use profcodec_common::inspect::{Error, Info};
 use serde_json::{Map, json};
@@ -29,17 +29,18 @@ fn human_ns(ns: u64) -> String {
 }
 
 pub(super) fn info(bytes: &[u8]) -> Result<Info, Error> {
-    // Tolerant: `info` describes what the C++ reader would refuse too, with its oddities.
+    // Tolerant: `info` describes what the C++ reader would refuse too, with its oddities. The
+    // walk gives what the tree would, in memory that does not grow with the blocks.
     let view = parse(bytes).map_err(invalid)?;
-    let tree = view.tree().map_err(invalid)?;
+    let walk = view.walk().map_err(invalid)?;
     let h = view.header();
     let mut d = Map::new();
-    let span = tree.end_time.saturating_sub(tree.begin_time);
+    let span = walk.end_time.saturating_sub(walk.begin_time);
     d.insert("time_span".into(), json!(human_ns(span)));
-    d.insert("threads".into(), json!(tree.threads.len()));
+    d.insert("threads".into(), json!(walk.threads.len()));
     // Names of the first threads; a hostile file may have very many.
     const SHOWN: usize = 16;
-    let mut names: Vec<String> = tree
+    let mut names: Vec<String> = walk
         .threads
         .iter()
         .take(SHOWN)
@@ -51,27 +52,27 @@ pub(super) fn info(bytes: &[u8]) -> Result<Info, Error> {
             }
         })
         .collect();
-    if tree.threads.len() > SHOWN {
-        names.push(format!("and {} more", tree.threads.len() - SHOWN));
+    if walk.threads.len() > SHOWN {
+        names.push(format!("and {} more", walk.threads.len() - SHOWN));
     }
     d.insert("thread_names".into(), json!(names.join(", ")));
+    // Per descriptor: how many blocks name it, and its totals.
+    let mut totals = walk.totals();
     let (mut blocks, mut events, mut values) = (0u64, 0u64, 0u64);
-    for th in &tree.threads {
-        for n in &th.nodes {
-            match tree
-                .descriptor(n.descriptor)
-                .map(|d| d.descriptor.block_type)
-            {
-                Some(0) => events += 1,
-                Some(2) => values += 1,
-                _ => blocks += 1,
-            }
+    for t in &totals {
+        match walk
+            .descriptor(t.descriptor)
+            .map(|d| d.descriptor.block_type)
+        {
+            Some(0) => events += t.count,
+            Some(2) => values += t.count,
+            _ => blocks += t.count,
         }
     }
     d.insert("blocks".into(), json!(blocks));
     d.insert("events".into(), json!(events));
     d.insert("values".into(), json!(values));
-    let cs: usize = tree.threads.iter().map(|t| t.context_switches.len()).sum();
+    let cs: u64 = walk.threads.iter().map(|t| t.context_switches).sum();
     d.insert("context_switches".into(), json!(cs));
     d.insert(
         "descriptors".into(),
@@ -79,17 +80,16 @@ pub(super) fn info(bytes: &[u8]) -> Result<Info, Error> {
     );
     d.insert(
         "runtime_names".into(),
-        json!(tree.runtime_descriptors().len()),
+        json!(walk.runtime_descriptors().len()),
     );
-    d.insert("bookmarks".into(), json!(tree.tail().bookmarks.len()));
+    d.insert("bookmarks".into(), json!(walk.tail().bookmarks.len()));
     // The blocks that cost the most, as a newcomer asks first.
-    let mut totals = tree.totals();
     totals.sort_unstable_by_key(|t| std::cmp::Reverse(t.self_time));
     let top: Vec<String> = totals
         .iter()
         .take(5)
         .filter_map(|t| {
-            let name = tree.descriptor(t.descriptor)?.name();
+            let name = walk.descriptor(t.descriptor)?.name();
             Some(format!(
                 "{name}: {} self, {} total, {} calls",
                 human_ns(t.self_time),
@@ -100,12 +100,12 @@ pub(super) fn info(bytes: &[u8]) -> Result<Info, Error> {
         .collect();
     d.insert("top_blocks_by_self_time".into(), json!(top.join("; ")));
     d.insert("time_span_ns".into(), json!(span));
-    d.insert("begin_time_ns".into(), json!(tree.begin_time));
-    d.insert("end_time_ns".into(), json!(tree.end_time));
+    d.insert("begin_time_ns".into(), json!(walk.begin_time));
+    d.insert("end_time_ns".into(), json!(walk.end_time));
     d.insert("pid".into(), json!(h.pid));
     d.insert("cpu_frequency_hz".into(), json!(h.cpu_frequency));
     d.insert("descriptor_slots".into(), json!(view.descriptors().len()));
-    let odd: Vec<String> = tree.oddities.iter().map(ToString::to_string).collect();
+    let odd: Vec<String> = walk.oddities.iter().map(ToString::to_string).collect();
     d.insert("oddities".into(), json!(odd));
     Ok(Info::new(h.version.to_string(), d))
 }

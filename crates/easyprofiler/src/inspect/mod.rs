@@ -14,7 +14,8 @@ mod info;
 mod rewrite;
 mod validate;
 
-/// The version and summary of `input`: the block tree's summary, oddities included.
+/// The version and summary of `input`: the blocks' summary, oddities included, read by
+/// [`CaptureView::walk`](crate::CaptureView::walk) (no node per block).
 pub fn info(input: &Source<'_>) -> Result<Info, Error> {
     info::info(input.bytes)
 }

@@ -26,7 +26,7 @@ pub use tree::{
     BlockTotals, BlockTree, ChildrenRev, FlatNode, FlatNodes, Node, NodeRecords, ThreadTree,
     TreeBuffers,
 };
-pub use walk::{PreOrder, Step, ThreadWalk, Walk};
+pub use walk::{Flat, FlatBlock, PreOrder, Step, ThreadWalk, Walk};
 
 /// How strictly to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

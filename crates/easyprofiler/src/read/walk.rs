@@ -14,7 +14,10 @@
 
 use super::scan::{Block, ContextSwitchNode, Descriptors, TickConverter, TreeDescriptor, Visit};
 use super::scan::{DEPTH_LIMIT, adopted_from, holds};
-use super::{CaptureView, Mode, RawRecord, RecordIter, TailRef, ThreadView};
+use std::collections::HashMap;
+
+use super::tree::BlockTotals;
+use super::{CaptureView, RawRecord, RecordIter, TailRef, ThreadView};
 use crate::error::{Error, Oddity};
 use crate::name::Name;
 
@@ -27,10 +30,10 @@ const MIN_CHUNK: u64 = 4096;
 /// C++ reader builds and in memory that does not grow with the blocks (see the module docs).
 ///
 /// It holds what [`BlockTree`](crate::BlockTree) holds except the nodes: the same threads in the
-/// same order, the same descriptors (runtime names included), the same times. Its oddities are
-/// the tree's, except that in tolerant mode the depth limit is not checked (the forward pass
-/// would have to keep the top-level blocks' times for it); in strict mode it is, and refused as
-/// the tree refuses it.
+/// same order, the same descriptors (runtime names included), the same times, the same
+/// oddities (the depth limit included: the forward pass nests each thread's top-level entries
+/// as the C++ reader does, keeping only those that can still change a later nesting's height,
+/// at most the nesting's height of them; in strict mode it is refused as the tree refuses it).
 #[derive(Debug, Clone)]
 pub struct Walk<'a> {
     /// Capture begin (ns).
@@ -41,7 +44,7 @@ pub struct Walk<'a> {
     pub threads: Vec<ThreadWalk<'a>>,
     /// Context switches and records kept.
     pub blocks_kept: u64,
-    /// Everything odd about the file (header, counters, tail; the depth limit in strict mode).
+    /// Everything odd about the file (header, counters, depth limit, tail), as the tree's.
     pub oddities: Vec<Oddity>,
     /// The tick converter of the capture.
     pub converter: TickConverter,
@@ -67,8 +70,9 @@ pub struct ThreadWalk<'a> {
     /// Whether the kept context switches come in order of (begin, end), and the last one's.
     switches_sorted: bool,
     last_switch: (u64, u64),
-    /// The top-level blocks' (begin, end, depth), for the depth limit in strict mode only.
-    roots: Vec<(u64, u64, u32)>,
+    /// The top-level entries that can still change a nesting's height ([`Roots`]), for the
+    /// depth limit.
+    roots: Roots,
 }
 
 /// One file section of a thread.
@@ -77,6 +81,10 @@ struct Section<'a> {
     view: ThreadView<'a>,
     /// The C++ block index of its first kept context switch.
     first_switch: u64,
+    /// The C++ block index of its first kept record, and that record's index among the
+    /// thread's blocks.
+    first_block: u64,
+    first_node: u64,
 }
 
 /// Where a block's record is: its section, its offset, the records of the section from it on.
@@ -98,6 +106,21 @@ impl<'a> ThreadWalk<'a> {
     fn chunk_start(&self, index: u64) -> u64 {
         index / self.chunk * self.chunk
     }
+
+    /// The number of chunks its blocks are read in.
+    fn chunks(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// The C++ reader's block index of its `index`-th block (its position among all kept
+    /// context switches and records of the capture: the tree's and the converter's `id`).
+    pub fn block_index(&self, index: u64) -> u32 {
+        let s = self.sections.partition_point(|s| s.first_node <= index);
+        match s.checked_sub(1).and_then(|s| self.sections.get(s)) {
+            Some(s) => (s.first_block + (index - s.first_node)) as u32,
+            None => index as u32,
+        }
+    }
 }
 
 impl<'a> CaptureView<'a> {
@@ -112,7 +135,6 @@ impl<'a> CaptureView<'a> {
     pub(crate) fn walk_with(&self, chunk: u64, grow: bool) -> Result<Walk<'a>, Error> {
         let mut marker = Marker {
             threads: Vec::new(),
-            strict: self.mode() == Mode::Strict,
             switches: 0,
             chunk,
             grow,
@@ -120,7 +142,7 @@ impl<'a> CaptureView<'a> {
         let s = self.scan(&mut marker)?;
         let mut threads = marker.threads;
         for th in &mut threads {
-            th.roots = Vec::new();
+            th.roots = Roots::default();
         }
         Ok(Walk {
             begin_time: s.begin_time,
@@ -138,7 +160,6 @@ impl<'a> CaptureView<'a> {
 /// The visitor of the forward pass that keeps the chunk marks.
 struct Marker<'a> {
     threads: Vec<ThreadWalk<'a>>,
-    strict: bool,
     /// Context switches kept in the current section so far.
     switches: u64,
     /// The first chunk size, and whether it grows.
@@ -162,7 +183,7 @@ impl<'a> Visit<'a> for Marker<'a> {
             chunk: self.chunk,
             switches_sorted: true,
             last_switch: (0, 0),
-            roots: Vec::new(),
+            roots: Roots::default(),
         });
     }
 
@@ -182,9 +203,12 @@ impl<'a> Visit<'a> for Marker<'a> {
     }
 
     fn section(&mut self, thread: usize, view: &ThreadView<'a>, first_block: u64, _: usize) {
-        self.threads[thread].sections.push(Section {
+        let th = &mut self.threads[thread];
+        th.sections.push(Section {
             view: *view,
             first_switch: first_block - self.switches,
+            first_block,
+            first_node: th.blocks,
         });
         self.switches = 0;
     }
@@ -210,23 +234,82 @@ impl<'a> Visit<'a> for Marker<'a> {
             }
         }
         th.blocks += 1;
-        if !self.strict {
-            return false;
-        }
-        let roots = &mut th.roots;
-        let n = roots.len();
-        let last_end = roots.last().map_or(0, |r| r.1);
-        let k = adopted_from(block.begin, n, last_end, |k| roots[k].0);
-        let mut depth = 0;
+        th.roots.nest(&block)
+    }
+}
+
+/// The C++ reader's top-level entries of a thread as it reads, reduced to what can still change
+/// the height of a later block's nesting, for the depth limit ([`adopted_from`]): a record
+/// adopts the last entry, then every earlier one while it begins at or before them, and its
+/// height is one more than the highest adopted. Two rules drop entries without changing any
+/// later height: an entry (not the last) that begins at or after the next one is adopted
+/// whenever that one is, so the two merge (the later begin, the larger height); an entry no
+/// higher than the next one, and beginning after the one before it, is adopted only with the
+/// next one and stops no walk back that the one before would not stop, so it goes. What stays
+/// has heights that fall from the first entry to the last: at most the nesting's height, not
+/// one entry per top-level block (a thread of a million frames keeps a few entries).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Roots {
+    /// (begin, height) of the entries, in file order.
+    entries: Vec<(u64, u32)>,
+    /// The last entry's end.
+    last_end: u64,
+}
+
+impl Roots {
+    /// Nests `block` as the reader does; true when the adopted entries' height is the depth limit.
+    #[inline]
+    pub(crate) fn nest(&mut self, block: &Block) -> bool {
+        let e = &mut self.entries;
+        let n = e.len();
+        let k = adopted_from(block.begin, n, self.last_end, |k| e[k].0);
+        let mut height = 0;
         let mut limit = false;
         if k < n {
-            depth = roots[k..].iter().map(|r| r.2).max().unwrap_or(0);
-            limit = depth == DEPTH_LIMIT;
-            depth += 1;
-            roots.truncate(k);
+            height = e[k..].iter().map(|r| r.1).max().unwrap_or(0);
+            limit = height == DEPTH_LIMIT;
+            height += 1;
+            e.truncate(k);
         }
-        roots.push((block.begin, block.end, depth));
+        e.push((block.begin, height));
+        self.last_end = block.end;
+        self.settle();
         limit
+    }
+
+    /// Applies the two rules before the new last entry, walking back while an entry changes.
+    fn settle(&mut self) {
+        let e = &mut self.entries;
+        let Some(mut p) = e.len().checked_sub(2) else {
+            return;
+        };
+        loop {
+            // The merge rule, among entries that are not last.
+            let mut grew = false;
+            while p > 0 && e[p - 1].0 >= e[p].0 {
+                e[p].1 = e[p].1.max(e[p - 1].1);
+                e.remove(p - 1);
+                p -= 1;
+                grew = true;
+            }
+            if e[p].1 <= e[p + 1].1 {
+                // Begins rise before `p` (the merge rule held there): the dropping rule.
+                e.remove(p);
+            } else if !grew {
+                return;
+            }
+            // Either `p` went, or it grew higher: the entry before it may be dominated now.
+            let Some(q) = p.checked_sub(1) else {
+                return;
+            };
+            p = q;
+        }
+    }
+
+    /// How many entries it keeps.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
     }
 }
 
@@ -355,14 +438,88 @@ impl<'a> Walk<'a> {
         far
     }
 
+    /// Thread number `thread`'s blocks in file order (the order of [`ThreadTree::flat`](crate::ThreadTree::flat)),
+    /// each with its block index, its parent's and its depth, as the tree gives them. A parent
+    /// comes after its children, so one walk back over the thread first keeps, per chunk, the
+    /// blocks open at its end (its blocks' ancestors outside it); each chunk is then read
+    /// forwards and nested back from them. Memory: two chunks, and the open blocks per chunk
+    /// (at most the nesting depth each). Panics if there is no thread `thread`.
+    pub fn flat(&self, thread: usize) -> Flat<'_, 'a> {
+        Flat {
+            walk: self,
+            state: FlatState::new(self, thread),
+        }
+    }
+
+    /// Count, total and self time per descriptor over every thread, in descriptor id order
+    /// (descriptors no block uses are left out), as [`BlockTree::totals`](crate::BlockTree::totals)
+    /// gives them: each thread walked back once, with the open blocks' children's time.
+    pub fn totals(&self) -> Vec<BlockTotals> {
+        /// An open block: (begin, has children, descriptor, duration, children's duration).
+        type Open = (u64, bool, u32, u64, u64);
+        let mut by_id: HashMap<u32, BlockTotals> = HashMap::new();
+        let mut close = |o: Open| {
+            let t = by_id.entry(o.2).or_insert(BlockTotals {
+                descriptor: o.2,
+                ..BlockTotals::default()
+            });
+            t.count += 1;
+            t.total = t.total.saturating_add(o.3);
+            t.self_time = t.self_time.saturating_add(o.3.saturating_sub(o.4));
+        };
+        let mut open: Vec<Open> = Vec::new();
+        for th in &self.threads {
+            for b in self.blocks_rev(th) {
+                while let Some(&o) = open.last()
+                    && !holds(o.0, o.1, &b)
+                {
+                    open.pop();
+                    close(o);
+                }
+                let duration = b.end.saturating_sub(b.begin);
+                if let Some(parent) = open.last_mut() {
+                    parent.1 = true;
+                    parent.4 = parent.4.saturating_add(duration);
+                }
+                open.push((b.begin, false, b.descriptor, duration, 0));
+            }
+            while let Some(o) = open.pop() {
+                close(o);
+            }
+        }
+        let mut totals: Vec<BlockTotals> = by_id.into_values().collect();
+        totals.sort_unstable_by_key(|t| t.descriptor);
+        totals
+    }
+
+    /// The synthetic descriptors, one per distinct runtime name, whose ids follow the file's
+    /// ([`file_descriptors_len`](Self::file_descriptors_len)).
+    pub fn runtime_descriptors(&self) -> &[TreeDescriptor<'a>] {
+        self.descriptors.runtime()
+    }
+
+    /// The number of the file's descriptor slots (the first synthetic id).
+    pub fn file_descriptors_len(&self) -> usize {
+        self.descriptors.file_len()
+    }
+
     /// `thread`'s kept context switches, in file order.
     pub fn context_switches<'w>(
         &'w self,
         thread: &'w ThreadWalk<'a>,
     ) -> impl Iterator<Item = ContextSwitchNode<'a>> + 'w {
+        self.context_switches_owned(thread)
+    }
+
+    /// [`context_switches`](Self::context_switches), borrowing the input only (the thread's
+    /// few sections copied), for an owner of the walk.
+    pub(crate) fn context_switches_owned(
+        &self,
+        thread: &ThreadWalk<'a>,
+    ) -> impl Iterator<Item = ContextSwitchNode<'a>> + use<'a> {
         let begin_time = self.begin_time;
         let conv = self.converter;
-        thread.sections.iter().flat_map(move |s| {
+        thread.sections.clone().into_iter().flat_map(move |s| {
             let mut index = s.first_switch;
             // The forward pass read these whole: they decode.
             s.view.context_switches().flatten().filter_map(move |cs| {
@@ -379,6 +536,144 @@ impl<'a> Walk<'a> {
                 })
             })
         })
+    }
+}
+
+/// One block of a thread with its place in the thread's tree, as [`Walk::flat`] gives them in
+/// file order (the tree's node order: a parent after its children).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlatBlock {
+    /// Its index among the thread's blocks.
+    pub index: u64,
+    /// Its block index (the C++ reader's, see [`ThreadWalk::block_index`]).
+    pub id: u32,
+    /// The block index of its parent (`None` for a top-level block).
+    pub parent: Option<u32>,
+    /// Its depth (0 for a top-level block).
+    pub depth: u32,
+    /// The block.
+    pub block: Block,
+}
+
+/// A block still open in a walk back: one of the ancestors of the next block met.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    index: u64,
+    begin: u64,
+    kids: bool,
+}
+
+/// Nests the block `b` of index `i`, met walking back, under the `open` ones; gives its parent's
+/// index and its depth.
+#[inline]
+fn nest_back(open: &mut Vec<Open>, i: u64, b: &Block) -> (Option<u64>, u32) {
+    while open.last().is_some_and(|o| !holds(o.begin, o.kids, b)) {
+        open.pop();
+    }
+    let depth = open.len() as u32;
+    let parent = open.last_mut().map(|o| {
+        o.kids = true;
+        o.index
+    });
+    open.push(Open {
+        index: i,
+        begin: b.begin,
+        kids: false,
+    });
+    (parent, depth)
+}
+
+/// The state of a walk in file order over one thread ([`Walk::flat`]), apart from the walk, so
+/// that an owner of the walk can hold it.
+#[derive(Debug, Clone)]
+pub(crate) struct FlatState {
+    thread: usize,
+    /// Per chunk, the blocks open when a walk back enters it (its blocks' outside ancestors).
+    entries: Vec<Vec<Open>>,
+    chunk: usize,
+    buf: Vec<Block>,
+    out: Vec<FlatBlock>,
+    at: usize,
+}
+
+impl FlatState {
+    /// Walks thread `thread` back once, keeping per chunk the ancestors open at its end.
+    pub(crate) fn new(walk: &Walk<'_>, thread: usize) -> FlatState {
+        let th = &walk.threads[thread];
+        let mut entries = vec![Vec::new(); th.chunks()];
+        let mut open = Vec::new();
+        let mut current = usize::MAX;
+        let mut rev = walk.blocks_rev(th);
+        while let Some((i, b)) = rev.next_indexed() {
+            let c = (i / th.chunk) as usize;
+            if c != current {
+                current = c;
+                if let Some(e) = entries.get_mut(c) {
+                    e.clone_from(&open);
+                }
+            }
+            nest_back(&mut open, i, &b);
+        }
+        FlatState {
+            thread,
+            entries,
+            chunk: 0,
+            buf: Vec::new(),
+            out: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// The next block in file order.
+    pub(crate) fn next(&mut self, walk: &Walk<'_>) -> Option<FlatBlock> {
+        if self.at == self.out.len() {
+            self.load(walk)?;
+        }
+        let b = self.out.get(self.at).copied();
+        self.at += 1;
+        b
+    }
+
+    /// Reads the next chunk and nests its blocks walking back from the ancestors open at its end.
+    fn load(&mut self, walk: &Walk<'_>) -> Option<()> {
+        let th = &walk.threads[self.thread];
+        if self.chunk >= th.chunks() {
+            return None;
+        }
+        walk.read_chunk(th, self.chunk, &mut self.buf);
+        let start = self.chunk as u64 * th.chunk;
+        let mut open = std::mem::take(&mut self.entries[self.chunk]);
+        self.chunk += 1;
+        self.out.clear();
+        self.at = 0;
+        for (k, b) in self.buf.iter().enumerate().rev() {
+            let i = start + k as u64;
+            let (parent, depth) = nest_back(&mut open, i, b);
+            self.out.push(FlatBlock {
+                index: i,
+                id: th.block_index(i),
+                parent: parent.map(|p| th.block_index(p)),
+                depth,
+                block: *b,
+            });
+        }
+        self.out.reverse();
+        (!self.out.is_empty()).then_some(())
+    }
+}
+
+/// A thread's blocks in file order with their parents and depths ([`Walk::flat`]).
+#[derive(Debug)]
+pub struct Flat<'w, 'a> {
+    walk: &'w Walk<'a>,
+    state: FlatState,
+}
+
+impl Iterator for Flat<'_, '_> {
+    type Item = FlatBlock;
+
+    fn next(&mut self) -> Option<FlatBlock> {
+        self.state.next(self.walk)
     }
 }
 
@@ -520,8 +815,9 @@ impl Iterator for PreOrder<'_, '_> {
 mod tests {
     use proptest::prelude::*;
 
-    use super::Step;
-    use crate::read::scan::holds;
+    use super::{Roots, Step};
+    use crate::Block;
+    use crate::read::scan::{adopted_from, holds};
     use crate::{Capture, Convention, Descriptor, Mode, Record, RecordBody, Thread, Version};
 
     /// A thread section: its thread id and its records as (begin, end, descriptor).
@@ -660,6 +956,131 @@ mod tests {
             let (steps, got) = walk_steps(data, chunk, grow);
             assert_eq!(got, starts, "subtree starts, chunk {chunk}");
             assert_eq!(steps, expected, "pre-order, chunk {chunk}");
+            check_flat(data, chunk, grow);
+        }
+    }
+
+    /// (block index, parent, depth, begin, end, descriptor, record offset) of a thread's blocks.
+    type FlatRows = Vec<(u32, Option<u32>, u32, u64, u64, u32, u64)>;
+
+    /// The walk's blocks in file order, totals and oddities are the tree's.
+    fn check_flat(data: &[u8], chunk: u64, grow: bool) {
+        let view = crate::parse(data).expect("parse");
+        let tree = view.tree().expect("tree");
+        let walk = view.walk_with(chunk, grow).expect("walk");
+        let expected: Vec<FlatRows> = tree
+            .threads
+            .iter()
+            .map(|th| {
+                th.flat()
+                    .zip(tree.node_records(&view, th))
+                    .map(|(f, r)| {
+                        let n = f.node;
+                        (
+                            f.id,
+                            f.parent,
+                            f.depth,
+                            n.begin,
+                            n.end,
+                            n.descriptor,
+                            r.offset,
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let got: Vec<FlatRows> = (0..walk.threads.len())
+            .map(|t| {
+                walk.flat(t)
+                    .map(|f| {
+                        let b = f.block;
+                        (
+                            f.id,
+                            f.parent,
+                            f.depth,
+                            b.begin,
+                            b.end,
+                            b.descriptor,
+                            b.offset,
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(got, expected, "flat, chunk {chunk}");
+        assert_eq!(walk.totals(), tree.totals(), "totals, chunk {chunk}");
+        assert_eq!(walk.oddities, tree.oddities, "oddities, chunk {chunk}");
+        assert_eq!(walk.runtime_descriptors(), tree.runtime_descriptors());
+    }
+
+    /// The heights of `blocks`' nestings, as a plain list of every top-level entry gives them.
+    fn plain_heights(blocks: &[(u64, u64)]) -> Vec<u32> {
+        let mut roots: Vec<(u64, u64, u32)> = Vec::new();
+        blocks
+            .iter()
+            .map(|&(begin, end)| {
+                let n = roots.len();
+                let last_end = roots.last().map_or(0, |r| r.1);
+                let k = adopted_from(begin, n, last_end, |k| roots[k].0);
+                let mut h = 0;
+                if k < n {
+                    h = roots[k..].iter().map(|r| r.2).max().unwrap_or(0) + 1;
+                    roots.truncate(k);
+                }
+                roots.push((begin, end, h));
+                h
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_million_frames_keep_a_few_roots() {
+        let mut roots = Roots::default();
+        let mut most = 0;
+        for f in 0..1_000_000u64 {
+            let t = f * 10;
+            for (b, e) in [(t + 1, t + 2), (t + 3, t + 4), (t, t + 5)] {
+                roots.nest(&Block {
+                    begin: b,
+                    end: e,
+                    descriptor: 0,
+                    offset: 0,
+                });
+                most = most.max(roots.len());
+            }
+        }
+        assert!(most <= 3, "{most}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The reduced top-level entries give every nesting the height the full list gives,
+        /// and keep no more entries than the heights allow.
+        #[test]
+        fn reduced_roots_nest_as_the_full_list(
+            blocks in prop::collection::vec((0u64..30, 0u64..10), 0..60),
+        ) {
+            let blocks: Vec<(u64, u64)> = blocks.into_iter().map(|(b, d)| (b, b + d)).collect();
+            let heights = plain_heights(&blocks);
+            let mut roots = Roots::default();
+            for (&(begin, end), &h) in blocks.iter().zip(&heights) {
+                let block = Block { begin, end, descriptor: 0, offset: 0 };
+                roots.nest(&block);
+                prop_assert_eq!(roots.entries.last().map(|e| e.1), Some(h));
+                // Heights fall from the first entry to the last.
+                prop_assert!(roots.entries.windows(2).all(|w| w[0].1 > w[1].1), "{:?}", roots.entries);
+            }
+        }
+    }
+
+    #[test]
+    fn tolerant_walks_report_the_depth_limit_as_the_tree() {
+        for depth in [254u64, 255, 256, 400] {
+            let chain: Vec<_> = (0..depth).rev().map(|d| (d, 1000 - d, 0)).collect();
+            let mut wide: Vec<_> = (0..300u64).map(|i| (2 * i + 1, 2 * i + 2, 1)).collect();
+            wide.push((0, 700, 0));
+            check(&capture(0, &[(1, chain), (2, wide)]));
         }
     }
 

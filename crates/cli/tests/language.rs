@@ -393,3 +393,15 @@ fn a_dash_reads_standard_input() {
     assert!(err.contains("-: unknown format"), "{err}");
     assert!(err.contains("an empty input"), "{err}");
 }
+
+/// A metric is named alike in `top --metric` and in SQL: HPCToolkit's tables show
+/// `CPUTIME (sec)`, the profile model keeps `CPUTIME` and its unit apart; both names work.
+#[test]
+fn a_metric_is_named_as_the_tables_name_it() {
+    let db = testdata("hpctoolkit/demo.d");
+    let bare = stdout(["top", "--metric", "CPUTIME", p(&db)]);
+    let with_unit = stdout(["top", "--metric", "CPUTIME (sec)", p(&db)]);
+    assert_eq!(bare, with_unit);
+    let out = run(["top", "--metric", "CPUTIME (sec) (x)", p(&db)]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -548,11 +548,20 @@ impl Profile {
             .map(|(i, v)| (ValueTypeId(i as u32), v))
     }
 
-    /// The first value type called `name`.
+    /// The first value type called `name`; or, for a name with its unit in parentheses as a
+    /// format writes it and the format's tables show it (HPCToolkit's `CPUTIME (sec)`), the
+    /// value type of the name before them (`CPUTIME`, whose unit the model keeps apart), so
+    /// that a metric is named alike in `top --metric` and in SQL.
     pub fn value_type_by_name(&self, name: &str) -> Option<ValueTypeId> {
-        self.value_types()
-            .find(|(_, v)| self.string(v.name) == name)
-            .map(|(id, _)| id)
+        let find = |name: &str| {
+            self.value_types()
+                .find(|(_, v)| self.string(v.name) == name)
+                .map(|(id, _)| id)
+        };
+        find(name).or_else(|| {
+            let (bare, unit) = name.strip_suffix(')')?.rsplit_once(" (")?;
+            (!unit.is_empty() && !unit.contains('(')).then(|| find(bare))?
+        })
     }
 
     /// A value type's name.

@@ -40,6 +40,9 @@ pub(crate) struct ReportArgs {
     /// Which threads and ranks the page and its trace show (the base's too).
     #[command(flatten)]
     pub(crate) filter: crate::filter::FilterArgs,
+    /// A folder where the binaries of hpcrun measurements are searched by file name (as in top).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) binary_path: Vec<PathBuf>,
     /// Inputs (files, database, measurement or session folders); several are merged.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
@@ -47,6 +50,7 @@ pub(crate) struct ReportArgs {
 
 /// Runs `profcodec report`.
 pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
+    crate::top::use_binary_path(&args.binary_path);
     let all: Vec<PathBuf> = args.inputs.iter().chain(&args.base).cloned().collect();
     // The output is checked before any input is read, as convert checks it.
     let checked = profcodec::output::OutputPath::folder(&args.output)

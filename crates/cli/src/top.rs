@@ -134,24 +134,32 @@ fn table_width() -> usize {
 
 /// Where hpcrun measurements' binaries are searched (`--binary-path`), and a line on standard
 /// error for each load module that stays unresolved, and why, and for each structure file
-/// (`structs/*.hpcstruct`) that was not used.
+/// (`structs/*.hpcstruct`) that was not used. A line is said once, though a report reads a
+/// measurement twice (its profile and its timeline).
 pub(crate) fn use_binary_path(dirs: &[PathBuf]) {
     profcodec::symbols::set_binary_path(dirs.iter().cloned());
-    profcodec::symbols::set_reporter(|report| {
+    let said = std::sync::Mutex::new(std::collections::HashSet::new());
+    let say = move |line: String| {
+        let new = said.lock().map_or(true, |mut s| s.insert(line.clone()));
+        if new {
+            eprintln!("{line}");
+        }
+    };
+    profcodec::symbols::set_reporter(move |report| {
         if let Some(why) = &report.structure_error {
-            eprintln!(
+            say(format!(
                 "profcodec: no structure for {} (loops and inlined calls): {why}",
                 report.module
-            );
+            ));
         }
         if let Some(why) = &report.unresolved {
-            eprintln!(
+            say(format!(
                 "profcodec: no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
                  (--binary-path DIR or PROFCODEC_BINARY_PATH finds moved binaries)",
                 report.module,
                 report.files - report.resolved,
                 report.files
-            );
+            ));
         }
     });
 }

@@ -324,6 +324,23 @@ impl ProfileConverter {
         self.builder.build()
     }
 
+    /// The profile so far, leaving the converter empty for the next one (a trace's thread at a
+    /// time) with what it learnt of the binaries kept, so that each binary is read once; the
+    /// frames it made belong to the profile taken and are forgotten.
+    pub(crate) fn take_profile(&mut self) -> Profile {
+        #[cfg(feature = "symbolize")]
+        let symbols = self.symbols.take().map(|mut s| {
+            s.forget_frames();
+            s
+        });
+        let done = std::mem::take(self);
+        #[cfg(feature = "symbolize")]
+        {
+            self.symbols = symbols;
+        }
+        done.finish()
+    }
+
     fn context_ids(
         &mut self,
         m: &Measurement,

@@ -193,6 +193,11 @@ impl Symbols {
         }
     }
 
+    /// Forgets the frames made so far: they name frames of a profile builder that is done.
+    pub(crate) fn forget_frames(&mut self) {
+        self.frames.clear();
+    }
+
     pub(crate) fn reports(&self) -> impl Iterator<Item = &ModuleReport> {
         self.reports.values()
     }

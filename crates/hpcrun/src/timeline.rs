@@ -10,7 +10,8 @@
 //!   ([`SampledTrack`]): each sample lasts until the next one, the last until the
 //!   `trace-max-time` the `.hpcrun` records; its levels are the procedure frames of the
 //!   sample's calling context, named from the thread's `.hpcrun` as [`ProfileConverter`]
-//!   names them (load module and offset, hpcrun's placeholders by their names); consecutive
+//!   names them (load module and offset, hpcrun's placeholders by their names; by function,
+//!   file and line from the binaries with [`write_timeline_with_symbols`]); consecutive
 //!   samples that share a call-path prefix extend the same slices. A sample whose context the
 //!   `.hpcrun` does not list (or that the model leaves out: the primary root, "no activity")
 //!   is a gap. A record out of time order (a trace written with `trace-disorder`) is shown at
@@ -35,6 +36,43 @@ use crate::{MeasurementFolder, ProfileConverter, ThreadFiles, TraceStream};
 /// `input.members`), or one `.hpctrace` file's (`input.bytes`; its thread's `.hpcrun` opened
 /// through `input.members`).
 pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result<Summary, Error> {
+    write_with(input, timeline, &mut ProfileConverter::new())
+}
+
+/// [`write_timeline`] with the frames named from the binaries, as
+/// [`MeasurementFolder::to_profile_with_symbols`] names them (the binaries found through
+/// `search`, then in the measurement folder and its `vdso/` and `gpubins/`), and what became of
+/// each load module. Each binary is read once, whatever the number of threads.
+#[cfg(feature = "symbolize")]
+pub fn write_timeline_with_symbols(
+    input: &Source<'_>,
+    timeline: &mut Timeline<'_>,
+    search: crate::symbols::SearchPath,
+) -> Result<(Summary, Vec<crate::symbols::ModuleReport>), Error> {
+    let mut converter = ProfileConverter::with_symbols(search);
+    converter.look_in_folder(measurement_dir(input.path));
+    let summary = write_with(input, timeline, &mut converter)?;
+    Ok((summary, converter.module_reports()))
+}
+
+/// The measurement folder of `path`: itself, or the folder a trace file is in.
+fn measurement_dir(path: &Path) -> &Path {
+    if path.is_dir() {
+        return path;
+    }
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// The timeline of `input`, each thread's frames named by `converter` (which starts empty, and
+/// is left empty).
+fn write_with(
+    input: &Source<'_>,
+    timeline: &mut Timeline<'_>,
+    converter: &mut ProfileConverter,
+) -> Result<Summary, Error> {
     let path = input.path;
     let folder = path.is_dir();
     let listed = |dir: &Path| MeasurementFolder::open(dir).map_err(|e| Error::Read(e.into()));
@@ -43,12 +81,8 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         listed(path)?.threads().to_vec()
     } else {
         // One trace: its thread's files, found by listing the folder it is in.
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
         let file = path.file_name();
-        listed(dir)?
+        listed(measurement_dir(path))?
             .threads()
             .iter()
             .filter(|t| t.trace.as_deref().and_then(Path::file_name) == file)
@@ -73,7 +107,6 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
         let hpcrun = |source: crate::Error| Error::input(trace_path, source);
         // The frames: the thread's .hpcrun, when there is one (without it every sample is a
         // frame of its own node id).
-        let mut converter = ProfileConverter::new();
         let (context, nodes, cct_ids) = match &thread.profile {
             Some(profile_path) => {
                 let bytes = open(profile_path)?;
@@ -96,7 +129,7 @@ pub fn write_timeline(input: &Source<'_>, timeline: &mut Timeline<'_>) -> Result
             }
             None => (None, Vec::new(), Vec::new()),
         };
-        let profile = converter.finish();
+        let profile = converter.take_profile();
         let ids = context
             .map(|(c, _)| profile.context(c).ids.clone())
             .unwrap_or_else(|| {

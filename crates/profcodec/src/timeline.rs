@@ -94,16 +94,14 @@ fn dispatch(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Summary, Erro
             profcodec_hpctoolkit::timeline::write_timeline(&database, timeline)
         }
         #[cfg(feature = "hpcrun")]
-        F::Hpctrace => profcodec_hpcrun::timeline::write_timeline(&input.source(), timeline),
+        F::Hpctrace => hpcrun(&input.source(), timeline),
         #[cfg(feature = "easyprofiler")]
         F::EasyProfiler => {
             profcodec_easyprofiler::timeline::write_timeline(&input.source(), timeline)
         }
         // A measurement folder, or any other folder: its error says what it lacks.
         #[cfg(feature = "hpcrun")]
-        _ if input.path().is_dir() => {
-            profcodec_hpcrun::timeline::write_timeline(&input.source(), timeline)
-        }
+        _ if input.path().is_dir() => hpcrun(&input.source(), timeline),
         _ => Err(not_a_timeline(input.path().to_owned())),
     }
 }
@@ -115,13 +113,32 @@ fn measurement<W: Write>(writer: &mut TimelineWriter<W>, dir: &Path) -> Result<S
     {
         // The folder holds nothing to open: its files are never read.
         let folder = Source::file(dir, &[]);
-        profcodec_hpcrun::timeline::write_timeline(&folder, &mut writer.timeline())
+        hpcrun(&folder, &mut writer.timeline())
     }
     #[cfg(not(feature = "hpcrun"))]
     {
         let _ = writer;
         Err(not_a_timeline(dir.to_owned()))
     }
+}
+
+/// The timeline of an hpcrun measurement folder or trace, its frames named from the binaries
+/// as [`crate::to_profile`] names them (the same search path, and the same report of each load
+/// module), with the feature `symbolize`.
+#[cfg(feature = "hpcrun")]
+fn hpcrun(source: &Source<'_>, timeline: &mut Timeline<'_>) -> Result<Summary, Error> {
+    #[cfg(feature = "symbolize")]
+    {
+        let (summary, reports) = profcodec_hpcrun::timeline::write_timeline_with_symbols(
+            source,
+            timeline,
+            crate::symbols::search(),
+        )?;
+        crate::symbols::report(&reports);
+        Ok(summary)
+    }
+    #[cfg(not(feature = "symbolize"))]
+    profcodec_hpcrun::timeline::write_timeline(source, timeline)
 }
 
 /// Whether `input` may hold a timeline: not a NYTProf or StatProfiler input, which never do

@@ -5,52 +5,13 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use crate::binaries::resolving;
 use crate::convert;
 use crate::errors::Error;
 use crate::inspect;
 use crate::profile::Profile;
 use crate::tables;
 use crate::timeline;
-
-/// A `UserWarning` for each load module of an hpcrun measurement that stayed unresolved, and
-/// for each structure file (`structs/*.hpcstruct`) that was not used, and why, in the words of
-/// the command line's standard error.
-pub(crate) fn warn_unresolved(
-    py: Python<'_>,
-    reports: &[profcodec::symbols::ModuleReport],
-) -> PyResult<()> {
-    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-    for report in reports {
-        if let Some(why) = &report.structure_error {
-            let message = format!(
-                "no structure for {} (loops and inlined calls): {why}",
-                report.module
-            );
-            warn(py, &category, message)?;
-        }
-        if let Some(why) = &report.unresolved {
-            let message = format!(
-                "no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
-                 (binary_path or PROFCODEC_BINARY_PATH finds moved binaries)",
-                report.module,
-                report.files - report.resolved,
-                report.files
-            );
-            warn(py, &category, message)?;
-        }
-    }
-    Ok(())
-}
-
-fn warn(
-    py: Python<'_>,
-    category: &Bound<'_, pyo3::types::PyType>,
-    message: String,
-) -> PyResult<()> {
-    // A path from a hostile load map may hold a NUL, which a C string cannot.
-    let message = std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?;
-    PyErr::warn(py, category.as_any(), &message, 1)
-}
 
 /// A file or folder opened by `profcodec.open`: its path and detected format.
 ///
@@ -76,11 +37,8 @@ impl Input {
         py: Python<'_>,
         binary_path: Vec<PathBuf>,
     ) -> PyResult<Profile> {
-        let (profile, reports) = py.detach(|| {
-            profcodec::symbols::resolving(binary_path, || profcodec::to_profile(&self.opened))
-        });
-        let profile = profile.map_err(Error::from)?;
-        warn_unresolved(py, &reports)?;
+        let profile = resolving(py, binary_path, || profcodec::to_profile(&self.opened))?
+            .map_err(Error::from)?;
         Ok(Profile::new(
             profile,
             Some(self.opened.format()),
@@ -208,17 +166,19 @@ impl Input {
     ///
     /// `path` follows profcodec's output policy, checked before the input is read: an
     /// existing file is replaced only with `overwrite=True`; a folder is never replaced, nor
-    /// the input itself; a character device or FIFO is written through.
-    #[pyo3(signature = (path=None, *, metric=None, overwrite=false))]
+    /// the input itself; a character device or FIFO is written through. `binary_path`: as for
+    /// `profile()`.
+    #[pyo3(signature = (path=None, *, metric=None, overwrite=false, binary_path=None))]
     fn to_folded(
         &self,
         py: Python<'_>,
         path: Option<PathBuf>,
         metric: Option<String>,
         overwrite: bool,
+        binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<Option<String>> {
         let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
-        let profile = self.to_profile(py, Vec::new())?;
+        let profile = self.to_profile(py, binary_path.unwrap_or_default())?;
         convert::to_folded(
             py,
             profile.model(),
@@ -247,10 +207,13 @@ impl Input {
     /// trace's own clock, as `dump` prints its timestamps) and `depth` (the deepest nesting
     /// kept; 1: top-level slices only).
     ///
+    /// `binary_path`: as for `profile()`, for the profile and for an hpcrun timeline, whose
+    /// slices are then named as `profile().top()` names its rows (`--binary-path`).
+    ///
     /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
     /// profcodec.UnsupportedError for a timeline of an input that has none,
     /// profcodec.FileError when `path` cannot be written or is refused.
-    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false, max_output=None, threads=None, ranks=None, from_ns=None, until_ns=None, depth=None))]
+    #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false, max_output=None, threads=None, ranks=None, from_ns=None, until_ns=None, depth=None, binary_path=None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn convert<'py>(
         &self,
@@ -265,7 +228,9 @@ impl Input {
         from_ns: Option<u64>,
         until_ns: Option<u64>,
         depth: Option<u32>,
+        binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let binary_path = binary_path.unwrap_or_default();
         let budget = max_output
             .unwrap_or_else(|| profcodec_export::default_output_budget(self.input_bytes()));
         if let Some(format) = timeline::format(to) {
@@ -277,17 +242,24 @@ impl Input {
                 depth,
             )?;
             let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
-            let out = timeline::convert(py, &self.opened, format, filter, output, budget)?;
+            let out = timeline::convert(
+                py,
+                &self.opened,
+                format,
+                filter,
+                output,
+                budget,
+                binary_path,
+            )?;
             return Ok(convert::into_py(py, out));
         }
         let target = convert::target(to, &timeline::TARGETS)?;
         let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
-        let profile = py
-            .detach(|| match target.wants_spans() {
-                true => profcodec::to_profile_with_spans(&self.opened),
-                false => profcodec::to_profile(&self.opened),
-            })
-            .map_err(Error::from)?;
+        let profile = resolving(py, binary_path, || match target.wants_spans() {
+            true => profcodec::to_profile_with_spans(&self.opened),
+            false => profcodec::to_profile(&self.opened),
+        })?
+        .map_err(Error::from)?;
         let format = Some(self.opened.format());
         let out = convert::convert(py, &profile, format, target, output, metric, budget)?;
         Ok(convert::into_py(py, out))
@@ -298,13 +270,15 @@ impl Input {
     /// and callees, source line by line, timelines (with the Perfetto trace beside the page),
     /// and with `base` (a path) a comparison with that profile. `metric`: the main value type;
     /// `min_width`: the flame graph leaves out frames narrower than this percentage of the
-    /// total.
+    /// total. `binary_path`: as for `profile()`, for the input, `base` and the timeline
+    /// (`--binary-path`).
     ///
     /// `out` follows profcodec's output policy, checked before the input is read: an existing
     /// report is replaced only with `overwrite=True`, a folder profcodec did not write never.
     /// Raises profcodec.QueryError for an unknown metric, profcodec.FileError when `out` is
     /// refused or cannot be written.
-    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1))]
+    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1, binary_path=None))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn report(
         &self,
         py: Python<'_>,
@@ -313,8 +287,15 @@ impl Input {
         overwrite: bool,
         metric: Option<String>,
         min_width: f64,
+        binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<()> {
-        crate::report::report(py, &self.opened, out, base, overwrite, metric, min_width)
+        let options = crate::report::ReportOptions {
+            overwrite,
+            metric,
+            min_width,
+            binary_path: binary_path.unwrap_or_default(),
+        };
+        crate::report::report(py, &self.opened, out, base, options)
     }
 
     /// The names of the tables of `set`: the format's own set when `set` is None
@@ -340,31 +321,46 @@ impl Input {
     /// while the table is read. Raises profcodec.QueryError for an unknown table (the message
     /// lists the set's tables) and profcodec.UnsupportedError for an input whose format has
     /// no tables (one file of an HPCToolkit database: open its folder).
-    #[pyo3(signature = (name, set=None))]
+    ///
+    /// `binary_path`: as for `profile()`, for the "profile" tables, which name the frames of
+    /// an hpcrun measurement as `profile()` does.
+    #[pyo3(signature = (name, set=None, *, binary_path=None))]
     fn table<'py>(
         &self,
         py: Python<'py>,
         name: &str,
         set: Option<&str>,
+        binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        tables::table(py, &self.opened, name, set)
+        tables::table(py, &self.opened, name, set, binary_path.unwrap_or_default())
     }
 
     /// Every table of a set as a dict of `pyarrow.Table`s, in the set's order: the format's
     /// own set when `set` is None, or "profile" for the profile model's (which is made once).
     /// `tables()["values"].to_pandas()` gives one as a pandas DataFrame; `to_pandas()` gives
-    /// them all.
-    #[pyo3(signature = (set=None))]
-    fn tables<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
-        tables::tables(py, &self.opened, set)
+    /// them all. `binary_path`: as for `table()`.
+    #[pyo3(signature = (set=None, *, binary_path=None))]
+    fn tables<'py>(
+        &self,
+        py: Python<'py>,
+        set: Option<&str>,
+        binary_path: Option<Vec<PathBuf>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        tables::tables(py, &self.opened, set, binary_path.unwrap_or_default())
     }
 
     /// Every table of a set as a dict of pandas DataFrames (pyarrow and pandas must be
     /// installed): `tables(set)` with each table's `to_pandas()`.
-    #[pyo3(signature = (set=None))]
-    fn to_pandas<'py>(&self, py: Python<'py>, set: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+    #[pyo3(signature = (set=None, *, binary_path=None))]
+    fn to_pandas<'py>(
+        &self,
+        py: Python<'py>,
+        set: Option<&str>,
+        binary_path: Option<Vec<PathBuf>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let frames = PyDict::new(py);
-        for (name, table) in tables::tables(py, &self.opened, set)?.iter() {
+        let binary_path = binary_path.unwrap_or_default();
+        for (name, table) in tables::tables(py, &self.opened, set, binary_path)?.iter() {
             frames.set_item(name, table.call_method0("to_pandas")?)?;
         }
         Ok(frames)
@@ -372,15 +368,16 @@ impl Input {
 
     /// One table as a `profcodec.ArrowStream`: an object with `__arrow_c_stream__` (the Arrow
     /// PyCapsule interface) that pyarrow, polars or DuckDB read without a copy, and without
-    /// pyarrow installed. `name` and `set` as for `table()`.
-    #[pyo3(signature = (name, set=None))]
+    /// pyarrow installed. `name`, `set` and `binary_path` as for `table()`.
+    #[pyo3(signature = (name, set=None, *, binary_path=None))]
     fn arrow_stream(
         &self,
         py: Python<'_>,
         name: &str,
         set: Option<&str>,
+        binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<tables::ArrowStream> {
-        tables::stream(py, &self.opened, name, set)
+        tables::stream(py, &self.opened, name, set, binary_path.unwrap_or_default())
     }
 
     fn __repr__(&self) -> String {

@@ -11,6 +11,7 @@
 //! message and the byte offset: bad input never crashes the interpreter.
 #![deny(missing_docs)]
 
+mod binaries;
 mod convert;
 mod diff;
 mod errors;

@@ -26,6 +26,18 @@ fn report_error(e: ReportError) -> Error {
     }
 }
 
+/// The options of `Input.report()` beside its input, output and base.
+pub(crate) struct ReportOptions {
+    /// Replace an existing report.
+    pub(crate) overwrite: bool,
+    /// The main value type.
+    pub(crate) metric: Option<String>,
+    /// The flame graph's narrowest frame, in percent of the total.
+    pub(crate) min_width: f64,
+    /// Where the binaries of hpcrun measurements are searched first.
+    pub(crate) binary_path: Vec<PathBuf>,
+}
+
 /// Writes the report of `opened` (compared with the profile at `base`) into the folder `out`,
 /// checked against the output policy before anything is read. The GIL is released meanwhile.
 pub(crate) fn report(
@@ -33,10 +45,14 @@ pub(crate) fn report(
     opened: &profcodec::Opened,
     out: PathBuf,
     base: Option<PathBuf>,
-    overwrite: bool,
-    metric: Option<String>,
-    min_width: f64,
+    options: ReportOptions,
 ) -> PyResult<()> {
+    let ReportOptions {
+        overwrite,
+        metric,
+        min_width,
+        binary_path,
+    } = options;
     let mut spec = OutputPath::folder(out)
         .overwrite(Overwrite::from_force(overwrite))
         .input(opened.path());
@@ -46,7 +62,7 @@ pub(crate) fn report(
     let checked = spec.check().map_err(policy_error)?;
     let mut options = Options::new().min_width(min_width);
     options.metric = metric;
-    py.detach(|| {
+    crate::binaries::resolving(py, binary_path, || {
         let base = base.as_deref().map(Input::Path);
         profcodec::report::report(
             &[Input::Opened(opened)],
@@ -55,7 +71,7 @@ pub(crate) fn report(
             checked,
             &mut |_| {},
         )
-    })
+    })?
     .map(|_| ())
     .map_err(|e| write_error(e, report_error).into())
 }

@@ -3,7 +3,7 @@
 //! an object with `__arrow_c_stream__` that pyarrow, polars or DuckDB import without a copy,
 //! and `Input.table()`/`tables()` make `pyarrow.Table`s of them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
@@ -157,41 +157,43 @@ fn read(
     py: Python<'_>,
     opened: &profcodec::Opened,
     wanted: &[TableName<'_>],
+    binary_path: Vec<PathBuf>,
 ) -> PyResult<Vec<ArrowStream>> {
     let path: &Path = opened.path();
-    let streams = py.detach(|| -> Result<Vec<ArrowStream>, Error> {
-        let format = match wanted.iter().any(|n| n.set != PROFILE) {
-            true => Some(Input::open(path)?),
-            false => None,
-        };
-        let profile = match wanted.iter().any(|n| n.set == PROFILE) {
-            true => Some(ProfileTables::new(profcodec::to_profile(opened)?)),
-            false => None,
-        };
-        let options = ScanOptions::new();
-        let mut streams = Vec::with_capacity(wanted.len());
-        for name in wanted {
-            let def = name.set.table(name.table)?;
-            let tables: &dyn Tables = match (name.set == PROFILE, &profile, &format) {
-                (true, Some(profile), _) => profile,
-                (false, _, Some(format)) => format,
-                _ => unreachable!("opened above for every set asked for"),
+    let streams =
+        crate::binaries::resolving(py, binary_path, || -> Result<Vec<ArrowStream>, Error> {
+            let format = match wanted.iter().any(|n| n.set != PROFILE) {
+                true => Some(Input::open(path)?),
+                false => None,
             };
-            let batches = tables
-                .batches(name.table, &options)?
-                .collect::<Result<Vec<_>, _>>()?;
-            streams.push(ArrowStream {
-                name: format!("{}.{}", name.set, name.table),
-                schema: def.schema(),
-                batches,
-            });
-        }
-        // A file that shrank while it was read gave zeros: raise in place of those tables.
-        if let Some(format) = &format {
-            format.check_intact()?;
-        }
-        Ok(streams)
-    })?;
+            let profile = match wanted.iter().any(|n| n.set == PROFILE) {
+                true => Some(ProfileTables::new(profcodec::to_profile(opened)?)),
+                false => None,
+            };
+            let options = ScanOptions::new();
+            let mut streams = Vec::with_capacity(wanted.len());
+            for name in wanted {
+                let def = name.set.table(name.table)?;
+                let tables: &dyn Tables = match (name.set == PROFILE, &profile, &format) {
+                    (true, Some(profile), _) => profile,
+                    (false, _, Some(format)) => format,
+                    _ => unreachable!("opened above for every set asked for"),
+                };
+                let batches = tables
+                    .batches(name.table, &options)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                streams.push(ArrowStream {
+                    name: format!("{}.{}", name.set, name.table),
+                    schema: def.schema(),
+                    batches,
+                });
+            }
+            // A file that shrank while it was read gave zeros: raise in place of those tables.
+            if let Some(format) = &format {
+                format.check_intact()?;
+            }
+            Ok(streams)
+        })??;
     Ok(streams)
 }
 
@@ -201,9 +203,10 @@ pub(crate) fn stream(
     opened: &profcodec::Opened,
     name: &str,
     set: Option<&str>,
+    binary_path: Vec<PathBuf>,
 ) -> PyResult<ArrowStream> {
     let name = table_name(name, set, format_set(opened))?;
-    let mut streams = read(py, opened, &[name])?;
+    let mut streams = read(py, opened, &[name], binary_path)?;
     Ok(streams.remove(0))
 }
 
@@ -239,9 +242,10 @@ pub(crate) fn table<'py>(
     opened: &profcodec::Opened,
     name: &str,
     set: Option<&str>,
+    binary_path: Vec<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let pyarrow = pyarrow(py)?;
-    to_pyarrow(py, &pyarrow, stream(py, opened, name, set)?)
+    to_pyarrow(py, &pyarrow, stream(py, opened, name, set, binary_path)?)
 }
 
 /// `Input.tables(set)`: every table of a set, as a dict of `pyarrow.Table`s in the set's order.
@@ -249,6 +253,7 @@ pub(crate) fn tables<'py>(
     py: Python<'py>,
     opened: &profcodec::Opened,
     set: Option<&str>,
+    binary_path: Vec<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let pyarrow = pyarrow(py)?;
     let set = set_named(set, format_set(opened))?;
@@ -258,7 +263,7 @@ pub(crate) fn tables<'py>(
         .map(|t| TableName { set, table: t.name })
         .collect();
     let dict = PyDict::new(py);
-    for (name, stream) in wanted.iter().zip(read(py, opened, &wanted)?) {
+    for (name, stream) in wanted.iter().zip(read(py, opened, &wanted, binary_path)?) {
         dict.set_item(name.table, to_pyarrow(py, &pyarrow, stream)?)?;
     }
     Ok(dict)

@@ -2,6 +2,8 @@
 //! EasyProfiler capture, an HPCToolkit trace.db, hpcrun `.hpctrace` files) as a trace, through
 //! `profcodec::timeline`, as `profcodec convert --to perfetto|chrome` writes it.
 
+use std::path::PathBuf;
+
 use profcodec::Opened;
 use profcodec::output::{CheckedOutput, WriteError};
 use profcodec::timeline::{Filter, Format, TimelineWriter, add_timeline};
@@ -60,6 +62,7 @@ pub(crate) fn convert(
     filter: Filter,
     output: Option<CheckedOutput>,
     budget: u64,
+    binary_path: Vec<PathBuf>,
 ) -> PyResult<Option<Vec<u8>>> {
     let write = |out: &mut dyn std::io::Write| -> Result<(), Error> {
         let budgeted = profcodec_export::BudgetWriter::new(out, budget);
@@ -68,7 +71,7 @@ pub(crate) fn convert(
         writer.finish().map_err(error)?;
         Ok(())
     };
-    let written = py.detach(|| match output {
+    let written = crate::binaries::resolving(py, binary_path, || match output {
         None => {
             let mut out = Vec::new();
             write(&mut out)?;
@@ -81,7 +84,7 @@ pub(crate) fn convert(
                 WriteError::Write(e) => e,
                 e => crate::convert::write_error(e, |e| e),
             }),
-    })?;
+    })??;
     Ok(written)
 }
 

@@ -102,8 +102,12 @@ def test_profile_questions(corpus):
         profile.top("no such metric")
     with pytest.raises(ValueError):
         profile.top(by="total")
-    with pytest.raises(ValueError):
-        profile.top(thread=0, rank=0)
+    # Threads, ranks and processes select as --thread, --rank and --process do; a selection
+    # that keeps nothing says what there is.
+    with pytest.raises(profcodec.QueryError, match="no thread matches 'no such thread'"):
+        profile.top(thread="no such thread")
+    with pytest.raises(TypeError):
+        profile.top(rank="zero")
 
 
 def test_database_arrays(corpus):

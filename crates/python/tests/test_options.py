@@ -1,8 +1,9 @@
 """The options of ``Profile.top``, ``Input.profile`` and ``profcodec.diff`` that the command
 line has too give what it gives: ``top``'s text table with short or full names
 (``Top.to_text``, ``--full-names``), the binaries of hpcrun measurements searched in
-``binary_path`` (``--binary-path``), and ``diff``'s ``min_change`` and ``min_relative``
-(``--min-change``, ``--min-relative``).
+``binary_path`` (``--binary-path``; also of ``Input.convert``, its timelines included,
+``to_folded``, the ``profile`` tables and ``report``), and ``diff``'s ``min_change`` and
+``min_relative`` (``--min-change``, ``--min-relative``).
 
 ``testdata/hpctoolkit/kripke-names.d`` is a database whose functions are long C++ template
 instantiations, as the Kripke tutorial database's are (written by the CLI's test
@@ -115,6 +116,79 @@ def test_binary_path_is_the_command_lines(corpus, cli, tmp_path):
     with pytest.warns(UserWarning) as caught:
         profcodec.diff(measurement, measurement, binary_path=[str(tmp_path)])
     assert any(str(decoy) in str(w.message) for w in caught)
+
+
+def said(caught):
+    """What the warnings caught say of unresolved modules."""
+    return [unresolved(str(w.message)) for w in caught if "no symbols" in str(w.message)]
+
+
+def cli_said(stderr):
+    """What the command line's standard error says of unresolved modules."""
+    return [unresolved(line) for line in stderr.splitlines() if "no symbols" in line]
+
+
+@pytest.fixture
+def decoy(tmp_path):
+    """A folder holding a file of ``small.m``'s recorded binary's name that is not it: found
+    through ``binary_path``, refused, and named by the reason."""
+    folder = tmp_path / "binaries"
+    folder.mkdir()
+    (folder / "testmeas-small").write_bytes(b"not an ELF file")
+    return folder
+
+
+def chrome_slices(data):
+    doc = json.loads(data)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    return sorted(e["name"] for e in events if e.get("ph") in ("B", "X"))
+
+
+@pytest.mark.parametrize("to", ["chrome", "folded"])
+def test_convert_binary_path_is_the_command_lines(corpus, cli, tmp_path, decoy, to):
+    # small.m has a trace: chrome is its timeline, folded its profile.
+    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    with pytest.warns(UserWarning, match="no symbols for") as caught:
+        out = profcodec.open(measurement).convert(to, binary_path=[decoy])
+    assert len(said(caught)) == 1 and str(decoy / "testmeas-small") in said(caught)[0]
+    written = tmp_path / f"out.{to}"
+    run = run_cli(cli, "convert", "--to", to, "-o", written, "--binary-path", decoy, measurement)
+    assert cli_said(run.stderr) == said(caught)
+    if to == "chrome":
+        slices = chrome_slices(out)
+        assert slices == chrome_slices(written.read_bytes())
+        # The addresses: the binary found is refused.
+        assert any(s.startswith("function at 0x") for s in slices), slices
+    else:
+        assert out == written.read_bytes()
+        with pytest.warns(UserWarning, match="no symbols for") as caught:
+            folded = profcodec.open(measurement).to_folded(binary_path=[decoy])
+        assert out == folded.encode() and cli_said(run.stderr) == said(caught)
+
+    # Without it the decoy is not looked at.
+    with pytest.warns(UserWarning, match="no symbols for") as caught:
+        profcodec.open(measurement).convert(to)
+    assert all(str(decoy) not in m for m in said(caught))
+
+
+def test_tables_and_report_take_binary_path(corpus, cli, tmp_path, decoy):
+    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    with pytest.warns(UserWarning, match="no symbols for") as caught:
+        stream = profcodec.open(measurement).arrow_stream("profile.frames", binary_path=[decoy])
+    assert len(stream) > 0
+    assert len(said(caught)) == 1 and str(decoy / "testmeas-small") in said(caught)[0]
+    # The format's own tables build no model: nothing to say.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        profcodec.open(measurement).arrow_stream("values", binary_path=[decoy])
+
+    # The report reads the measurement for its profile and its timeline, and says it once,
+    # as the command line does.
+    with pytest.warns(UserWarning, match="no symbols for") as caught:
+        profcodec.open(measurement).report(tmp_path / "report", binary_path=[decoy])
+    run = run_cli(cli, "report", "-o", tmp_path / "cli-report", "--binary-path", decoy, measurement)
+    assert said(caught) == cli_said(run.stderr)
+    assert len(said(caught)) == 1 and str(decoy / "testmeas-small") in said(caught)[0]
 
 
 def test_databases_say_nothing_of_binaries(kripke):

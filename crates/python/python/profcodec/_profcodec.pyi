@@ -65,9 +65,10 @@ class Input:
         overwrite: bool = False,
         metric: Optional[str] = None,
         min_width: float = 0.1,
+        binary_path: Optional[Sequence[_Path]] = None,
     ) -> None:
         """The HTML report ``profcodec report`` writes, into the folder ``out`` (compared
-        with the profile at ``base``)."""
+        with the profile at ``base``); ``binary_path`` as for ``profile()``."""
     def rewrite(
         self, out: _Path, to: Optional[str] = None, *, overwrite: bool = False
     ) -> Dict[str, List[str]]:
@@ -83,15 +84,32 @@ class Input:
         "statprofiler"."""
     def table_names(self, set: Optional[str] = None) -> List[str]:
         """The tables of ``set``: the format's own when None, or "profile" (the model's)."""
-    def table(self, name: str, set: Optional[str] = None) -> "pyarrow.Table":
+    def table(
+        self,
+        name: str,
+        set: Optional[str] = None,
+        *,
+        binary_path: Optional[Sequence[_Path]] = None,
+    ) -> "pyarrow.Table":
         """One table ("values", or with its set: "profile.nodes") as a pyarrow Table, through
-        the Arrow C stream interface. Needs pyarrow."""
-    def tables(self, set: Optional[str] = None) -> Dict[str, "pyarrow.Table"]:
+        the Arrow C stream interface; the "profile" tables name hpcrun frames as ``profile()``
+        does with ``binary_path``. Needs pyarrow."""
+    def tables(
+        self, set: Optional[str] = None, *, binary_path: Optional[Sequence[_Path]] = None
+    ) -> Dict[str, "pyarrow.Table"]:
         """Every table of ``set`` (the format's own when None, or "profile") by name, in the
         set's order. Needs pyarrow."""
-    def to_pandas(self, set: Optional[str] = None) -> Dict[str, "pandas.DataFrame"]:
+    def to_pandas(
+        self, set: Optional[str] = None, *, binary_path: Optional[Sequence[_Path]] = None
+    ) -> Dict[str, "pandas.DataFrame"]:
         """Every table of ``set`` as a pandas DataFrame, by name. Needs pyarrow and pandas."""
-    def arrow_stream(self, name: str, set: Optional[str] = None) -> ArrowStream:
+    def arrow_stream(
+        self,
+        name: str,
+        set: Optional[str] = None,
+        *,
+        binary_path: Optional[Sequence[_Path]] = None,
+    ) -> ArrowStream:
         """One table as an object with ``__arrow_c_stream__`` (no pyarrow needed)."""
     def to_folded(
         self,
@@ -99,6 +117,7 @@ class Input:
         *,
         metric: Optional[str] = None,
         overwrite: bool = False,
+        binary_path: Optional[Sequence[_Path]] = None,
     ) -> Optional[str]:
         """Folded stacks as ``profcodec convert --to folded`` writes them: a str, or None
         after writing ``path`` atomically. An existing file at ``path`` is replaced only
@@ -116,10 +135,11 @@ class Input:
         from_ns: Optional[int] = None,
         until_ns: Optional[int] = None,
         depth: Optional[int] = None,
+        binary_path: Optional[Sequence[_Path]] = None,
     ) -> Optional[bytes]:
         """The input as ``profcodec convert --to TO`` writes it (the timelines ``perfetto``
         and ``chrome`` with their filters): bytes, or None after writing ``path``
-        atomically."""
+        atomically. ``binary_path`` as for ``profile()``, hpcrun timelines included."""
     def __fspath__(self) -> str: ...
 
 class ArrowStream:

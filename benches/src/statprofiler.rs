@@ -29,6 +29,13 @@ pub struct SessionSpec {
     /// The shortest stack of Perl subs the walk aims for; it aims for 0 to 6 more, so stacks
     /// average about `min_depth + 5` frames with the main frame.
     pub min_depth: usize,
+    /// Processes: the first is the root, the others its forked children, each with its own
+    /// files; the samples are shared out evenly, in process order.
+    pub processes: u32,
+    /// The callees of each sub (at least 1): the distinct call paths grow as its power of the
+    /// depth, so a small value keeps them few however many samples are written, as in a
+    /// long-running program that keeps returning to the same stacks.
+    pub branching: u64,
 }
 
 impl Default for SessionSpec {
@@ -40,6 +47,8 @@ impl Default for SessionSpec {
             seed: 42,
             max_size: DEFAULT_MAX_SIZE,
             min_depth: 4,
+            processes: 1,
+            branching: 3,
         }
     }
 }
@@ -105,6 +114,18 @@ fn child(parent: usize, k: u64) -> usize {
     (parent * 7 + k as usize * 13 + 1) % SUBS
 }
 
+/// The id of the generated process `p` (its pid is the first word).
+fn process_id(p: u32) -> ProcessId {
+    ProcessId::from_words([
+        0x7e37 + p,
+        2,
+        0x6b02_6e8c,
+        0x262f_ea27,
+        0x5ce8_c4d4,
+        0x0b0c_967d,
+    ])
+}
+
 /// Writes the session `template.<id>.<ordinal>` and returns what was written.
 pub fn write_session(template: &Path, spec: SessionSpec) -> io::Result<SessionStats> {
     let mut rng = Rng::new(spec.seed);
@@ -120,93 +141,97 @@ pub fn write_session(template: &Path, spec: SessionSpec) -> io::Result<SessionSt
         genealogy: None,
         metadata: vec![],
     };
-    let genealogy = Genealogy {
-        ordinal: 1,
-        parent_ordinal: 0,
-        id: ProcessId::from_words([
-            0x7e37,
-            2,
-            0x6b02_6e8c,
-            0x262f_ea27,
-            0x5ce8_c4d4,
-            0x0b0c_967d,
-        ]),
-        parent_id: ProcessId::default(),
-    };
-    let mut w = SessionWriter::new(
-        template,
-        &header,
-        genealogy,
-        Container::Snappy,
-        spec.max_size,
-    )?;
-    // The stack, outermost first: (sub index, line).
-    let mut stack: Vec<(usize, i32)> = Vec::new();
+    let root = process_id(0);
+    let processes = spec.processes.max(1);
+    let branching = spec.branching.max(1);
     let main_file = PerlStr::bytes(b"bin/service.pl");
     let mut frames = 0u64;
-    for _ in 0..spec.samples {
-        // Mostly the innermost frames change; now and then the walk climbs further up.
-        let pops = if rng.below(10) < 7 {
-            rng.below(2)
-        } else {
-            1 + rng.below(4)
-        } as usize;
-        stack.truncate(stack.len().saturating_sub(pops));
-        let target = spec.min_depth + rng.below(7) as usize;
-        while stack.len() < target {
-            let s = match stack.last() {
-                None => rng.below(SUBS as u64) as usize,
-                Some(&(parent, _)) => child(parent, rng.below(3)),
-            };
-            // The call site in the parent is fixed per child.
-            if let Some(parent) = stack.last_mut() {
-                parent.1 = subs[parent.0].first_line + 1 + (s % 7) as i32;
-            }
-            stack.push((s, subs[s].first_line));
-        }
-        if let Some(top) = stack.last_mut() {
-            top.1 = subs[top.0].first_line + rng.below(20) as i32;
-        }
-        let xsub = rng.below(20) == 0;
-        let op = if xsub {
-            "_xsub"
-        } else {
-            OPS[rng.below(OPS.len() as u64) as usize]
+    let mut files = Vec::new();
+    for p in 0..processes {
+        let genealogy = Genealogy {
+            ordinal: 1,
+            parent_ordinal: u32::from(p > 0),
+            id: process_id(p),
+            parent_id: if p == 0 { ProcessId::default() } else { root },
         };
-        w.write(
-            &profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::SampleStart {
-                weight: 1 + rng.below(3) as u32,
-                op_name: PerlStr::bytes(op.as_bytes()),
-            },
+        let mut w = SessionWriter::new(
+            template,
+            &header,
+            genealogy,
+            Container::Snappy,
+            spec.max_size,
         )?;
-        let mut sample_frames: Vec<Frame<PerlStr<'_>>> = Vec::with_capacity(stack.len() + 2);
-        if xsub {
-            sample_frames.push(Frame::Xsub {
-                package: PerlStr::bytes(b"List::Util"),
-                name: PerlStr::bytes(b"sum"),
+        // The samples of process p: an even share, the remainder to the first ones.
+        let share = spec.samples / u64::from(processes)
+            + u64::from(u64::from(p) < spec.samples % u64::from(processes));
+        // The stack, outermost first: (sub index, line).
+        let mut stack: Vec<(usize, i32)> = Vec::new();
+        for _ in 0..share {
+            // Mostly the innermost frames change; now and then the walk climbs further up.
+            let pops = if rng.below(10) < 7 {
+                rng.below(2)
+            } else {
+                1 + rng.below(4)
+            } as usize;
+            stack.truncate(stack.len().saturating_sub(pops));
+            let target = spec.min_depth + rng.below(7) as usize;
+            while stack.len() < target {
+                let s = match stack.last() {
+                    None => rng.below(SUBS as u64) as usize,
+                    Some(&(parent, _)) => child(parent, rng.below(branching)),
+                };
+                // The call site in the parent is fixed per child.
+                if let Some(parent) = stack.last_mut() {
+                    parent.1 = subs[parent.0].first_line + 1 + (s % 7) as i32;
+                }
+                stack.push((s, subs[s].first_line));
+            }
+            if let Some(top) = stack.last_mut() {
+                top.1 = subs[top.0].first_line + rng.below(20) as i32;
+            }
+            let xsub = rng.below(20) == 0;
+            let op = if xsub {
+                "_xsub"
+            } else {
+                OPS[rng.below(OPS.len() as u64) as usize]
+            };
+            w.write(
+                &profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::SampleStart {
+                    weight: 1 + rng.below(3) as u32,
+                    op_name: PerlStr::bytes(op.as_bytes()),
+                },
+            )?;
+            let mut sample_frames: Vec<Frame<PerlStr<'_>>> = Vec::with_capacity(stack.len() + 2);
+            if xsub {
+                sample_frames.push(Frame::Xsub {
+                    package: PerlStr::bytes(b"List::Util"),
+                    name: PerlStr::bytes(b"sum"),
+                });
+            }
+            for &(s, line) in stack.iter().rev() {
+                let sub = &subs[s];
+                sample_frames.push(Frame::Sub {
+                    package: PerlStr::bytes(sub.package.as_bytes()),
+                    name: PerlStr::bytes(sub.name.as_bytes()),
+                    file: PerlStr::bytes(sub.file.as_bytes()),
+                    line,
+                    first_line: sub.first_line,
+                });
+            }
+            sample_frames.push(Frame::Main {
+                file: main_file,
+                line: 100 + stack.first().map_or(0, |f| f.0 as i32 % 20),
             });
+            for f in &sample_frames {
+                w.write(&profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::Frame(*f))?;
+            }
+            frames += sample_frames.len() as u64;
+            w.write(
+                &profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::SampleEnd { skipped: &[] },
+            )?;
         }
-        for &(s, line) in stack.iter().rev() {
-            let sub = &subs[s];
-            sample_frames.push(Frame::Sub {
-                package: PerlStr::bytes(sub.package.as_bytes()),
-                name: PerlStr::bytes(sub.name.as_bytes()),
-                file: PerlStr::bytes(sub.file.as_bytes()),
-                line,
-                first_line: sub.first_line,
-            });
-        }
-        sample_frames.push(Frame::Main {
-            file: main_file,
-            line: 100 + stack.first().map_or(0, |f| f.0 as i32 % 20),
-        });
-        for f in &sample_frames {
-            w.write(&profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::Frame(*f))?;
-        }
-        frames += sample_frames.len() as u64;
-        w.write(&profcodec_statprofiler::Record::<PerlStr<'_>, &[u8]>::SampleEnd { skipped: &[] })?;
+        files.extend(w.finish()?);
     }
-    let files = w.finish()?;
     let mut bytes = 0;
     for f in &files {
         bytes += std::fs::metadata(f)?.len();

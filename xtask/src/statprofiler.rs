@@ -19,22 +19,29 @@ fn prepare(_ws: &Workspace) -> Result<TestEnv> {
     Ok(Vec::new())
 }
 
+const USAGE: &str =
+    "usage: cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE] [PROCESSES] [BRANCHING]";
+
 fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
     match cmd {
-        // cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE]: a synthetic session
-        // `TEMPLATE.<id>.<ordinal>` (default 1.55 M samples of at least 4 frames, rotated at
-        // 10 MiB), as the bench uses.
+        // cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE] [PROCESSES] [BRANCHING]: a
+        // synthetic session `TEMPLATE.<id>.<ordinal>` (default 1.55 M samples of at least 4
+        // frames in 1 process, each sub calling 3 others, rotated at 10 MiB), as the bench uses.
+        // BRANCHING 1 keeps the distinct call paths few at any size (the memory measurements).
         "gen" => {
-            let template = PathBuf::from(
-                args.first()
-                    .context("usage: cargo xtask gen-statprofiler TEMPLATE [SAMPLES] [MAXSIZE]")?,
-            );
+            let template = PathBuf::from(args.first().context(USAGE)?);
             let mut spec = SessionSpec::default();
             if let Some(n) = args.get(1) {
                 spec.samples = n.parse().context("SAMPLES must be a number")?;
             }
             if let Some(n) = args.get(2) {
                 spec.max_size = n.parse().context("MAXSIZE must be a number of bytes")?;
+            }
+            if let Some(n) = args.get(3) {
+                spec.processes = n.parse().context("PROCESSES must be a number")?;
+            }
+            if let Some(n) = args.get(4) {
+                spec.branching = n.parse().context("BRANCHING must be a number")?;
             }
             if let Some(dir) = template.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)?;
@@ -55,7 +62,7 @@ fn run(ws: &Workspace, cmd: &str, args: &[String]) -> Result<()> {
 }
 
 /// `perl` with a local build of Devel::StatProfiler (its `blib` folder) on `@INC`.
-fn perl_with(blib: &Path) -> peers::CommandLine {
+pub(crate) fn perl_with(blib: &Path) -> peers::CommandLine {
     peers::CommandLine::new("perl")
         .arg("-I")
         .arg(blib.join("lib"))

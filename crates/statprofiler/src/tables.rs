@@ -1,16 +1,19 @@
 //! The tables of Devel::StatProfiler output (feature `arrow`): one file, or a session (a folder
 //! or template of rotated and forked files) grouped into processes. Samples are read as the real
 //! reader returns them (a [`TraceReader`] over each file's bytes), so memory stays at the
-//! reader's window and the open sample.
+//! reader's window and the open sample. A session's files are opened one at a time, as the scan
+//! reaches them, and closed when it leaves them: a session larger than memory (hundreds of files
+//! of the profiler's 10 MiB, each read whole when small) holds one file at a time.
 
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use profcodec_common::Source;
 use profcodec_common::source::Member;
 use profcodec_tables::arrow_array::RecordBatch;
 use profcodec_tables::{Batches, Error, Rows, ScanOptions, SourceTables, TableSet, batches, table};
 
-use crate::read::packets::SliceSource;
+use crate::read::packets::{ReadSource, SliceSource, StreamSource};
 use crate::session::{Process, open_session};
 use crate::{Frame, PerlStr, ProcessId, Reader, Trace, TraceReader};
 
@@ -69,38 +72,30 @@ pub struct TableReader {
 enum Files {
     /// The input's own bytes.
     One,
-    /// The processes, and every file of theirs opened, in process then ordinal order.
-    Session(Vec<Process>, Vec<(PathBuf, Member)>),
+    /// The processes, whose files are opened in process then ordinal order as they are read.
+    Session(Vec<Process>),
 }
 
 impl std::fmt::Debug for Files {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Files::One => f.write_str("One"),
-            Files::Session(processes, files) => f
-                .debug_tuple("Session")
-                .field(processes)
-                .field(&files.iter().map(|(path, _)| path).collect::<Vec<_>>())
-                .finish(),
+            Files::Session(processes) => f.debug_tuple("Session").field(processes).finish(),
         }
     }
 }
 
 impl TableReader {
     /// The tables of `source`: a file, or a session (a folder or template) whose files are
-    /// opened now through `source.members`.
+    /// listed now (their headers read) and opened through `source.members` one at a time when
+    /// a table is read.
     pub fn open(source: &Source<'_>) -> Result<TableReader, Error> {
         let path = source.path;
         let input = if path.is_file() {
             Files::One
         } else {
             let processes = open_session(path).map_err(|e| Error::invalid(path, NAME, None, e))?;
-            let mut files = Vec::new();
-            for file in processes.iter().flat_map(|p| &p.files) {
-                let member = source.members.open(&file.path).map_err(Error::open)?;
-                files.push((file.path.clone(), member));
-            }
-            Files::Session(processes, files)
+            Files::Session(processes)
         };
         Ok(TableReader { input })
     }
@@ -145,7 +140,7 @@ impl TableReader {
                     tick: header.tick_duration_us,
                 }]
             }
-            Files::Session(processes, _) => processes
+            Files::Session(processes) => processes
                 .iter()
                 .map(|p| ProcessRow {
                     id: Some(p.id),
@@ -169,14 +164,27 @@ impl TableReader {
         ))
     }
 
-    /// The files to read, in process then ordinal order, with the path to name in errors.
-    fn files<'a>(&'a self, source: Source<'a>) -> Vec<(&'a Path, &'a [u8])> {
+    /// The files to read, in process then ordinal order, each with the path to name in errors:
+    /// the input's own bytes, or a session's files, each opened when the scan reaches it.
+    fn files<'a>(
+        &'a self,
+        source: Source<'a>,
+    ) -> Box<dyn Iterator<Item = Result<FileSamples<'a>, Error>> + 'a> {
         match &self.input {
-            Files::One => vec![(source.path, source.bytes)],
-            Files::Session(_, files) => files
-                .iter()
-                .map(|(p, m)| (p.as_path(), (**m).as_ref()))
-                .collect(),
+            Files::One => Box::new(std::iter::once_with(move || {
+                let stream = SliceSource::new(source.bytes)
+                    .map_err(|e| Error::invalid(source.path, NAME, e.offset(), e))?;
+                FileSamples::open(source.path, FileSource::Slice(stream))
+            })),
+            Files::Session(processes) => {
+                Box::new(processes.iter().flat_map(|p| &p.files).map(move |file| {
+                    let path = file.path.as_path();
+                    let member = source.members.open(path).map_err(Error::open)?;
+                    let stream = ReadSource::new(io::Cursor::new(MemberBytes(member)))
+                        .map_err(|e| Error::invalid(path, NAME, e.offset(), e))?;
+                    FileSamples::open(path, FileSource::Member(stream))
+                }))
+            }
         }
     }
 
@@ -188,7 +196,7 @@ impl TableReader {
         options: &ScanOptions,
         frames: bool,
     ) -> Batches<'a> {
-        let mut files = self.files(source).into_iter();
+        let mut files = self.files(source);
         let mut current: Option<FileSamples<'a>> = None;
         let mut sample = 0u64;
         let mut failed = false;
@@ -215,10 +223,10 @@ impl TableReader {
                     break;
                 }
                 if current.is_none() {
-                    let Some((path, bytes)) = files.next() else {
+                    let Some(file) = files.next() else {
                         break;
                     };
-                    match FileSamples::open(path, bytes) {
+                    match file {
                         Ok(f) => current = Some(f),
                         Err(e) => {
                             failed = true;
@@ -277,18 +285,58 @@ fn hex(id: Option<ProcessId>) -> String {
     id.map(|id| id.hex()).unwrap_or_default()
 }
 
+/// A session's file as opened by the caller's [`Members`](profcodec_common::source::Members),
+/// read through [`io::Cursor`] so that the trace reader can own it.
+struct MemberBytes(Member);
+
+impl AsRef<[u8]> for MemberBytes {
+    fn as_ref(&self) -> &[u8] {
+        (*self.0).as_ref()
+    }
+}
+
+/// Where a file's stream comes from: the input's own bytes, or a session's file, which the
+/// reader owns while it reads it and drops after.
+enum FileSource<'a> {
+    Slice(SliceSource<'a>),
+    Member(ReadSource<io::Cursor<MemberBytes>>),
+}
+
+impl StreamSource for FileSource<'_> {
+    fn fill(&mut self, buf: &mut Vec<u8>, at: usize) -> Result<Option<(u64, usize)>, crate::Error> {
+        match self {
+            FileSource::Slice(s) => s.fill(buf, at),
+            FileSource::Member(s) => s.fill(buf, at),
+        }
+    }
+
+    fn container(&self) -> crate::Container {
+        match self {
+            FileSource::Slice(s) => s.container(),
+            FileSource::Member(s) => s.container(),
+        }
+    }
+
+    fn rest(&mut self) -> Result<Option<(u64, u64)>, crate::Error> {
+        match self {
+            FileSource::Slice(s) => s.rest(),
+            FileSource::Member(s) => s.rest(),
+        }
+    }
+}
+
 /// One file's trace reader.
 struct FileSamples<'a> {
     path: &'a Path,
     process: String,
     tick: Option<u32>,
-    traces: TraceReader<SliceSource<'a>>,
+    traces: TraceReader<FileSource<'a>>,
 }
 
 impl<'a> FileSamples<'a> {
-    fn open(path: &'a Path, bytes: &'a [u8]) -> Result<Self, Error> {
+    fn open(path: &'a Path, source: FileSource<'a>) -> Result<Self, Error> {
         let reader =
-            Reader::from_slice(bytes).map_err(|e| Error::invalid(path, NAME, e.offset(), e))?;
+            Reader::with_source(source).map_err(|e| Error::invalid(path, NAME, e.offset(), e))?;
         let header = reader.header();
         Ok(FileSamples {
             process: hex(header.genealogy.map(|g| g.id)),
@@ -386,6 +434,8 @@ fn append_frames(rows: &mut FrameRows, process: &str, sample: u64, trace: &Trace
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use std::path::PathBuf;
 
     use profcodec_common::source::ReadWhole;
 

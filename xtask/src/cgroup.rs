@@ -301,14 +301,17 @@ pub(crate) fn run(cmd: &CommandLine, limit: Option<u64>, bound: Duration) -> Res
         SERIAL.fetch_add(1, Ordering::Relaxed)
     ));
     let err_file = fs::File::create(&err_path)?;
-    let inner = cmd.command();
+    let procs = group.file("cgroup.procs");
+    let mut sh = cmd.wrapped(
+        "sh".as_ref(),
+        &[
+            "-c".as_ref(),
+            "echo $$ > \"$0\" && exec \"$@\"".as_ref(),
+            procs.as_os_str(),
+        ],
+    )?;
     let started = Instant::now();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg("echo $$ > \"$0\" && exec \"$@\"")
-        .arg(group.file("cgroup.procs"))
-        .arg(inner.get_program())
-        .args(inner.get_args())
+    let mut child = sh
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err_file)

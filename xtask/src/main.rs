@@ -25,6 +25,8 @@
 //! - `cargo xtask bench-peers report [ITERATIONS] [--runs N]`: `profcodec report` against
 //!   `nytprofhtml` on the same NYTProf profile (`src/report.rs`), with each tool's memory in a
 //!   memory cgroup of its own (`src/cgroup.rs`).
+//! - `cargo xtask bench-peers report-statprofiler [ITERATIONS...] --peer BLIB [--runs N]`: the
+//!   same against `statprofilehtml`, from a local build of Devel::StatProfiler (`src/report.rs`).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -334,6 +336,9 @@ fn main() -> Result<()> {
         }
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "report") => {
             report::bench(&ws, &args[2..])
+        }
+        Some("bench-peers") if args.get(1).is_some_and(|a| a == "report-statprofiler") => {
+            report::bench_statprofiler(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),

@@ -20,11 +20,15 @@ use crate::{Workspace, run};
 /// Timed runs of each command, unless `--runs N` says otherwise.
 pub(crate) const DEFAULT_RUNS: usize = 7;
 
-/// A command line: a program and its arguments.
+/// A command line: a program and its arguments, with the environment variables and the folder
+/// it runs in, and what is removed before each run.
 #[derive(Debug, Clone)]
 pub(crate) struct CommandLine {
     program: OsString,
     args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    dir: Option<PathBuf>,
+    fresh: Option<PathBuf>,
 }
 
 impl CommandLine {
@@ -32,6 +36,9 @@ impl CommandLine {
         CommandLine {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
+            envs: Vec::new(),
+            dir: None,
+            fresh: None,
         }
     }
 
@@ -41,16 +48,77 @@ impl CommandLine {
         self
     }
 
-    /// The command, to run it other than timed.
+    /// Sets an environment variable for the command.
+    #[must_use]
+    pub(crate) fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.envs
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Runs the command in `dir`, for a tool that writes its output to a fixed place below the
+    /// current folder.
+    #[must_use]
+    pub(crate) fn in_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// Removes `path` (a file or a folder) before each run, outside the time measured: the
+    /// output of a tool that will not write over its last one, or would merge with it.
+    #[must_use]
+    pub(crate) fn fresh(mut self, path: impl Into<PathBuf>) -> Self {
+        self.fresh = Some(path.into());
+        self
+    }
+
+    /// The command, to run it other than timed (what [`CommandLine::fresh`] names is left as it
+    /// is).
     pub(crate) fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args);
+        self.set_context(&mut cmd);
         cmd
+    }
+
+    /// `WRAPPER WRAPPER_ARGS... PROGRAM ARGS...` with the command's environment and folder, for a
+    /// wrapper that runs the command (`time`, a shell); what [`CommandLine::fresh`] names is
+    /// removed first.
+    pub(crate) fn wrapped(&self, wrapper: &OsStr, wrapper_args: &[&OsStr]) -> Result<Command> {
+        if let Some(path) = &self.fresh {
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(path)
+            } else {
+                std::fs::remove_file(path)
+            };
+            if let Err(e) = removed
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(e).with_context(|| format!("removing {}", path.display()));
+            }
+        }
+        let mut cmd = Command::new(wrapper);
+        cmd.args(wrapper_args).arg(&self.program).args(&self.args);
+        self.set_context(&mut cmd);
+        Ok(cmd)
+    }
+
+    fn set_context(&self, cmd: &mut Command) {
+        cmd.envs(self.envs.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
     }
 
     /// The command line as a user would type it (for the table's notes).
     pub(crate) fn display(&self) -> String {
         let mut words = Vec::new();
+        if let Some(dir) = &self.dir {
+            words.push(format!("cd {} &&", dir.display()));
+        }
+        for (k, v) in &self.envs {
+            words.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
+        }
         words.push(self.program.to_string_lossy().into_owned());
         for a in &self.args {
             let a = a.to_string_lossy();
@@ -90,16 +158,18 @@ pub(crate) struct Sample {
 
 /// Runs `cmd` once as a whole process under bash's `time` keyword, its output discarded.
 pub(crate) fn time_once(cmd: &CommandLine) -> Result<Sample> {
-    let mut bash = Command::new("bash");
-    bash.arg("-c")
-        .arg(
-            "TIMEFORMAT='%3R %3U %3S'; { time \"$@\" > /dev/null 2> \"$ERR\"; } 2>&1 \
-             || { cat \"$ERR\" >&2; exit 1; }",
-        )
-        .arg("bench")
-        .arg(&cmd.program)
-        .args(&cmd.args)
-        .stdin(Stdio::null());
+    let mut bash = cmd.wrapped(
+        OsStr::new("bash"),
+        &[
+            OsStr::new("-c"),
+            OsStr::new(
+                "TIMEFORMAT='%3R %3U %3S'; { time \"$@\" > /dev/null 2> \"$ERR\"; } 2>&1 \
+                 || { cat \"$ERR\" >&2; exit 1; }",
+            ),
+            OsStr::new("bench"),
+        ],
+    )?;
+    bash.stdin(Stdio::null());
     let err = std::env::temp_dir().join(format!("xtask-bench-peers-{}.err", std::process::id()));
     bash.env("ERR", &err);
     let out = bash
@@ -332,5 +402,42 @@ pub(crate) fn stale(out: &Path, sources: &[&Path]) -> bool {
         Some(made) => sources
             .iter()
             .any(|s| modified(s).is_some_and(|changed| changed > made)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_command_runs_in_its_folder_with_its_environment_after_removing_its_output()
+    -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("xtask-peers-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("out/sub"))?;
+        std::fs::write(dir.join("out/sub/old"), "left from the last run")?;
+        let cmd = CommandLine::new("sh")
+            .arg("-c")
+            .arg("test ! -e out && mkdir out && echo \"$XTASK_TEST\" > out/new")
+            .env("XTASK_TEST", "set")
+            .in_dir(&dir)
+            .fresh(dir.join("out"));
+        let status = cmd.wrapped(OsStr::new("env"), &[])?.status()?;
+        let written = std::fs::read_to_string(dir.join("out/new"));
+        let old_gone = !dir.join("out/sub").exists();
+        let display = cmd.display();
+        std::fs::remove_dir_all(&dir)?;
+        assert!(status.success());
+        assert_eq!(written?, "set\n");
+        assert!(old_gone);
+        assert!(display.starts_with(&format!("cd {} && XTASK_TEST=set sh -c ", dir.display())));
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_output_to_remove_is_no_error() -> Result<()> {
+        let missing = std::env::temp_dir().join(format!("xtask-peers-none-{}", std::process::id()));
+        let cmd = CommandLine::new("true").fresh(&missing);
+        assert!(cmd.wrapped(OsStr::new("env"), &[])?.status()?.success());
+        Ok(())
     }
 }

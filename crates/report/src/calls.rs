@@ -88,7 +88,11 @@ pub(crate) fn from_tree(
     // The function-like node each node belongs to.
     let n = profile.nodes().len();
     let mut function_node: Vec<u32> = vec![u32::MAX; n];
-    let mut name_ids: HashMap<FrameId, u32> = HashMap::new();
+    // Names are interned by their text, not by frame: two frames can name one function (a
+    // sub seen at several lines, one function in two files' frames), and their edges must add
+    // up into one row rather than replace each other in whatever order a hash map yields.
+    let mut frame_ids: HashMap<FrameId, u32> = HashMap::new();
+    let mut name_ids: HashMap<String, u32> = HashMap::new();
     let mut names: Vec<String> = Vec::new();
     let mut frame_name: Vec<u32> = vec![u32::MAX; n];
     let mut sums: HashMap<(u32, u32), Vec<f64>> = HashMap::new();
@@ -98,10 +102,13 @@ pub(crate) fn from_tree(
         let parent_function = node.parent.map(|p| function_node[p.index()]);
         if function_like || parent_function.is_none_or(|p| p == u32::MAX) {
             function_node[i] = i as u32;
-            let next = names.len() as u32;
-            let name_id = *name_ids.entry(node.frame).or_insert_with(|| {
-                names.push(name(profile, node.frame).into_owned());
-                next
+            let name_id = *frame_ids.entry(node.frame).or_insert_with(|| {
+                let text = name(profile, node.frame).into_owned();
+                let next = names.len() as u32;
+                *name_ids.entry(text).or_insert_with_key(|text| {
+                    names.push(text.clone());
+                    next
+                })
             });
             frame_name[i] = name_id;
             if let Some(p) = parent_function.filter(|&p| p != u32::MAX) {
@@ -159,5 +166,46 @@ impl Edges {
             list.sort_by(|a, b| b.1[last].total_cmp(&a.1[last]).then(a.0.cmp(b.0)));
         }
         index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use profcodec_profile::{
+        Context, ContextFilter, Frame, IdKind, Measured, ProfileBuilder, Unit,
+    };
+
+    use super::*;
+
+    /// Two frames of one function (a sub seen at two lines) are one callee: their edges add
+    /// up, the same on every run, whatever order a hash map yields them in.
+    #[test]
+    fn frames_of_one_function_add_up_into_one_edge() {
+        let mut b = ProfileBuilder::new();
+        let ctx = b
+            .intern_context(Context::new([(IdKind::Thread, 1)]))
+            .unwrap();
+        let time = b
+            .intern_value_type("time", Unit::Nanoseconds, Measured::SelfOnly)
+            .unwrap();
+        let main = b.intern_string("main").unwrap();
+        let mid = b.intern_string("mid").unwrap();
+        let main = b.intern_frame(Frame::function(main)).unwrap();
+        let mut mid_at = |line| {
+            let mut frame = Frame::function(mid);
+            frame.line = Some(line);
+            b.intern_frame(frame).unwrap()
+        };
+        let (mid_a, mid_b) = (mid_at(10), mid_at(20));
+        b.add_sample(ctx, [main, mid_a], time, 3.0).unwrap();
+        b.add_sample(ctx, [main, mid_b], time, 5.0).unwrap();
+        let profile = b.build();
+        let totals = profile.node_totals(time, &ContextFilter::Whole).unwrap();
+        for _ in 0..20 {
+            let edges = from_tree(&profile, time, &totals, None);
+            let key = ("main".to_owned(), "mid".to_owned());
+            assert_eq!(edges.values[&key], [8.0]);
+            assert_eq!(edges.values.len(), 1);
+        }
     }
 }

@@ -660,26 +660,21 @@ enum ContextRow<'a> {
 
 /// The row of an elided context: its ctxId and kind; meta.db says nothing more of it.
 fn append_elided(rows: &mut ContextRows, ctx_id: u32) {
-    rows.ctx_id.append_value(ctx_id);
-    rows.parent.append_null();
-    rows.depth.append_null();
-    rows.kind.append_value("elided");
-    rows.relation.append_null();
-    rows.lexical_type.append_null();
-    rows.entry_point.append_null();
-    rows.function.append_null();
-    rows.file.append_null();
-    rows.line.append_null();
-    rows.module.append_null();
-    rows.module_offset.append_null();
+    append_outside_the_tree(rows, ctx_id, None, "elided");
 }
 
 /// The row of the global context (ctxId 0).
 fn append_global(rows: &mut ContextRows) {
-    rows.ctx_id.append_value(0);
+    append_outside_the_tree(rows, 0, Some(0), "global");
+}
+
+/// The row of a context that meta.db's tree does not describe: only its ctxId, its depth
+/// where known, and its kind.
+fn append_outside_the_tree(rows: &mut ContextRows, ctx_id: u32, depth: Option<u32>, kind: &str) {
+    rows.ctx_id.append_value(ctx_id);
     rows.parent.append_null();
-    rows.depth.append_value(0);
-    rows.kind.append_value("global");
+    rows.depth.append_option(depth);
+    rows.kind.append_value(kind);
     rows.relation.append_null();
     rows.lexical_type.append_null();
     rows.entry_point.append_null();

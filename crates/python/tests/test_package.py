@@ -13,16 +13,20 @@ from conftest import REPO
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
-def test_the_readme_example_runs(capsys, monkeypatch, tmp_path, pyarrow):
-    readme = (PACKAGE / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+def run_python_blocks(readme, tmp_path, monkeypatch, capsys):
+    """Runs the Python blocks of `readme` in a temporary folder holding the repository's
+    testdata (their paths), where what they write goes; returns what they printed."""
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
     assert blocks
-    # Its paths are the repository's testdata; what it writes goes to a temporary folder.
     (tmp_path / "testdata").symlink_to(REPO / "testdata")
     monkeypatch.chdir(tmp_path)
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
-    out = capsys.readouterr().out
+        exec(compile(block, readme.name, "exec"), {})
+    return capsys.readouterr().out
+
+
+def test_the_readme_example_runs(capsys, monkeypatch, tmp_path, pyarrow):
+    out = run_python_blocks(PACKAGE / "README.md", tmp_path, monkeypatch, capsys)
     assert "HPCToolkit database 4.0" in out
     assert "values," in out
     assert "['files', 'lines', 'subs', 'calls']" in out
@@ -32,14 +36,7 @@ def test_the_readme_example_runs(capsys, monkeypatch, tmp_path, pyarrow):
 
 
 def test_the_repository_readme_python_example_runs(capsys, monkeypatch, tmp_path):
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    assert blocks
-    (tmp_path / "testdata").symlink_to(REPO / "testdata")
-    monkeypatch.chdir(tmp_path)
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
-    out = capsys.readouterr().out
+    out = run_python_blocks(REPO / "README.md", tmp_path, monkeypatch, capsys)
     assert "main::fib" in out
 
 

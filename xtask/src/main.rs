@@ -79,6 +79,10 @@ const FORMATS: &[FormatTasks] = &[
 pub(crate) struct Workspace {
     /// The workspace root.
     root: PathBuf,
+    /// Whether cargo keeps incremental-compilation state (on for benches and generators;
+    /// off for `cargo xtask test`, which builds each test target once: CI's clean build then
+    /// writes no incremental folders, several GB that a CI machine's disk need not hold).
+    incremental: bool,
 }
 
 impl Workspace {
@@ -87,7 +91,10 @@ impl Workspace {
             .parent()
             .context("xtask has no parent folder")?
             .to_path_buf();
-        Ok(Workspace { root })
+        Ok(Workspace {
+            root,
+            incremental: true,
+        })
     }
 
     /// The shared corpus: `PROFCODEC_CORPUS` when set, else `../shared/corpus`.
@@ -108,7 +115,15 @@ impl Workspace {
     pub(crate) fn cargo(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         cmd.current_dir(&self.root).args(args);
+        self.build_env(&mut cmd);
         cmd
+    }
+
+    /// The environment of a command that runs cargo (cargo itself, maturin).
+    pub(crate) fn build_env(&self, cmd: &mut Command) {
+        if !self.incremental {
+            cmd.env("CARGO_INCREMENTAL", "0");
+        }
     }
 }
 
@@ -324,9 +339,12 @@ fn forget_packaged_builds(ws: &Workspace) -> Result<()> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let ws = Workspace::find()?;
+    let mut ws = Workspace::find()?;
     match args.first().map(String::as_str) {
-        Some("test") => test(&ws),
+        Some("test") => {
+            ws.incremental = false;
+            test(&ws)
+        }
         Some("fuzz-replay") => fuzz::replay(&ws),
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "python") => {
             python::bench(&ws, &args[2..])

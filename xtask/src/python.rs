@@ -35,6 +35,7 @@ fn install(ws: &Workspace, python: &Path, profile: &str, features: &[&str]) -> R
     }
     let started = std::time::Instant::now();
     let mut maturin = Command::new(python);
+    ws.build_env(&mut maturin);
     maturin.args(["-m", "maturin", "build", "--quiet", "--profile", profile]);
     if !features.is_empty() {
         maturin.arg("--features").arg(features.join(","));

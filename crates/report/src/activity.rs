@@ -379,44 +379,9 @@ impl Sink for ActivitySink<'_> {
 
 #[cfg(test)]
 mod tests {
-    use profcodec_profile::timeline::TrackKind;
+    use profcodec_profile::timeline::{Discard, TrackKind};
 
     use super::*;
-
-    /// A sink that takes everything and writes nothing.
-    struct Nothing;
-
-    impl Sink for Nothing {
-        fn open(&mut self, _: &Track<'_>) -> io::Result<()> {
-            Ok(())
-        }
-        fn close(&mut self, _: TrackId) -> io::Result<()> {
-            Ok(())
-        }
-        fn begin(
-            &mut self,
-            _: TrackId,
-            _: u64,
-            _: Name<'_>,
-            _: Option<Location<'_>>,
-            _: Option<CallPath<'_>>,
-            _: &[Arg<'_>],
-        ) -> io::Result<()> {
-            Ok(())
-        }
-        fn end(&mut self, _: TrackId, _: u64) -> io::Result<()> {
-            Ok(())
-        }
-        fn instant(&mut self, _: TrackId, _: u64, _: Name<'_>, _: &[Arg<'_>]) -> io::Result<()> {
-            Ok(())
-        }
-        fn counter(&mut self, _: TrackId, _: u64, _: f64) -> io::Result<()> {
-            Ok(())
-        }
-        fn finish(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
 
     fn track(id: TrackId, parent: Option<TrackId>, name: &str) -> Track<'_> {
         Track {
@@ -433,7 +398,7 @@ mod tests {
     #[test]
     fn top_level_slices_make_the_busy_time() -> io::Result<()> {
         let mut activity = Activity::new();
-        let mut next = Nothing;
+        let mut next = Discard;
         let mut sink = activity.tee(&mut next);
         sink.open(&track(1, None, "rank 0"))?;
         sink.open(&track(2, Some(1), "thread 3"))?;
@@ -473,7 +438,7 @@ mod tests {
     #[test]
     fn the_busiest_tracks_are_kept_in_their_order() -> io::Result<()> {
         let mut activity = Activity::with_tracks(2);
-        let mut next = Nothing;
+        let mut next = Discard;
         let mut sink = activity.tee(&mut next);
         for (id, busy) in [(1u64, 50u64), (2, 10), (3, 30)] {
             sink.open(&track(id, None, "t"))?;

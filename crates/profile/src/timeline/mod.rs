@@ -60,7 +60,7 @@ mod sink;
 
 pub use sampled::{CallPaths, SampledTrack};
 pub use sink::{
-    Arg, ArgValue, CallPath, CounterUnit, Location, Name, Sink, Track, TrackId, TrackKind,
+    Arg, ArgValue, CallPath, CounterUnit, Discard, Location, Name, Sink, Track, TrackId, TrackKind,
 };
 
 /// What to keep of the inputs. The default keeps everything.

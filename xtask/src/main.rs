@@ -9,6 +9,9 @@
 //! - `cargo xtask floors`: the shape `ARCHITECTURE.md` draws: outside its own crate a format is
 //!   named only by the umbrella's dispatch, no source file imports a file that imports it back,
 //!   and test support stays out of the published crates (`src/floors.rs`).
+//! - `cargo xtask corpus-outputs --bin PROFCODEC OUT_DIR`: what a `profcodec` binary prints and
+//!   writes for every input of the corpus and `testdata/`, to `diff -r` with another binary's
+//!   (`src/outputs.rs`).
 //! - `cargo xtask hostile`: small crafted inputs (deep call chains, long names, aliased trace
 //!   lines) at three sizes each, converted to every target by `profcodec`: each is
 //!   refused with a message or stays within the output budget (`src/hostile.rs`).
@@ -44,6 +47,7 @@ mod hostile;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
+mod outputs;
 mod peers;
 mod pprof;
 mod python;
@@ -361,6 +365,7 @@ fn main() -> Result<()> {
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),
         Some("floors") => floors::check(&ws),
+        Some("corpus-outputs") => outputs::run(&ws, &args[1..]),
         Some("bench-peers") => {
             let name = args
                 .get(1)

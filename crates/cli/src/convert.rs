@@ -147,7 +147,7 @@ impl Target {
 /// missing), each checked against the output policy before any input is read. Names are the
 /// inputs' file names with the target's extension; inputs of the same file name are told apart
 /// by as many of their folders' names as it takes (`a-nytprof.out.folded`,
-/// `b-nytprof.out.folded`), built from the raw names, never a lossy conversion.
+/// `b-nytprof.out.folded`: `profcodec::output::distinct_names`).
 pub(crate) fn split_outputs(
     args: &ConvertArgs,
 ) -> Result<Vec<(PathBuf, profcodec::output::CheckedOutput)>, Failure> {
@@ -163,7 +163,7 @@ pub(crate) fn split_outputs(
         }
     }
     let extension = std::ffi::OsString::from(format!(".{}", extension(args.to)));
-    let names = unique_names(&args.inputs);
+    let names = profcodec::output::distinct_names(&args.inputs);
     let mut outputs = Vec::with_capacity(args.inputs.len());
     for (input, mut name) in args.inputs.iter().zip(names) {
         name.push(&extension);
@@ -175,78 +175,6 @@ pub(crate) fn split_outputs(
         outputs.push((input.clone(), checked));
     }
     Ok(outputs)
-}
-
-/// A distinct name for each of `inputs`: its file name, preceded by as many of its folders'
-/// names (of its real path, joined by `-`) as make it differ from the others; the same file
-/// named twice gets `-2`, `-3`... after its name.
-fn unique_names(inputs: &[PathBuf]) -> Vec<std::ffi::OsString> {
-    use std::collections::HashMap;
-    use std::ffi::{OsStr, OsString};
-    // Each input's path components, last first.
-    let parts: Vec<Vec<OsString>> = inputs
-        .iter()
-        .map(|input| {
-            let real = std::fs::canonicalize(input).unwrap_or_else(|_| input.clone());
-            let mut parts: Vec<OsString> = real
-                .components()
-                .filter_map(|c| match c {
-                    std::path::Component::Normal(p) => Some(p.to_os_string()),
-                    _ => None,
-                })
-                .collect();
-            parts.reverse();
-            if parts.is_empty() {
-                parts.push(OsString::from("profile"));
-            }
-            parts
-        })
-        .collect();
-    let name = |parts: &[OsString], depth: usize| -> OsString {
-        let mut name = OsString::new();
-        for (i, part) in parts[..depth.min(parts.len())].iter().rev().enumerate() {
-            if i > 0 {
-                name.push("-");
-            }
-            name.push(part);
-        }
-        name
-    };
-    let mut depth = vec![1usize; inputs.len()];
-    loop {
-        let names: Vec<OsString> = parts.iter().zip(&depth).map(|(p, &d)| name(p, d)).collect();
-        let mut seen: HashMap<&OsStr, Vec<usize>> = HashMap::new();
-        for (i, n) in names.iter().enumerate() {
-            seen.entry(n.as_os_str()).or_default().push(i);
-        }
-        let mut deeper = false;
-        for clash in seen.values().filter(|v| v.len() > 1) {
-            for &i in clash {
-                // The same path twice is told apart by a number, not by its folders.
-                let differs = clash.iter().any(|&j| parts[j] != parts[i]);
-                if differs && depth[i] < parts[i].len() {
-                    depth[i] += 1;
-                    deeper = true;
-                }
-            }
-        }
-        if deeper {
-            continue;
-        }
-        // What is still the same (the same file twice) is numbered.
-        let mut count: HashMap<OsString, usize> = HashMap::new();
-        return names
-            .into_iter()
-            .map(|mut n| {
-                let k = count.entry(n.clone()).or_insert(0);
-                *k += 1;
-                if *k > 1 {
-                    n.push(format!("-{k}"));
-                }
-                n
-            })
-            .collect();
-    }
 }
 
 /// The usual file extension of `to`.
@@ -316,42 +244,4 @@ pub(crate) fn write_output(
     };
     output.write_file(write)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(inputs: &[&str]) -> Vec<String> {
-        let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
-        unique_names(&inputs)
-            .into_iter()
-            .map(|n| n.to_string_lossy().into_owned())
-            .collect()
-    }
-
-    #[test]
-    fn split_names_keep_the_path_that_tells_inputs_apart() {
-        assert_eq!(
-            names(&["/r/a/nytprof.out", "/r/b/x.out"]),
-            ["nytprof.out", "x.out"]
-        );
-        assert_eq!(
-            names(&["/r/a/nytprof.out", "/r/b/nytprof.out", "/r/c.out"]),
-            ["a-nytprof.out", "b-nytprof.out", "c.out"]
-        );
-        assert_eq!(names(&["/x/a/t/p", "/y/a/t/p"]), ["x-a-t-p", "y-a-t-p"]);
-        assert_eq!(names(&["/r/p", "/r/p"]), ["p", "p-2"]);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn split_names_are_built_from_raw_names() {
-        use std::os::unix::ffi::OsStrExt;
-        let a = PathBuf::from(std::ffi::OsStr::from_bytes(b"/r/\xff/p"));
-        let b = PathBuf::from(std::ffi::OsStr::from_bytes(b"/r/\xfe/p"));
-        let names = unique_names(&[a, b]);
-        assert_eq!(names[0].as_bytes(), b"\xff-p");
-        assert_eq!(names[1].as_bytes(), b"\xfe-p");
-    }
 }

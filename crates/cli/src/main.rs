@@ -19,6 +19,7 @@ mod top;
 
 pub(crate) use profcodec::inspect::Error as OpError;
 use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
+use profcodec::output::{OutputPath, Overwrite};
 use profcodec_cli::failure::{Failure, note_stale_staging};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
@@ -362,15 +363,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let options = RewriteOptions { to };
             let opened = profcodec::open(&input)?;
-            let kind = if input.is_dir() {
-                profcodec::output::OutputKind::Folder
-            } else {
-                profcodec::output::OutputKind::File
-            };
-            let checked = profcodec::output::OutputPath::new(&output, kind)
-                .overwrite(profcodec::output::Overwrite::from_force(force))
-                .input(&input)
-                .format(opened.format())
+            let checked = OutputPath::like_input(&output, &input, opened.format())
+                .overwrite(Overwrite::from_force(force))
                 .check()?;
             note_stale_staging(&checked);
             let report = profcodec::rewrite(&opened, checked, &options).map_err(|e| match e {
@@ -390,8 +384,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             force,
             inputs,
         } => {
-            let checked = profcodec::output::OutputPath::file(&output)
-                .overwrite(profcodec::output::Overwrite::from_force(force))
+            let checked = OutputPath::file(&output)
+                .overwrite(Overwrite::from_force(force))
                 .inputs(&inputs)
                 .check()?;
             note_stale_staging(&checked);

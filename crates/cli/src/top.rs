@@ -6,10 +6,9 @@ use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use profcodec::query::TopOptions;
 use profcodec::text::TableOptions;
-use profcodec_profile::{
-    Amount, Combine, ContextFilter, DiffOptions, GroupBy, Order, Query, Selection,
-};
+use profcodec_profile::{Amount, DiffOptions, GroupBy, Order, Query};
 
 /// Rows shown when `-n` is not given.
 const DEFAULT_ROWS: usize = 20;
@@ -146,20 +145,8 @@ pub(crate) fn use_binary_path(dirs: &[PathBuf]) {
         }
     };
     profcodec::symbols::set_reporter(move |report| {
-        if let Some(why) = &report.structure_error {
-            say(format!(
-                "profcodec: no structure for {} (loops and inlined calls): {why}",
-                report.module
-            ));
-        }
-        if let Some(why) = &report.unresolved {
-            say(format!(
-                "profcodec: no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
-                 (--binary-path DIR or PROFCODEC_BINARY_PATH finds moved binaries)",
-                report.module,
-                report.files - report.resolved,
-                report.files
-            ));
+        for warning in profcodec::symbols::warnings(report, "--binary-path DIR") {
+            say(format!("profcodec: {warning}"));
         }
     });
 }
@@ -175,61 +162,39 @@ impl QueryArgs {
         profcodec::MergeOptions::new().jobs(self.jobs)
     }
 
-    fn order(&self) -> Order {
-        match self.by {
+    /// The options of `top` and `diff` these flags make.
+    fn options(&self) -> TopOptions {
+        let mut options = TopOptions::new();
+        options.order = match self.by {
             By::SelfValue => Order::SelfValue,
             By::Inclusive => Order::Inclusive,
-        }
-    }
-
-    fn group_by(&self) -> GroupBy {
-        match self.group {
+        };
+        options.group = match self.group {
             Group::Function => GroupBy::Function,
             Group::Line => GroupBy::Line,
             Group::Module => GroupBy::Module,
             Group::Path => GroupBy::Path,
-        }
-    }
-
-    /// The threads, ranks and processes chosen.
-    fn selection(&self) -> Selection {
-        self.filter
+        };
+        options.metric.clone_from(&self.metric);
+        options.limit = (self.rows > 0).then_some(self.rows);
+        options.selection = self
+            .filter
             .selection()
-            .processes(self.process.iter().copied())
+            .processes(self.process.iter().copied());
+        options.mean = self.mean;
+        options.full_names = self.full_names;
+        options
     }
 
     /// The model's query for these flags.
     pub(crate) fn query(&self) -> Query {
-        let mut query = Query::new().by(self.order()).group(self.group_by());
-        if let Some(metric) = &self.metric {
-            query = query.value_type(metric.clone());
-        }
-        if self.rows > 0 {
-            query = query.limit(self.rows);
-        }
-        let selection = self.selection();
-        if !selection.keeps_all() {
-            query = query.contexts(ContextFilter::Select(selection));
-        }
-        if self.mean {
-            query = query.combine(Combine::Mean);
-        }
-        query
+        self.options().query()
     }
 
     /// How `top` and `diff` show their tables for these flags: cut to the terminal's width
     /// ([`table_width`]) unless `--full-names`.
     pub(crate) fn table_options(&self) -> TableOptions {
-        let options = TableOptions::new()
-            .order(self.order())
-            .group(self.group_by())
-            .mean(self.mean)
-            .full_names(self.full_names)
-            .width((!self.full_names).then(table_width));
-        let selection = self.selection();
-        match selection.keeps_all() {
-            true => options,
-            false => options.only(selection.to_string()),
-        }
+        let options = self.options().table_options();
+        options.width((!self.full_names).then(table_width))
     }
 }

@@ -26,6 +26,8 @@
 //! - [`output`]: the output policy and atomic writes of a file or folder, which appears whole
 //!   once complete or not at all, never merged with an old output, and never deletes what
 //!   profcodec did not write (what `profcodec rewrite`, `convert` and `export` write with);
+//! - `query` (feature `profile`): the options of `top` and `diff` as every face takes them,
+//!   and the model's query and table options they make;
 //! - [`text`]: text for people as every face prints it: numbers (`1,234,567`), the tables of
 //!   `top` and `diff` and their JSON rows (feature `profile`), `info`'s details (feature
 //!   `inspect`);
@@ -79,6 +81,8 @@ mod open;
 pub mod output;
 #[cfg(feature = "python")]
 pub mod python;
+#[cfg(feature = "profile")]
+pub mod query;
 #[cfg(feature = "report")]
 pub mod report;
 #[cfg(feature = "tables")]

@@ -76,6 +76,9 @@ use std::sync::Mutex;
 
 use crate::Format;
 
+mod names;
+pub use names::distinct_names;
+
 /// The prefix of the staging folder made beside an output, followed by the writing process's
 /// id and a dash; removed before a write returns unless a replaced output could not be put back
 /// ([`OutputError::NotRestored`]).
@@ -404,6 +407,22 @@ impl OutputPath {
             inputs: Vec::new(),
             format: None,
         }
+    }
+
+    /// An output of `input`'s kind (a folder for a folder input, else a file) at `path`, which
+    /// may not overlap `input`, written in `format` ([`format`](OutputPath::format)): what
+    /// `rewrite` writes.
+    pub fn like_input(
+        path: impl Into<PathBuf>,
+        input: impl Into<PathBuf>,
+        format: Format,
+    ) -> OutputPath {
+        let input = input.into();
+        let kind = match input.is_dir() {
+            true => OutputKind::Folder,
+            false => OutputKind::File,
+        };
+        OutputPath::new(path, kind).input(input).format(format)
     }
 
     /// What to do with an existing output ([`Overwrite::Never`] unless set).

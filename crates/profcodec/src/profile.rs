@@ -258,6 +258,30 @@ pub mod symbols {
         }
     }
 
+    /// What a front end says of `report`: that its structure file (`structs/*.hpcstruct`) was
+    /// not used, and why; that the module stayed unresolved in some files, and why, with `hint`,
+    /// the front end's way to name a folder of binaries (`--binary-path DIR`, `binary_path`).
+    /// Nothing for a module resolved with its structure.
+    pub fn warnings(report: &ModuleReport, hint: &str) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(why) = &report.structure_error {
+            warnings.push(format!(
+                "no structure for {} (loops and inlined calls): {why}",
+                report.module
+            ));
+        }
+        if let Some(why) = &report.unresolved {
+            warnings.push(format!(
+                "no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] ({hint} \
+                 or PROFCODEC_BINARY_PATH finds moved binaries)",
+                report.module,
+                report.files - report.resolved,
+                report.files
+            ));
+        }
+        warnings
+    }
+
     /// The search path: [`resolving`]'s folders on this thread, then [`set_binary_path`]'s,
     /// then `PROFCODEC_BINARY_PATH`'s.
     pub fn search() -> SearchPath {

@@ -73,6 +73,37 @@ pub fn check_filter<W: Write>(writer: &mut TimelineWriter<W>) -> Result<(), Erro
     }
 }
 
+/// An input of [`write_trace`]: a path, opened as [`add_path`] opens it, or an input already
+/// opened ([`add_timeline`]).
+#[derive(Debug, Clone, Copy)]
+pub enum TraceInput<'a> {
+    /// A file or folder, recognised by its content.
+    Path(&'a Path),
+    /// An opened input.
+    Opened(&'a Opened),
+}
+
+/// Writes the trace of `inputs` into `out` as `format`, keeping what `filter` keeps, as
+/// `profcodec convert --to perfetto|chrome` writes it: every input's timeline added in order,
+/// then the filter checked ([`check_filter`]: one that kept none of the threads or ranks the
+/// inputs hold fails before the trace is finished), then the trace finished. Returns `out`.
+pub fn write_trace<W: Write>(
+    out: W,
+    format: Format,
+    filter: Filter,
+    inputs: &[TraceInput<'_>],
+) -> Result<W, Error> {
+    let mut writer = TimelineWriter::new(out, format, filter);
+    for input in inputs {
+        match input {
+            TraceInput::Path(path) => add_path(&mut writer, path)?,
+            TraceInput::Opened(opened) => add_timeline(&mut writer, opened)?,
+        };
+    }
+    check_filter(&mut writer)?;
+    writer.finish()
+}
+
 /// The converter of `input`'s format.
 #[allow(unused_variables, unused_imports)] // without a format feature, no converter is named
 fn dispatch(timeline: &mut Timeline<'_>, input: &Opened) -> Result<Summary, Error> {

@@ -14,23 +14,7 @@ fn warn_unresolved(py: Python<'_>, reports: &[profcodec::symbols::ModuleReport])
     let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
     let mut said = std::collections::HashSet::new();
     for report in reports {
-        let mut messages = Vec::new();
-        if let Some(why) = &report.structure_error {
-            messages.push(format!(
-                "no structure for {} (loops and inlined calls): {why}",
-                report.module
-            ));
-        }
-        if let Some(why) = &report.unresolved {
-            messages.push(format!(
-                "no symbols for {} ({} of {} files): {why}; addresses shown as [0x...] \
-                 (binary_path or PROFCODEC_BINARY_PATH finds moved binaries)",
-                report.module,
-                report.files - report.resolved,
-                report.files
-            ));
-        }
-        for message in messages {
+        for message in profcodec::symbols::warnings(report, "binary_path") {
             if said.insert(message.clone()) {
                 warn(py, &category, message)?;
             }

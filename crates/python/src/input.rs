@@ -210,8 +210,9 @@ impl Input {
     /// `binary_path`: as for `profile()`, for the profile and for an hpcrun timeline, whose
     /// slices are then named as `profile().top()` names its rows (`--binary-path`).
     ///
-    /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric,
-    /// profcodec.UnsupportedError for a timeline of an input that has none,
+    /// Raises ValueError for an unknown `to`, profcodec.QueryError for an unknown metric or
+    /// for `threads` or `ranks` that keep none of the timeline's (the message lists those it
+    /// has), profcodec.UnsupportedError for a timeline of an input that has none,
     /// profcodec.FileError when `path` cannot be written or is refused.
     #[pyo3(signature = (to, path=None, *, metric=None, overwrite=false, max_output=None, threads=None, ranks=None, from_ns=None, until_ns=None, depth=None, binary_path=None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use profcodec::Opened;
 use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
-use profcodec::output::{OutputKind, OutputPath, Overwrite};
+use profcodec::output::{OutputPath, Overwrite};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -131,15 +131,9 @@ pub(crate) fn rewrite<'py>(
     to: Option<String>,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let kind = match opened.path().is_dir() {
-        true => OutputKind::Folder,
-        false => OutputKind::File,
-    };
     let output = convert::check(
-        OutputPath::new(out, kind)
-            .overwrite(Overwrite::from_force(overwrite))
-            .input(opened.path())
-            .format(opened.format()),
+        OutputPath::like_input(out, opened.path(), opened.format())
+            .overwrite(Overwrite::from_force(overwrite)),
     )?;
     let options = RewriteOptions { to };
     let report = py

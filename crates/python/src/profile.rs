@@ -1,9 +1,8 @@
 //! `profcodec.Profile` (the format-neutral profile model) and `profcodec.Top` (its answer to
 //! "which functions, lines or modules cost the most").
 
-use profcodec::profile::{
-    self as model, Combine, ContextFilter, GroupBy, Measured, Order, Query, Selection, Source,
-};
+use profcodec::profile::{self as model, Measured, Query, Selection, Source};
+use profcodec::query::{TopOptions, group_named, order_named};
 use profcodec::text::TableOptions;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -68,40 +67,32 @@ pub(crate) fn query(
     selection: &Selection,
     mean: bool,
 ) -> PyResult<Query> {
-    let mut query = Query::new()
-        .by(match by {
-            "self" => Order::SelfValue,
-            "inclusive" => Order::Inclusive,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "by must be \"self\" or \"inclusive\", not {by:?}"
-                )));
-            }
-        })
-        .group(match group {
-            "function" => GroupBy::Function,
-            "line" => GroupBy::Line,
-            "module" => GroupBy::Module,
-            "path" | "context" => GroupBy::Path,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "group must be \"function\", \"line\", \"module\" or \"path\", not {group:?}"
-                )));
-            }
-        });
-    if let Some(metric) = metric {
-        query = query.value_type(metric);
-    }
-    if let Some(limit) = limit {
-        query = query.limit(limit);
-    }
-    if !selection.keeps_all() {
-        query = query.contexts(ContextFilter::Select(selection.clone()));
-    }
-    if mean {
-        query = query.combine(Combine::Mean);
-    }
-    Ok(query)
+    Ok(options(metric, by, group, limit, selection, mean)?.query())
+}
+
+/// The options of `top()` and `profcodec.diff()` for their keyword arguments (see [`query`]).
+fn options(
+    metric: Option<String>,
+    by: &str,
+    group: &str,
+    limit: Option<usize>,
+    selection: &Selection,
+    mean: bool,
+) -> PyResult<TopOptions> {
+    let mut options = TopOptions::new();
+    options.order = order_named(by).ok_or_else(|| {
+        PyValueError::new_err(format!("by must be \"self\" or \"inclusive\", not {by:?}"))
+    })?;
+    options.group = group_named(group).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "group must be \"function\", \"line\", \"module\" or \"path\", not {group:?}"
+        ))
+    })?;
+    options.metric = metric;
+    options.limit = limit;
+    options.selection = selection.clone();
+    options.mean = mean;
+    Ok(options)
 }
 
 /// A `thread=` argument: a thread's id or name, or a list of them (`--thread`'s values).
@@ -240,19 +231,14 @@ impl Profile {
         full_names: bool,
     ) -> PyResult<Top> {
         let selection = selection(thread, rank, process);
-        let query = query(metric, by, group, limit, &selection, mean)?;
+        let mut options = options(metric, by, group, limit, &selection, mean)?;
+        options.full_names = full_names;
+        let query = options.query();
         let inner = &slf.get().inner;
         let table = py
             .detach(|| inner.top(&query))
             .map_err(|e| Error::new(Kind::Query, e.to_string()))?;
-        let mut options = TableOptions::new()
-            .order(query.order)
-            .group(query.group)
-            .mean(mean)
-            .full_names(full_names);
-        if !selection.keeps_all() {
-            options = options.only(selection.to_string());
-        }
+        let options = options.table_options();
         Ok(Top {
             table,
             profile: slf.clone().unbind(),

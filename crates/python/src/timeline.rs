@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use profcodec::Opened;
 use profcodec::output::{CheckedOutput, WriteError};
-use profcodec::timeline::{Filter, Format, TimelineWriter, add_timeline};
+use profcodec::timeline::{Filter, Format, TraceInput, write_trace};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -66,9 +66,8 @@ pub(crate) fn convert(
 ) -> PyResult<Option<Vec<u8>>> {
     let write = |out: &mut dyn std::io::Write| -> Result<(), Error> {
         let budgeted = profcodec_export::BudgetWriter::new(out, budget);
-        let mut writer = TimelineWriter::new(budgeted, format, filter.clone());
-        add_timeline(&mut writer, opened).map_err(error)?;
-        writer.finish().map_err(error)?;
+        let inputs = [TraceInput::Opened(opened)];
+        write_trace(budgeted, format, filter.clone(), &inputs).map_err(error)?;
         Ok(())
     };
     let written = crate::binaries::resolving(py, binary_path, || match output {
@@ -94,6 +93,8 @@ fn error(e: profcodec::timeline::Error) -> Error {
     use profcodec::timeline::Error as E;
     match e {
         E::NotATimeline { .. } => Error::new(Kind::Unsupported, e.to_string()),
+        // A thread or rank filter that kept nothing: as `Profile.top()` raises it.
+        E::NoMatch(_) => Error::new(Kind::Query, e.to_string()),
         E::Write(io) => match profcodec_export::over_budget(&io) {
             Some(over) => Error::new(
                 Kind::Unsupported,

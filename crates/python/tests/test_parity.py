@@ -34,6 +34,32 @@ COUNTERPARTS = {
 }
 
 
+#: Each subcommand and the tests that check the Python counterpart gives what the command line
+#: gives for the same inputs: ``module::test`` of this folder.
+PARITY_TESTS = {
+    "info": ["test_parity::test_info_is_the_command_lines"],
+    "validate": ["test_parity::test_validate_is_the_command_lines"],
+    "dump": ["test_parity::test_dump_is_the_command_lines"],
+    "rewrite": ["test_parity::test_rewrite_is_the_command_lines"],
+    "merge": [
+        "test_parity::test_merge_is_the_command_lines",
+        "test_parity::test_a_folder_is_never_a_file_output",
+    ],
+    "top": [
+        "test_parity::test_top_is_the_command_lines",
+        "test_options::test_top_text_is_the_command_lines",
+    ],
+    "diff": ["test_parity::test_diff_is_the_command_lines"],
+    "convert": [
+        "test_convert::test_every_target_is_the_command_lines",
+        "test_parity::test_timelines_are_the_command_lines",
+    ],
+    "export": ["test_parity::test_export_is_the_command_lines"],
+    "sql": ["test_parity::test_sql_is_the_command_lines"],
+    "report": ["test_report::test_report_equals_the_command_lines"],
+}
+
+
 def subcommands(cli):
     """The subcommands ``profcodec --help`` lists (``help`` aside)."""
     out = subprocess.run([str(cli), "--help"], capture_output=True, text=True, check=True)
@@ -64,6 +90,19 @@ def test_every_subcommand_has_a_python_counterpart(cli):
         except AttributeError:
             pytest.fail(f"profcodec {command}: its counterpart {COUNTERPARTS[command]} is missing")
         assert callable(item) and item.__doc__, COUNTERPARTS[command]
+
+
+def test_every_subcommand_has_a_parity_test(cli):
+    import importlib
+
+    missing = [c for c in subcommands(cli) if not PARITY_TESTS.get(c)]
+    assert not missing, f"subcommands without a test in PARITY_TESTS: {missing}"
+    for command, tests in PARITY_TESTS.items():
+        for test in tests:
+            module, name = test.split("::")
+            assert callable(getattr(importlib.import_module(module), name, None)), (
+                f"profcodec {command}: {test} does not exist"
+            )
 
 
 def run_cli(cli, *args):
@@ -110,6 +149,38 @@ def test_validate_is_the_command_lines(cli, path):
         assert out.returncode == 1, out.stderr
         with pytest.raises(profcodec.InvalidDataError):
             run.validate()
+
+
+@pytest.mark.parametrize("path", sample(), ids=ids)
+def test_info_is_the_command_lines(cli, path):
+    out = run_cli(cli, "info", "--json", path)
+    if out.returncode != 0:
+        with pytest.raises(profcodec.Error):
+            profcodec.open(path).info()
+        return
+    [printed] = json.loads(out.stdout)
+    assert printed["path"] == str(path)
+    assert json.loads(json.dumps(profcodec.open(path).info())) == printed["info"]
+
+
+@pytest.mark.parametrize("path", sample(), ids=ids)
+def test_top_is_the_command_lines(cli, path):
+    out = run_cli(cli, "top", "--json", "-n", "0", path)
+    if out.returncode != 0:
+        with pytest.raises(profcodec.Error):
+            profcodec.open(path).profile().top(limit=None)
+        return
+    top = profcodec.open(path).profile().top(limit=None)
+    printed = json.loads(out.stdout)
+    assert len(top.rows) == len(printed)
+    # The command line leaves out what a row lacks, and adds each row's share and metric.
+    for ours, theirs in zip(top.rows, printed):
+        assert {k: v for k, v in ours.items() if v is not None} == {
+            k: v for k, v in theirs.items() if k in ours and v is not None
+        }
+        assert theirs["metric"] == top.value_type and theirs["unit"] == top.unit
+    text = run_cli(cli, "top", "-n", "0", path).stdout
+    assert top.to_text(width=200) == text.decode()
 
 
 def with_trailing_data(source, tmp_path):
@@ -254,6 +325,56 @@ def test_merge_is_the_command_lines(corpus, cli, tmp_path):
     assert not (tmp_path / "no.out").exists()
 
 
+def folder_with_a_file(tmp_path):
+    """An existing folder, with a file in it, where an output is asked for."""
+    folder = tmp_path / "existing"
+    folder.mkdir()
+    (folder / "keep.txt").write_bytes(b"not profcodec's")
+    return folder
+
+
+def untouched(folder):
+    assert sorted(p.name for p in folder.iterdir()) == ["keep.txt"]
+    assert (folder / "keep.txt").read_bytes() == b"not profcodec's"
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_folder_is_never_a_file_output(corpus, cli, tmp_path, overwrite):
+    """`merge`, `convert`, `dump` and the rewrite of a file write one file: an existing folder
+    at the output path is refused, with overwrite too, and left as it was, as on the command
+    line (exit status 3)."""
+    nytprof = corpus / "nytprof" / "fork__compress0.nytprof.out"
+    inputs = [nytprof, corpus / "nytprof" / "fork__compress0.31274.nytprof.out"]
+    folder = folder_with_a_file(tmp_path)
+    force = ["--force"] if overwrite else []
+    run = profcodec.open(nytprof)
+    writers = {
+        "merge": (
+            lambda: profcodec.merge(inputs, folder, overwrite=overwrite),
+            ["merge", *force, "-o", folder, *inputs],
+        ),
+        "convert": (
+            lambda: run.convert("folded", folder, overwrite=overwrite),
+            ["convert", "--to", "folded", *force, "-o", folder, nytprof],
+        ),
+        "rewrite": (
+            lambda: run.rewrite(folder, overwrite=overwrite),
+            ["rewrite", *force, nytprof, folder],
+        ),
+        "dump": (lambda: run.dump(folder, overwrite=overwrite), None),
+    }
+    for verb, (python, command) in writers.items():
+        with pytest.raises(profcodec.FileError, match="is a folder"):
+            python()
+        untouched(folder)
+        if command is not None:
+            out = run_cli(cli, *command)
+            assert out.returncode == 3, (verb, out.stderr)
+            assert b"is a folder" in out.stderr, verb
+            untouched(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]
+
+
 @pytest.mark.parametrize(
     "relative, to",
     [
@@ -356,6 +477,13 @@ def test_timeline_refusals_are_the_command_lines(corpus, cli):
         capture.convert("chrome", max_output=100)
     with pytest.raises(ValueError):
         capture.convert("chrome", from_ns=2, until_ns=1)
+    # A filter that keeps none of the threads is refused, in the command line's words.
+    path = corpus / "easyprofiler" / "sample_v210_rdtsc.prof"
+    out = run_cli(cli, "convert", "--to", "chrome", "--thread", "no such thread", path)
+    assert out.returncode == 2
+    with pytest.raises(profcodec.QueryError) as e:
+        capture.convert("chrome", threads=["no such thread"])
+    assert str(e.value) in out.stderr.decode()
     # The model holds no timeline: a profile converts only to the model's targets.
     with pytest.raises(ValueError, match="folded"):
         capture.profile().convert("perfetto")

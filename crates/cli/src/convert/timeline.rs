@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use profcodec::timeline::{Format, TimelineWriter, add_path, check_filter};
+use profcodec::timeline::{Format, TraceInput, write_trace};
 
 use crate::Failure;
 use crate::OpError;
@@ -51,18 +51,14 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
     };
     let convert = |inputs: &[&Path], out: &mut dyn std::io::Write| -> Result<(), OpError> {
         let budgeted = profcodec_export::BudgetWriter::new(out, budget(inputs));
-        let mut writer = TimelineWriter::new(budgeted, format, filter.clone());
-        for input in inputs {
-            add_path(&mut writer, input).map_err(|e| failure(&e))?;
-        }
+        let traced: Vec<TraceInput<'_>> = inputs.iter().map(|p| TraceInput::Path(p)).collect();
         // A filter that kept nothing fails before the trace is finished: no file is placed.
-        check_filter(&mut writer).map_err(|e| match e {
+        write_trace(budgeted, format, filter.clone(), &traced).map_err(|e| match e {
             profcodec::timeline::Error::NoMatch(e) => {
                 OpError::Usage(crate::filter::no_match(inputs, None, &e).message)
             }
             e => failure(&e),
         })?;
-        writer.finish().map_err(|e| failure(&e))?;
         Ok(())
     };
     if args.split {

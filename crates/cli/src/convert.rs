@@ -66,8 +66,8 @@ pub(crate) struct ConvertArgs {
     pub(crate) binary_path: Vec<PathBuf>,
     #[arg(short, long, value_name = "N", default_value_t = 0, help = crate::top::JOBS)]
     pub(crate) jobs: usize,
-    /// Inputs (files, database, measurement or session folders); several are merged; `-` reads
-    /// standard input.
+    /// Inputs (files, database, measurement or session folders, or a folder of profiles that
+    /// stands for the profiles in it); several are merged; `-` reads standard input.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
 }

@@ -110,7 +110,7 @@ enum Command {
         /// Replace an existing output file whole.
         #[arg(long)]
         force: bool,
-        /// Input files, all of one format.
+        /// Input files, all of one format (a folder stands for the profiles in it).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
@@ -125,8 +125,8 @@ enum Command {
         /// Print a JSON array of rows instead of a table (schema in the CLI README).
         #[arg(long)]
         json: bool,
-        /// Inputs (files, database or session folders); several are merged; `-` reads standard
-        /// input.
+        /// Inputs (files, database or session folders, or a folder of profiles that stands for
+        /// the profiles in it); several are merged; `-` reads standard input.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
@@ -384,6 +384,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             force,
             inputs,
         } => {
+            let inputs = profcodec::expand_inputs(&inputs)?;
             let checked = OutputPath::file(&output)
                 .overwrite(Overwrite::from_force(force))
                 .inputs(&inputs)
@@ -405,6 +406,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             query.filter.refuse_depth("top")?;
             query.use_binary_path();
+            let inputs = profcodec::expand_inputs(&inputs)?;
             let merged = profcodec::merged_profile(&inputs, &query.merge_options())?;
             let (format, profile) = (merged.format(), merged.profile);
             let q = query.query();
@@ -419,10 +421,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
             buf.flush()?;
             Ok(())
         }
-        Command::Convert(args) => convert::run(&args),
+        Command::Convert(mut args) => {
+            args.inputs = profcodec::expand_inputs(&args.inputs)?;
+            convert::run(&args)
+        }
         Command::Export(args) => external::run("export", &args),
         Command::Sql(args) => external::run("sql", &args),
-        Command::Report(args) => report::run(&args),
+        Command::Report(mut args) => {
+            args.inputs = profcodec::expand_inputs(&args.inputs)?;
+            report::run(&args)
+        }
         Command::Diff {
             query,
             change,

@@ -43,7 +43,8 @@ pub(crate) struct ReportArgs {
     /// A folder where the binaries of hpcrun measurements are searched by file name (as in top).
     #[arg(long, value_name = "DIR")]
     pub(crate) binary_path: Vec<PathBuf>,
-    /// Inputs (files, database, measurement or session folders); several are merged.
+    /// Inputs (files, database, measurement or session folders, or a folder of profiles that
+    /// stands for the profiles in it); several are merged.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
 }

@@ -1,5 +1,6 @@
 //! The inputs people pass besides single files: a StatProfiler template (the `-template` given to
-//! the profiler, naming no file itself) and an hpcrun measurement folder (`*.m`).
+//! the profiler, naming no file itself), an hpcrun measurement folder (`*.m`), and a folder of
+//! profiles (a test suite's runs), which stands for the profiles in it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,4 +72,69 @@ fn an_hpcrun_measurement_folder_is_one_input() {
         .expect("run profcodec");
     let infos: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(infos[0]["info"]["details"]["threads"], 1);
+}
+
+/// Runs `profcodec ARGS` and returns its standard output, failing the test on a failure.
+fn stdout_of(args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let out = profcodec().args(args).output().expect("run profcodec");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn a_folder_of_profiles_is_the_profiles_in_it_in_name_order() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir(&runs).expect("mkdir");
+    let (a, b) = (runs.join("nytprof.out.101"), runs.join("nytprof.out.202"));
+    std::fs::copy(testdata("nytprof/workload-100.nytprof.out"), &a).expect("copy");
+    std::fs::copy(testdata("nytprof/workload-300.nytprof.out"), &b).expect("copy");
+    // What a test suite leaves beside its profiles is passed over.
+    std::fs::write(runs.join("prove.log"), "ok 1 - works\n").expect("write");
+    let os = |p: &Path| p.as_os_str().to_owned();
+    for verb in [&["top", "--json"][..], &["convert", "--to", "folded"][..]] {
+        let mut by_folder: Vec<std::ffi::OsString> = verb.iter().map(Into::into).collect();
+        let mut by_files = by_folder.clone();
+        by_folder.push(os(&runs));
+        by_files.extend([os(&a), os(&b)]);
+        let by_folder: Vec<&std::ffi::OsStr> = by_folder.iter().map(|s| s.as_os_str()).collect();
+        let by_files: Vec<&std::ffi::OsStr> = by_files.iter().map(|s| s.as_os_str()).collect();
+        assert_eq!(stdout_of(&by_folder), stdout_of(&by_files), "{verb:?}");
+    }
+    let (merged_folder, merged_files) = (tmp.path().join("f.out"), tmp.path().join("g.out"));
+    stdout_of(&[
+        "merge".as_ref(),
+        "-o".as_ref(),
+        merged_folder.as_os_str(),
+        runs.as_os_str(),
+    ]);
+    stdout_of(&[
+        "merge".as_ref(),
+        "-o".as_ref(),
+        merged_files.as_os_str(),
+        a.as_os_str(),
+        b.as_os_str(),
+    ]);
+    assert_eq!(
+        std::fs::read(&merged_folder).expect("read"),
+        std::fs::read(&merged_files).expect("read")
+    );
+}
+
+#[test]
+fn a_folder_without_profiles_is_refused_with_the_reason() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("notes.txt"), "no profile here").expect("write");
+    let out = profcodec()
+        .arg("top")
+        .arg(tmp.path())
+        .output()
+        .expect("run profcodec");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the folder holds no profile"), "{stderr}");
 }

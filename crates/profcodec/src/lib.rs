@@ -72,6 +72,7 @@ pub struct ReadmeDoctests;
 mod conversion;
 mod detect;
 mod error;
+mod inputs;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 mod mapping;
@@ -102,6 +103,7 @@ pub use conversion::{
 };
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
+pub use inputs::expand_inputs;
 #[cfg(feature = "inspect")]
 pub use inspect::{Info, MergeReport, dump, info, merge_files, rewrite, validate};
 #[cfg(feature = "profile")]

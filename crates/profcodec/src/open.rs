@@ -40,6 +40,10 @@ pub enum OpenError {
     /// `=statprofiler` file).
     #[error("{}: a directory is read as an HPCToolkit database (meta.db), an hpcrun measurement folder (.hpcrun files) or a Devel::StatProfiler session (=statprofiler files), and it holds none of them", .0.display())]
     NotADatabase(PathBuf),
+    /// A folder given as a set of profiles ([`expand_inputs`](crate::expand_inputs)) that
+    /// holds none: no file with a profiler's magic and no folder that is one input.
+    #[error("{}: the folder holds no profile: no file starts with a profiler's magic, and no folder in it is an HPCToolkit database (meta.db), an hpcrun measurement folder (.hpcrun files) or a Devel::StatProfiler session (=statprofiler files)", .0.display())]
+    NoProfiles(PathBuf),
 }
 
 #[derive(Debug)]

@@ -71,7 +71,7 @@ impl From<OpenError> for Error {
     fn from(e: OpenError) -> Self {
         match &e {
             OpenError::Io { source, .. } => Error::io(e.to_string(), source),
-            OpenError::Unknown { .. } | OpenError::NotADatabase(_) => {
+            OpenError::Unknown { .. } | OpenError::NotADatabase(_) | OpenError::NoProfiles(_) => {
                 Error::new(Kind::UnknownFormat, e.to_string())
             }
             OpenError::NotAFile(_) => Error::new(Kind::File, e.to_string()),

@@ -148,7 +148,8 @@ pub(crate) fn rewrite<'py>(
 /// Merges the profiles `inputs` of one program (the runs of a test suite, a forked child's
 /// file), all of one format, into one file `out` of that format that the format's own tool
 /// reads, as `profcodec merge` does: NYTProf, as `nytprofmerge` merges them (Devel::NYTProf
-/// loads it with the same per-sub and per-line totals). The file appears whole once complete;
+/// loads it with the same per-sub and per-line totals). A folder among `inputs` stands for
+/// the profiles in it (its files with a profiler's magic, in name order). The file appears whole once complete;
 /// an existing file is replaced only with `overwrite=True`, a folder never, an input never.
 ///
 /// Returns a dict: `inputs` (how many were merged) and `warnings` (what the format's merge
@@ -163,6 +164,7 @@ pub(crate) fn merge<'py>(
     out: PathBuf,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
     let output = convert::check(
         OutputPath::file(out)
             .overwrite(Overwrite::from_force(overwrite))

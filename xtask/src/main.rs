@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: THE test command (README, `.ci/run`). Installs what the tests need when it
 //!   is missing, then runs rustfmt, clippy, the whole workspace's tests with the shared corpus, the
-//!   Python package's pytest suite (`src/python.rs`), the docs with warnings denied, the
+//!   Python package's pytest suite (`src/python.rs`), `interop-spark` (below: DuckDB and Spark
+//!   on a 1,000-rank database's export, about 40 s), the docs with warnings denied, the
 //!   hostile amplification cases (`cargo xtask hostile`), a replay of every fuzz target's corpus
 //!   on stable Rust, and the packaging checks (no unused dependency, `cargo publish --dry-run
 //!   --workspace`).
@@ -20,8 +21,11 @@
 //!   validate` process timed against the real tool's reader on the same input, interleaved
 //!   (`peers.rs`); `--peer` names a locally built reader where the real one is on no registry
 //!   (easyprofiler, statprofiler; optional for hpcrun). BENCHMARKS.md has the figures.
-//! - `cargo xtask interop-spark [DATABASE]`: Spark reads `profcodec export --parquet`'s dataset
-//!   (`src/tables.rs`, which also installs DuckDB for the tests).
+//! - `cargo xtask interop-spark [DATABASE]`: DuckDB and Spark (pyspark, `local[2]`) read
+//!   `profcodec export --parquet`'s dataset of an HPCToolkit database (by default one of 1,000
+//!   ranks that `gen-hpctoolkit` writes) and give `profcodec sql`'s load imbalance per function
+//!   (max over mean across ranks) and top 10 functions (`src/tables.rs`, which also installs
+//!   DuckDB for the tests).
 //! - `cargo xtask bench-peers tables [--runs N] [GEN OPTIONS]`: `profcodec export --parquet` and
 //!   `profcodec sql` over a synthetic HPCToolkit database of 2.3 GB (`src/tables.rs`).
 //!
@@ -229,6 +233,7 @@ fn test(ws: &Workspace) -> Result<()> {
         .env("PROFCODEC_CORPUS", &corpus)
         .envs(env.iter().map(|(k, v)| (k, v))))?;
     python::test(ws, &corpus)?;
+    tables::interop_spark(ws, &[])?;
     run(ws
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;

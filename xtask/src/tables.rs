@@ -1,6 +1,8 @@
 //! xtask support for the tables (profcodec-arrow, `profcodec export --parquet` and `profcodec
-//! sql`): the consumers that judge the Parquet export, DuckDB for the tests and Spark for
-//! `cargo xtask interop-spark`, installed from PyPI into a venv under `target/`.
+//! sql`): the consumers that judge the Parquet export, DuckDB for the tests and DuckDB and Spark
+//! for `cargo xtask interop-spark` (which `cargo xtask test` runs too: the load imbalance per
+//! function of a 1,000-rank database, the same in `profcodec sql`, DuckDB and Spark), installed
+//! from PyPI into a venv under `target/`; and `cargo xtask bench-peers tables`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,6 +14,9 @@ use crate::{TestEnv, Workspace, apt_install, run, succeeds};
 
 /// The venv under `target/` DuckDB (and, for `interop-spark`, pyspark) is installed into.
 const VENV: &str = "tables-venv";
+
+/// pyspark from PyPI: Spark 4 runs on Debian 12's Java 17 (`default-jre-headless`).
+const PYSPARK: &str = "pyspark>=4,<5";
 
 /// The tables venv's python, with `module` installed from the PyPI package `package`.
 fn python_with(ws: &Workspace, module: &str, package: &str) -> Result<PathBuf> {
@@ -28,22 +33,6 @@ pub(crate) fn prepare(ws: &Workspace) -> Result<TestEnv> {
     )])
 }
 
-/// Spark computes the top 10 functions of an HPCToolkit database from the export.
-const SPARK: &str = r#"
-import json, sys
-from pyspark.sql import SparkSession
-out = sys.argv[1]
-spark = (SparkSession.builder.master("local[2]").appName("profcodec")
-         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-         .getOrCreate())
-spark.sparkContext.setLogLevel("ERROR")
-for table in ["contexts", "metrics", "values"]:
-    spark.read.parquet(f"{out}/hpctoolkit/{table}").createOrReplaceTempView(table)
-rows = spark.sql(sys.argv[2]).collect()
-print(json.dumps([r.asDict() for r in rows]))
-spark.stop()
-"#;
-
 /// hpcviewer's exclusive time per function over the summary profile, the top 10.
 /// `{values}`, `{metrics}` and `{contexts}` name the tables as each engine knows them.
 const TOP_FUNCTIONS: &str = "SELECT c.function AS function, SUM(v.value) AS self \
@@ -55,19 +44,170 @@ const TOP_FUNCTIONS: &str = "SELECT c.function AS function, SUM(v.value) AS self
        AND (c.relation <> 'lexical' OR c.lexical_type = 'function') \
      GROUP BY c.function ORDER BY self DESC, function LIMIT 10";
 
-/// `cargo xtask interop-spark [DATABASE]`: exports an HPCToolkit database (by default the
-/// corpus's `hpctoolkit/hatchet-gamess`) with `profcodec export --parquet`, has Spark (PyPI
-/// `pyspark` in local mode, Java from Debian's `default-jre-headless`) read the dataset and
-/// compute the top 10 functions by exclusive time, and checks them against `profcodec sql` on
-/// the database itself.
+/// The engines' side of `interop-spark`: registers the HPCToolkit tables of the dataset `out`
+/// (`sys.argv[2]`) as views, in DuckDB (`sys.argv[1]` = `duckdb`, PyPI `duckdb`: each view
+/// `read_parquet` of the table's folder with Hive partitioning) or in Spark (`spark`, PyPI
+/// `pyspark` in local mode on two cores, `spark.read.parquet` of the folder), runs each query
+/// of the JSON object `sys.argv[3]` (name: SQL) and prints a JSON object of their rows.
+const ENGINES: &str = r#"
+import json, sys
+engine, out, queries = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+tables = ["contexts", "metrics", "profiles", "values"]
+if engine == "duckdb":
+    import duckdb
+    con = duckdb.connect()
+    for t in tables:
+        folder = f"{out}/hpctoolkit/{t}".replace("'", "''")
+        con.execute(f"""CREATE VIEW "{t}" AS SELECT * FROM
+            read_parquet('{folder}/*/*.parquet', hive_partitioning = true)""")
+    def run(q):
+        cur = con.execute(q)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+else:
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName("profcodec")
+             .config("spark.ui.enabled", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             # A few thousand rows a query: 200 shuffle partitions would be 200 tasks each.
+             .config("spark.sql.shuffle.partitions", "2")
+             # A short run: the JVM's quick compiler alone and no generated code halve the
+             # time (most of it is the JVM warming up, not the data).
+             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+             .config("spark.sql.codegen.wholeStage", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    for t in tables:
+        spark.read.parquet(f"{out}/hpctoolkit/{t}").createOrReplaceTempView(t)
+    def run(q):
+        return [r.asDict() for r in spark.sql(q).collect()]
+print(json.dumps({name: run(q) for name, q in queries.items()}))
+if engine != "duckdb":
+    spark.stop()
+"#;
+
+/// Load imbalance per function, the question `interop-spark` asks every engine: for each
+/// function, its exclusive cost in each rank (each non-summary profile: the `function`-scope
+/// value of the metric `{metric}` at the function's contexts, as hpcviewer counts a function's
+/// exclusive cost), then the largest over the mean across all ranks, a rank without the
+/// function counting as 0 (`ranks` counts every non-summary profile). 1 is a perfect balance;
+/// N ranks with all the cost in one give N. Plain SQL that DataFusion (`profcodec sql`),
+/// DuckDB and Spark all run as written; `{values}`, `{metrics}`, `{contexts}` and
+/// `{profiles}` name the tables as each engine knows them.
+const IMBALANCE: &str = "\
+WITH per_rank AS (
+  SELECT c.function AS function, v.profile AS profile, SUM(v.value) AS self
+  FROM {values} v
+  JOIN {metrics} m ON m.metric_id = v.metric_id AND m.summary = v.summary AND m.input = v.input
+  JOIN {contexts} c ON c.ctx_id = v.ctx_id AND c.input = v.input
+  WHERE NOT v.summary AND m.scope = 'function'
+    AND (m.name = '{metric}' OR m.name = concat('{metric} (', m.unit, ')'))
+    AND (c.relation <> 'lexical' OR c.lexical_type = 'function')
+  GROUP BY c.function, v.profile
+),
+ranks AS (SELECT COUNT(*) AS n FROM {profiles} WHERE NOT summary)
+SELECT p.function AS function, MAX(p.self) AS max_self, SUM(p.self) / MAX(r.n) AS mean_self,
+       MAX(p.self) / (SUM(p.self) / MAX(r.n)) AS imbalance
+FROM per_rank p CROSS JOIN ranks r
+GROUP BY p.function
+ORDER BY imbalance DESC, function";
+
+/// How an engine names the HPCToolkit tables in SQL.
+struct TableNames {
+    values: &'static str,
+    metrics: &'static str,
+    contexts: &'static str,
+    profiles: &'static str,
+}
+
+/// `profcodec sql`: the tables of set `hpctoolkit` of the database itself.
+const PROFCODEC_TABLES: TableNames = TableNames {
+    values: "hpctoolkit.values",
+    metrics: "hpctoolkit.metrics",
+    contexts: "hpctoolkit.contexts",
+    profiles: "hpctoolkit.profiles",
+};
+/// Spark: the temporary views of [`ENGINES`] (`values` is a keyword there, quoted with
+/// backticks).
+const SPARK_TABLES: TableNames = TableNames {
+    values: "`values`",
+    metrics: "metrics",
+    contexts: "contexts",
+    profiles: "profiles",
+};
+/// DuckDB: the views of [`ENGINES`] (`values` quoted as standard SQL quotes a name).
+const DUCKDB_TABLES: TableNames = TableNames {
+    values: "\"values\"",
+    metrics: "metrics",
+    contexts: "contexts",
+    profiles: "profiles",
+};
+
+/// `template` ([`IMBALANCE`] or [`TOP_FUNCTIONS`]) for metric `metric` and the tables `names`.
+fn render(template: &str, metric: &str, names: &TableNames) -> String {
+    template
+        .replace("{metric}", &metric.replace('\'', "''"))
+        .replace("{values}", names.values)
+        .replace("{metrics}", names.metrics)
+        .replace("{contexts}", names.contexts)
+        .replace("{profiles}", names.profiles)
+}
+
+/// The database `interop-spark` makes and reads when given none (`gen-hpctoolkit` options):
+/// 1,000 profiles (ranks) over 400 contexts (25 functions), `CPUTIME` only, no trace: 7.6 MB,
+/// written in well under a second, 252,082 values.
+const INTEROP_SHAPE: &[&str] = &[
+    "--profiles",
+    "1000",
+    "--contexts",
+    "400",
+    "--samples",
+    "32",
+    "--metrics",
+    "1",
+    "--trace-elems",
+    "0",
+];
+
+/// `cargo xtask interop-spark [DATABASE]` (also the last stage but the packaging of `cargo
+/// xtask test`): the same questions asked of one HPCToolkit database by three engines, which
+/// must give the same answers:
+///
+/// 1. the database is DATABASE, or else one `gen-hpctoolkit` writes ([`INTEROP_SHAPE`]: 1,000
+///    ranks) under `target/interop-spark/`;
+/// 2. `profcodec export --table hpctoolkit --parquet` writes it as a dataset beside it;
+/// 3. the load imbalance of each function ([`IMBALANCE`]: max over mean of its exclusive cost
+///    across ranks) and hpcviewer's top 10 functions ([`TOP_FUNCTIONS`]) are computed by
+///    `profcodec sql` on the database itself (DataFusion), and by DuckDB (PyPI `duckdb`) and
+///    Spark (PyPI `pyspark`, `local[2]`, Java from Debian's `default-jre-headless`) reading the
+///    dataset, with no code of profcodec's ([`ENGINES`]);
+/// 4. the three agree: the same functions, each number within 1e-9 of each other relatively;
+///    and the top 10 is also `profcodec top`'s.
+///
+/// The metric is the one `profcodec top` reads by default (the database's time). Each step's
+/// time is printed; Spark's startup (a JVM) is most of it.
 pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
+    let started = std::time::Instant::now();
     if !succeeds(Command::new("java").arg("-version")) {
         apt_install(&["default-jre-headless"])?;
     }
-    let python = python_with(ws, "pyspark", "pyspark")?;
-    let db = match args.first() {
-        Some(db) => PathBuf::from(db),
-        None => ws.corpus().join("hpctoolkit/hatchet-gamess"),
+    let python = crate::python_venv(ws, VENV, "import pyspark, duckdb", &[PYSPARK, "duckdb"])?;
+    let dir = ws.target().join("interop-spark");
+    let db = match args {
+        [] => {
+            let db = dir.join("db-1000-ranks");
+            if db.exists() {
+                std::fs::remove_dir_all(&db)?;
+            }
+            std::fs::create_dir_all(&db)?;
+            let mut gen_args: Vec<String> = INTEROP_SHAPE.iter().map(|s| (*s).to_owned()).collect();
+            gen_args.push(crate::utf8(&db)?);
+            crate::hpctoolkit::generate(&gen_args)?;
+            db
+        }
+        [db] => PathBuf::from(db),
+        _ => bail!("usage: cargo xtask interop-spark [DATABASE]"),
     };
     // `profcodec export` and `profcodec sql` run the profcodec-sql built beside it.
     run(&mut ws.cargo(&[
@@ -78,8 +218,9 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         "-p",
         "profcodec-sql",
     ]))?;
+    let prepared = started.elapsed();
     let profcodec = ws.target().join("debug").join("profcodec");
-    let out = ws.target().join("interop-spark");
+    let out = dir.join("dataset");
     run(Command::new(&profcodec)
         .args(["export", "--force", "--table", "hpctoolkit", "--parquet"])
         .arg(&out)
@@ -96,59 +237,147 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
         .and_then(|n| n.as_str())
         .context("profcodec top printed no row")?
         .to_owned();
-    let query = |prefix: &str, values: &str| {
-        TOP_FUNCTIONS
-            .replace("{metric}", &metric)
-            .replace("{values}", values)
-            .replace("{metrics}", &format!("{prefix}metrics"))
-            .replace("{contexts}", &format!("{prefix}contexts"))
-    };
-    let started = std::time::Instant::now();
-    let spark = json_rows(
-        Command::new(&python)
-            .arg("-c")
-            .arg(SPARK)
-            .arg(&out)
-            .arg(query("", "`values`")),
-    )?;
-    let spark_time = started.elapsed();
-    let ours = json_rows(
+    let timed = std::time::Instant::now();
+    let ours_imbalance = json_rows(
         Command::new(&profcodec)
             .args(["sql", "--format", "json"])
-            .arg(query("hpctoolkit.", "hpctoolkit.values"))
+            .arg(render(IMBALANCE, &metric, &PROFCODEC_TABLES))
             .arg(&db),
     )?;
-    eprintln!("xtask: Spark's top 10 ({metric}, {spark_time:.1?}):");
-    for row in &spark {
+    let ours_top = json_rows(
+        Command::new(&profcodec)
+            .args(["sql", "--format", "json"])
+            .arg(render(TOP_FUNCTIONS, &metric, &PROFCODEC_TABLES))
+            .arg(&db),
+    )?;
+    let ours_time = timed.elapsed();
+    let mut engines = Vec::new();
+    for (engine, names) in [("duckdb", &DUCKDB_TABLES), ("spark", &SPARK_TABLES)] {
+        let queries = serde_json::json!({
+            "imbalance": render(IMBALANCE, &metric, names),
+            "top": render(TOP_FUNCTIONS, &metric, names),
+        });
+        let timed = std::time::Instant::now();
+        eprintln!(
+            "xtask: {engine} reads {} and runs the same two queries",
+            out.display()
+        );
+        let answers = json_object(
+            Command::new(&python)
+                .arg("-c")
+                .arg(ENGINES)
+                .arg(engine)
+                .arg(&out)
+                .arg(queries.to_string())
+                .current_dir(&dir),
+        )?;
+        engines.push((engine, answers, timed.elapsed()));
+    }
+    eprintln!(
+        "xtask: load imbalance of {} functions over the ranks ({metric}), the largest:",
+        ours_imbalance.len()
+    );
+    for row in ours_imbalance.iter().take(5) {
         eprintln!("  {row}");
     }
-    if spark.len() != ours.len() {
-        bail!(
-            "Spark returned {} rows, profcodec sql {}",
-            spark.len(),
-            ours.len()
+    if ours_imbalance.len() < 2 {
+        bail!("profcodec sql found the load imbalance of fewer than 2 functions");
+    }
+    for (engine, answers, time) in &engines {
+        let rows = |name: &str| -> Result<&Vec<serde_json::Value>> {
+            answers
+                .get(name)
+                .and_then(serde_json::Value::as_array)
+                .with_context(|| format!("{engine} gave no answer to {name}"))
+        };
+        same_by_function(
+            engine,
+            rows("imbalance")?,
+            &ours_imbalance,
+            &["max_self", "mean_self", "imbalance"],
+        )?;
+        same_in_order(engine, "profcodec sql", rows("top")?, &ours_top)?;
+        eprintln!(
+            "xtask: {engine} ({time:.1?}) gives profcodec sql's ({ours_time:.1?}) load imbalance \
+             of every function and top 10"
         );
     }
-    for (s, o) in spark.iter().zip(&ours) {
+    same_in_order("profcodec sql", "profcodec top", &ours_top, &top)?;
+    eprintln!(
+        "xtask: and the top 10 is profcodec top's; interop-spark took {:.1?} ({:.1?} of it \
+         installing and building)",
+        started.elapsed(),
+        prepared
+    );
+    Ok(())
+}
+
+/// Whether `a` and `b` are within 1e-9 of each other, relatively.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// Checks that `theirs` (from `engine`) has a row for each function of `ours` and no other,
+/// with the numbers `keys` close.
+fn same_by_function(
+    engine: &str,
+    theirs: &[serde_json::Value],
+    ours: &[serde_json::Value],
+    keys: &[&str],
+) -> Result<()> {
+    use std::collections::BTreeMap;
+    let by_function =
+        |rows: &[serde_json::Value]| -> Result<BTreeMap<Option<String>, serde_json::Value>> {
+            let mut map = BTreeMap::new();
+            for row in rows {
+                if map
+                    .insert(function(row).map(str::to_owned), row.clone())
+                    .is_some()
+                {
+                    bail!("two rows for function {:?}", function(row));
+                }
+            }
+            Ok(map)
+        };
+    let (theirs, ours) = (by_function(theirs)?, by_function(ours)?);
+    if theirs.keys().ne(ours.keys()) {
+        bail!(
+            "{engine} and profcodec sql give the load imbalance of different functions: {:?} vs {:?}",
+            theirs.keys().collect::<Vec<_>>(),
+            ours.keys().collect::<Vec<_>>()
+        );
+    }
+    for (f, o) in &ours {
+        let t = &theirs[f];
+        for key in keys {
+            let value = |r: &serde_json::Value| r.get(*key).and_then(serde_json::Value::as_f64);
+            if !matches!((value(t), value(o)), (Some(a), Some(b)) if close(a, b)) {
+                bail!("{engine} and profcodec sql differ on {key}: {t} vs {o}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the top functions `a` (from `a_name`) and `b` are the same functions in the same
+/// order, with close `self` values.
+fn same_in_order(
+    a_name: &str,
+    b_name: &str,
+    a: &[serde_json::Value],
+    b: &[serde_json::Value],
+) -> Result<()> {
+    if a.len() != b.len() {
+        bail!("{a_name} returned {} rows, {b_name} {}", a.len(), b.len());
+    }
+    for (x, y) in a.iter().zip(b) {
         let value = |r: &serde_json::Value| r.get("self").and_then(serde_json::Value::as_f64);
-        let (sv, ov) = (value(s), value(o));
-        let close =
-            matches!((sv, ov), (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()));
-        if s.get("function") != o.get("function") || !close {
-            bail!("Spark and profcodec sql differ: {s} vs {o}");
+        if function(x) != function(y)
+            || !matches!((value(x), value(y)), (Some(p), Some(q)) if close(p, q))
+        {
+            bail!("{a_name} and {b_name} differ: {x} vs {y}");
         }
     }
-    eprintln!("xtask: Spark's top 10 equals profcodec sql's");
-    for (s, t) in spark.iter().zip(&top) {
-        let value = |r: &serde_json::Value, key| r.get(key).and_then(serde_json::Value::as_f64);
-        let (sv, tv) = (value(s, "self"), value(t, "self"));
-        let close =
-            matches!((sv, tv), (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()));
-        if function(s) != function(t) || !close {
-            bail!("Spark and profcodec top differ: {s} vs {t}");
-        }
-    }
-    eprintln!("xtask: and profcodec top's");
     Ok(())
 }
 
@@ -169,6 +398,21 @@ fn json_rows(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
     match serde_json::from_slice(&out.stdout)? {
         serde_json::Value::Array(rows) => Ok(rows),
         other => bail!("{cmd:?} printed {other}, not a JSON array"),
+    }
+}
+
+/// Runs `cmd` (whose arguments the caller has shown) and parses its standard output as a JSON
+/// object.
+fn json_object(cmd: &mut Command) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("could not start {cmd:?}"))?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    match serde_json::from_slice(&out.stdout)? {
+        serde_json::Value::Object(answers) => Ok(answers),
+        other => bail!("{cmd:?} printed {other}, not a JSON object"),
     }
 }
 

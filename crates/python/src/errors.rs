@@ -80,6 +80,22 @@ impl From<OpenError> for Error {
     }
 }
 
+/// A merge of many inputs: the error of the first input at fault, its path first.
+impl From<profcodec::MergeError> for Error {
+    fn from(e: profcodec::MergeError) -> Self {
+        use profcodec::MergeError as E;
+        match e {
+            E::Open(e) => e.into(),
+            E::Read { input, source, .. } => {
+                let mut error = Error::from(source);
+                error.message = format!("{}: {}", input.display(), error.message);
+                error
+            }
+            e => Error::new(Kind::Unsupported, e.to_string()),
+        }
+    }
+}
+
 impl From<ReadError> for Error {
     fn from(e: ReadError) -> Self {
         match e {

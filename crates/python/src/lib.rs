@@ -35,6 +35,7 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tables::ArrowStream>()?;
     m.add_function(wrap_pyfunction!(diff::diff, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(profile::merged_profile, m)?)?;
     m.add_class::<diff::Diff>()?;
     m.add_function(wrap_pyfunction!(sql::sql, m)?)?;
     m.add_function(wrap_pyfunction!(sql::export_parquet, m)?)?;

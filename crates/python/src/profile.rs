@@ -442,3 +442,36 @@ impl Top {
         )
     }
 }
+
+/// `profcodec.merged_profile(inputs, *, jobs=None, binary_path=None)`: many inputs as one
+/// profile, as `profcodec top A B ...` and `profcodec convert` read them. Each input is a file,
+/// a database, measurement or session folder, or a folder of profiles (its profiles in name
+/// order); they are decoded on `jobs` threads (every core by default) and merged in input
+/// order, each input's contexts kept apart, so the result is the same with any `jobs`.
+/// Raises the error of the first input at fault, in input order.
+#[pyfunction]
+#[pyo3(signature = (inputs, *, jobs=None, binary_path=None))]
+pub(crate) fn merged_profile(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    jobs: Option<usize>,
+    binary_path: Option<Vec<PathBuf>>,
+) -> PyResult<Profile> {
+    if inputs.is_empty() {
+        return Err(PyValueError::new_err(
+            "merged_profile needs at least one input",
+        ));
+    }
+    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
+    let options = profcodec::MergeOptions::new().jobs(jobs.unwrap_or(0));
+    let merged = crate::binaries::resolving(py, binary_path.unwrap_or_default(), || {
+        profcodec::merged_profile(&inputs, &options)
+    })?
+    .map_err(Error::from)?;
+    let format = merged.format();
+    Ok(Profile::new(
+        merged.profile,
+        format,
+        profcodec_export::input_bytes(&inputs),
+    ))
+}

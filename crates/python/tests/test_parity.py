@@ -48,6 +48,7 @@ PARITY_TESTS = {
     "top": [
         "test_parity::test_top_is_the_command_lines",
         "test_options::test_top_text_is_the_command_lines",
+        "test_parity::test_top_of_many_inputs_is_the_command_lines",
     ],
     "diff": ["test_parity::test_diff_is_the_command_lines"],
     "convert": [
@@ -181,6 +182,28 @@ def test_top_is_the_command_lines(cli, path):
         assert theirs["metric"] == top.value_type and theirs["unit"] == top.unit
     text = run_cli(cli, "top", "-n", "0", path).stdout
     assert top.to_text(width=200) == text.decode()
+
+
+def test_top_of_many_inputs_is_the_command_lines(corpus, cli, tmp_path):
+    inputs = [
+        corpus / "nytprof" / "fork__compress0.nytprof.out",
+        corpus / "nytprof" / "fork__compress0.31274.nytprof.out",
+    ]
+    text = run_cli(cli, "top", "-n", "0", *inputs).stdout.decode()
+    for jobs in [None, 1]:
+        merged = profcodec.merged_profile(inputs, jobs=jobs)
+        assert merged.top(limit=None).to_text(width=200) == text
+    # A folder stands for its profiles, in name order, as on the command line.
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for path in inputs:
+        (runs / path.name).write_bytes(path.read_bytes())
+    by_folder = run_cli(cli, "top", "-n", "0", runs).stdout.decode()
+    assert profcodec.merged_profile([runs]).top(limit=None).to_text(width=200) == by_folder
+    with pytest.raises(ValueError):
+        profcodec.merged_profile([])
+    with pytest.raises(profcodec.FileError):
+        profcodec.merged_profile([inputs[0], tmp_path / "missing.out"])
 
 
 def with_trailing_data(source, tmp_path):
@@ -323,6 +346,22 @@ def test_merge_is_the_command_lines(corpus, cli, tmp_path):
     with pytest.raises(profcodec.UnsupportedError):
         profcodec.merge([capture, capture], tmp_path / "no.out")
     assert not (tmp_path / "no.out").exists()
+
+
+def test_a_folder_of_profiles_merges_as_its_profiles(corpus, cli, tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ["fork__compress0.nytprof.out", "fork__compress0.31274.nytprof.out"]:
+        (runs / name).write_bytes((corpus / "nytprof" / name).read_bytes())
+    (runs / "prove.log").write_text("ok 1\n")
+    theirs, ours = tmp_path / "theirs.out", tmp_path / "ours.out"
+    out = run_cli(cli, "merge", "-o", theirs, runs)
+    assert out.returncode == 0, out.stderr
+    assert profcodec.merge([runs], ours)["inputs"] == 2
+    assert ours.read_bytes() == theirs.read_bytes()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(profcodec.UnknownFormatError, match="holds no profile"):
+        profcodec.merge([tmp_path / "empty"], tmp_path / "none.out")
 
 
 def folder_with_a_file(tmp_path):

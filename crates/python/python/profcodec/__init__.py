@@ -20,6 +20,9 @@ Python, read by the profcodec Rust crates.
   lines or modules cost the most; ``to_folded()`` and ``convert(to=...)`` write folded stacks,
   callgrind, speedscope, pprof or the Firefox Profiler's format, as ``profcodec convert`` does.
 - :func:`diff` compares two profiles as ``profcodec diff`` does (a :class:`Diff`).
+- :func:`merged_profile` reads many inputs (a test suite's runs, a folder of them, one file
+  per rank) as one :class:`Profile`, decoded on every core, as ``profcodec top A B ...`` reads
+  them.
 - :func:`merge` writes many profiles of one program as one file of their format, as
   ``profcodec merge`` does (NYTProf, as ``nytprofmerge`` merges them).
 - :func:`sql` runs a SQL query over the inputs' tables and :func:`export_parquet` writes them
@@ -51,6 +54,7 @@ from ._profcodec import (
     diff,
     export_parquet,
     merge,
+    merged_profile,
     open,
     sql,
 )
@@ -72,6 +76,7 @@ __all__ = [
     "export_parquet",
     "hpctoolkit",
     "merge",
+    "merged_profile",
     "open",
     "sql",
 ]

@@ -275,6 +275,15 @@ def merge(
     """Many profiles of one program as one file of their format, as ``profcodec merge``
     writes it: ``{"inputs": n, "warnings": [...]}``."""
 
+def merged_profile(
+    inputs: Sequence[_Path],
+    *,
+    jobs: Optional[int] = None,
+    binary_path: Optional[Sequence[_Path]] = None,
+) -> Profile:
+    """Many inputs (files, folders) as one profile, decoded on ``jobs`` threads (every core by
+    default) and merged in input order, as ``profcodec top A B ...`` reads them."""
+
 def sql(
     query: str,
     paths: _Paths,

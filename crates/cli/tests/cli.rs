@@ -1,22 +1,10 @@
 //! End-to-end tests of the `profcodec` binary.
 
 use std::ffi::OsStr;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
-
-/// Runs `profcodec` with `args` and asserts it succeeded, showing its stderr when not.
-fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    let out = profcodec().args(args).output().expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+mod common;
+use common::{profcodec, run_ok};
 
 #[test]
 fn help_lists_every_subcommand() {

@@ -23,11 +23,8 @@ mod corpus_inputs;
 use corpus_inputs::profcodec;
 use profcodec_testkit::corpus::corpus_dir;
 
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
+mod common;
+use common::testdata;
 
 /// Whether the xtask installed the consumers: a missing tool is then a failure, not a skip.
 fn under_xtask() -> bool {

@@ -9,26 +9,12 @@
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+mod common;
+use common::{run, run_ok};
 
 fn corpus() -> Option<PathBuf> {
     profcodec_testkit::corpus::corpus_dir(env!("CARGO_MANIFEST_DIR"))

@@ -2,18 +2,10 @@
 //! the profiler, naming no file itself), an hpcrun measurement folder (`*.m`), and a folder of
 //! profiles (a test suite's runs), which stands for the profiles in it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::ffi::OsStr;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
+mod common;
+use common::{profcodec, run_ok, testdata};
 
 #[test]
 fn a_statprofiler_template_opens_its_session() {
@@ -74,17 +66,6 @@ fn an_hpcrun_measurement_folder_is_one_input() {
     assert_eq!(infos[0]["info"]["details"]["threads"], 1);
 }
 
-/// Runs `profcodec ARGS` and returns its standard output, failing the test on a failure.
-fn stdout_of(args: &[&std::ffi::OsStr]) -> Vec<u8> {
-    let out = profcodec().args(args).output().expect("run profcodec");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 #[test]
 fn a_folder_of_profiles_is_the_profiles_in_it_in_name_order() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -95,30 +76,24 @@ fn a_folder_of_profiles_is_the_profiles_in_it_in_name_order() {
     std::fs::copy(testdata("nytprof/workload-300.nytprof.out"), &b).expect("copy");
     // What a test suite leaves beside its profiles is passed over.
     std::fs::write(runs.join("prove.log"), "ok 1 - works\n").expect("write");
-    let os = |p: &Path| p.as_os_str().to_owned();
     for verb in [&["top", "--json"][..], &["convert", "--to", "folded"][..]] {
-        let mut by_folder: Vec<std::ffi::OsString> = verb.iter().map(Into::into).collect();
-        let mut by_files = by_folder.clone();
-        by_folder.push(os(&runs));
-        by_files.extend([os(&a), os(&b)]);
-        let by_folder: Vec<&std::ffi::OsStr> = by_folder.iter().map(|s| s.as_os_str()).collect();
-        let by_files: Vec<&std::ffi::OsStr> = by_files.iter().map(|s| s.as_os_str()).collect();
-        assert_eq!(stdout_of(&by_folder), stdout_of(&by_files), "{verb:?}");
+        let verb = || verb.iter().map(OsStr::new);
+        let by_folder = run_ok(verb().chain([runs.as_os_str()])).stdout;
+        let by_files = run_ok(verb().chain([a.as_os_str(), b.as_os_str()])).stdout;
+        assert_eq!(by_folder, by_files, "{:?}", verb().collect::<Vec<_>>());
     }
     let (merged_folder, merged_files) = (tmp.path().join("f.out"), tmp.path().join("g.out"));
-    stdout_of(&[
-        "merge".as_ref(),
-        "-o".as_ref(),
-        merged_folder.as_os_str(),
-        runs.as_os_str(),
-    ]);
-    stdout_of(&[
-        "merge".as_ref(),
-        "-o".as_ref(),
-        merged_files.as_os_str(),
-        a.as_os_str(),
-        b.as_os_str(),
-    ]);
+    let merge = ["merge".as_ref(), "-o".as_ref()];
+    run_ok(
+        merge
+            .into_iter()
+            .chain([merged_folder.as_os_str(), runs.as_os_str()]),
+    );
+    run_ok(
+        merge
+            .into_iter()
+            .chain([merged_files.as_os_str(), a.as_os_str(), b.as_os_str()]),
+    );
     assert_eq!(
         std::fs::read(&merged_folder).expect("read"),
         std::fs::read(&merged_files).expect("read")

@@ -4,34 +4,14 @@
 //! standard input. Inputs are the project's `testdata`.
 #![allow(clippy::unwrap_used)]
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
-
-fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    profcodec().args(args).output().unwrap()
-}
-
-fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> String {
-    String::from_utf8(run_ok(args).stdout).unwrap()
-}
+mod common;
+use common::{profcodec, run, run_ok, stdout, testdata};
 
 /// `profcodec ARGS` with `input` on its standard input.
 fn run_piped(args: &[&str], input: &[u8]) -> Output {
@@ -45,12 +25,6 @@ fn run_piped(args: &[&str], input: &[u8]) -> Output {
     // A verb that fails before reading all of it closes the pipe: not this test's concern.
     let _ = child.stdin.take().unwrap().write_all(input);
     child.wait_with_output().unwrap()
-}
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
 }
 
 fn p(path: &Path) -> &str {

@@ -8,9 +8,8 @@ use std::process::{Command, Output};
 
 use profcodec::nytprof::Profile;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
+mod common;
+use common::{profcodec, stderr, testdata};
 
 fn merge(output: &Path, inputs: &[&Path], force: bool) -> Output {
     let mut cmd = profcodec();
@@ -19,16 +18,6 @@ fn merge(output: &Path, inputs: &[&Path], force: bool) -> Output {
         cmd.arg("--force");
     }
     cmd.args(inputs).output().expect("run profcodec")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
 }
 
 /// The names in `dir`, sorted: no staging folder or half-written output is left there.

@@ -6,28 +6,13 @@
 
 use std::ffi::OsStr;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use profcodec::output::STAGING_PREFIX;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
-
-fn run<I: AsRef<OsStr>>(args: impl IntoIterator<Item = I>) -> Output {
-    profcodec().args(args).output().unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
+mod common;
+use common::{profcodec, run, stderr, testdata};
 
 /// Exit status 3 (an output error) with `words` in the message.
 fn assert_refused(out: &Output, words: &str) {

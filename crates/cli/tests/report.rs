@@ -13,11 +13,8 @@ use corpus_inputs::{profcodec, run_ok};
 use profcodec_testkit::corpus::corpus_dir;
 use profcodec_testkit::speedscope::Speedscope;
 
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
+mod common;
+use common::testdata;
 
 /// The page's DOM as headless Chromium rendered it (served from 127.0.0.1 by the testkit's
 /// harness, which bounds every load: a browser that hangs fails the test with a message), with

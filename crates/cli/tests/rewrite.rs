@@ -1,12 +1,11 @@
 //! `profcodec rewrite` never merges with old output, never leaves half an output behind, and
 //! never creates folders the user did not ask for.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
+mod common;
+use common::{profcodec, stderr, testdata};
 
 fn rewrite(args: &[&std::ffi::OsStr]) -> Output {
     profcodec()
@@ -14,16 +13,6 @@ fn rewrite(args: &[&std::ffi::OsStr]) -> Output {
         .args(args)
         .output()
         .expect("run profcodec")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
 }
 
 /// Every file below `dir`, relative to it, sorted.

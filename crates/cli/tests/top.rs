@@ -5,31 +5,15 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use profcodec_testkit::corpus::corpus_subdir;
 use serde_json::Value;
 
-fn profcodec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-}
-
-fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    profcodec().args(args).output().unwrap()
-}
-
-fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{run, stdout};
 
 fn json_rows<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Vec<Value> {
-    let text = run_ok(args);
+    let text = stdout(args);
     match serde_json::from_str(&text).unwrap() {
         Value::Array(rows) => rows,
         other => panic!("not an array: {other}"),
@@ -77,7 +61,7 @@ fn by_identity(rows: &[Value]) -> HashMap<String, &Value> {
 /// and a total line; value columns right-aligned.
 #[test]
 fn top_prints_an_aligned_table_with_units_and_a_total() {
-    let text = run_ok([OsStr::new("top"), testdata("features.statprof").as_os_str()]);
+    let text = stdout([OsStr::new("top"), testdata("features.statprof").as_os_str()]);
     let lines: Vec<&str> = text.lines().collect();
     assert!(
         lines[0].starts_with("metric time (microseconds), by self, grouped by function"),
@@ -106,7 +90,7 @@ fn top_prints_an_aligned_table_with_units_and_a_total() {
     assert!(ends.iter().all(|e| e.is_some() && *e == ends[0]), "{text}");
 
     // Counts: thousands separators, no unit suffix.
-    let samples = run_ok([
+    let samples = stdout([
         OsStr::new("top"),
         OsStr::new("--metric"),
         OsStr::new("samples"),
@@ -214,7 +198,7 @@ fn a_session_folder_and_its_template_give_the_same_rows() {
 #[test]
 fn corpus_rows_add_up_to_what_info_counts() {
     for input in corpus_inputs() {
-        let info: Value = serde_json::from_str(&run_ok([
+        let info: Value = serde_json::from_str(&stdout([
             OsStr::new("info"),
             OsStr::new("--json"),
             input.as_os_str(),
@@ -240,7 +224,7 @@ fn corpus_rows_add_up_to_what_info_counts() {
         assert_eq!(sum("samples"), ticks, "{}", input.display());
         assert_eq!(sum("time"), ticks * tick, "{}", input.display());
         // The table's total line says the same, in ms.
-        let text = run_ok([OsStr::new("top"), input.as_os_str()]);
+        let text = stdout([OsStr::new("top"), input.as_os_str()]);
         let total = text.lines().last().unwrap();
         assert!(
             total.contains(&format!("{:.1} ms", ticks * tick / 1000.0)),
@@ -322,7 +306,7 @@ fn many_inputs_on_several_threads_give_the_output_of_one() {
                 &inputs
             };
             args.extend(inputs.iter().map(|i| i.as_os_str()));
-            let stdout = run_ok(args).into_bytes();
+            let stdout = stdout(args).into_bytes();
             (stdout, std::fs::read(&out).unwrap_or_default())
         };
         let one = output("1");
@@ -376,7 +360,7 @@ fn diff_of_an_input_with_itself_is_all_zero() {
                 assert!(row["metric"].is_string() && row["unit"].is_string());
             }
         }
-        let text = run_ok([OsStr::new("diff"), input.as_os_str(), input.as_os_str()]);
+        let text = stdout([OsStr::new("diff"), input.as_os_str(), input.as_os_str()]);
         let total = text.lines().last().unwrap();
         assert!(total.contains("0.0%") && total.contains("total"), "{total}");
     }
@@ -455,7 +439,7 @@ fn every_format_answers_top_and_diff() {
         root.join("hpcrun/demo-04.00b.hpcrun"),
     ];
     for input in &inputs {
-        let text = run_ok([OsStr::new("top"), input.as_os_str()]);
+        let text = stdout([OsStr::new("top"), input.as_os_str()]);
         assert!(text.contains("total"), "{}: {text}", input.display());
         let rows = json_rows([OsStr::new("top"), OsStr::new("--json"), input.as_os_str()]);
         assert!(!rows.is_empty(), "{}", input.display());

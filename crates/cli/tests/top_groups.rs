@@ -12,32 +12,17 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use profcodec_profile::short_name;
 use profcodec_testkit::corpus::corpus_subdir;
 use serde_json::Value;
 
-fn run<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_profcodec"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn run_ok<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{run, stdout};
 
 /// `top --json` with `args` before the input: its rows.
 fn json_rows(args: &[&str], input: &Path) -> Vec<Value> {
-    let text = run_ok(args.iter().map(OsStr::new).chain([
+    let text = stdout(args.iter().map(OsStr::new).chain([
         OsStr::new("--json"),
         OsStr::new("-n"),
         OsStr::new("0"),
@@ -157,7 +142,7 @@ fn nytprof_lines_have_data_pm_statement_counts() {
 #[test]
 fn nytprof_line_table_has_statements_and_no_empty_columns() {
     for (input, _) in nytprof_cases() {
-        let text = run_ok([
+        let text = stdout([
             OsStr::new("top"),
             OsStr::new("--group"),
             OsStr::new("line"),
@@ -188,7 +173,7 @@ fn nytprof_line_table_has_statements_and_no_empty_columns() {
             );
         }
         // The function table keeps its inclusive and calls columns.
-        let text = run_ok([OsStr::new("top"), input.as_os_str()]);
+        let text = stdout([OsStr::new("top"), input.as_os_str()]);
         let header = text.lines().nth(1).unwrap();
         assert!(
             header.contains("inclusive") && header.contains("calls"),
@@ -340,7 +325,7 @@ fn path_table_names_paths_leaf_last() {
     let Some(db) = hpctoolkit_databases().pop() else {
         return;
     };
-    let path = run_ok([
+    let path = stdout([
         OsStr::new("top"),
         OsStr::new("--group"),
         OsStr::new("path"),
@@ -348,7 +333,7 @@ fn path_table_names_paths_leaf_last() {
         OsStr::new("40"),
         db.as_os_str(),
     ]);
-    let context = run_ok([
+    let context = stdout([
         OsStr::new("top"),
         OsStr::new("--group"),
         OsStr::new("context"),

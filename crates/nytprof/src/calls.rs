@@ -40,10 +40,18 @@ impl Hasher for IdHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
+        // Whole words read as such, and the tail folded byte by byte (the same little-endian
+        // word as a copy into a zeroed one): a copy of a variable length is a call to memcpy,
+        // and names are hashed once per `<` record.
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        let tail = words.remainder();
+        if !tail.is_empty() {
+            self.write_u64(tail.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b)));
         }
     }
     fn write_u8(&mut self, v: u8) {
@@ -135,6 +143,8 @@ pub struct CallPaths {
     len: u64,
     returns: u64,
     merge_steps: u64,
+    /// The work list of [`CallPaths::adopt`], empty between calls.
+    work: Vec<(u32, u32)>,
 }
 
 impl Default for CallPaths {
@@ -167,6 +177,7 @@ impl CallPaths {
             len: 1,
             returns: 0,
             merge_steps: 0,
+            work: Vec::new(),
         }
     }
 
@@ -320,15 +331,21 @@ impl CallPaths {
     /// Empties `list` (freed), returning its nodes, now detached.
     fn unlink_all(&mut self, list: u32) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.lists[list as usize].len as usize);
+        self.unlink_all_into(list, |node| out.push(node));
+        out
+    }
+
+    /// Empties `list` (freed), giving its nodes, now detached, to `out` in list order.
+    #[inline]
+    fn unlink_all_into(&mut self, list: u32, mut out: impl FnMut(u32)) {
         let mut at = std::mem::replace(&mut self.lists[list as usize], Callees::EMPTY).first;
         while at != NO_NODE {
-            out.push(at);
+            out(at);
             let n = &self.nodes[at as usize];
             self.callee_index.remove(&(list, n.name));
             at = n.next;
         }
         self.free_lists.push(list);
-        out
     }
 
     /// Makes the named, detached `node` a callee of `parent`, merging it into a callee of the
@@ -343,7 +360,9 @@ impl CallPaths {
             self.link(self.nodes[parent as usize].callees, node);
             return;
         }
-        let mut work = vec![(parent, node)];
+        // A work list kept between calls: many returns merge, and each would allocate one.
+        let mut work = std::mem::take(&mut self.work);
+        work.push((parent, node));
         while let Some((parent, node)) = work.pop() {
             self.merge_steps += 1;
             let name = self.nodes[node as usize].name;
@@ -362,9 +381,9 @@ impl CallPaths {
             if self.lists[moving as usize].len > self.lists[dst.callees as usize].len {
                 std::mem::swap(&mut moving, &mut dst.callees);
             }
-            let moved = self.unlink_all(moving);
-            work.extend(moved.into_iter().map(|child| (existing, child)));
+            self.unlink_all_into(moving, |child| work.push((existing, child)));
         }
+        self.work = work;
     }
 
     /// Unwinds the levels never returned from: their callees join the level below. Called by
@@ -529,16 +548,36 @@ fn followed_by_place(b: &[u8]) -> bool {
 /// One `<` record's fields, its name borrowed from the input.
 type Return<'a> = (u32, f64, f64, &'a [u8], bool);
 
+/// The fields of the `<` record at offset `at` of `data`, which the reading thread decoded:
+/// the fast decoder's, or the general decoder's where the fast one leaves the record to it
+/// (near the end of the input).
+fn return_at(data: &[u8], at: u64) -> Option<Return<'_>> {
+    let rest = data.get(usize::try_from(at).ok()?..)?;
+    if let Some((fields, _)) = crate::read::sub_return_at(rest, false) {
+        return Some(fields);
+    }
+    match crate::read::decode(&mut profcodec_common::Cursor::new(rest, at)) {
+        Ok(crate::read::Record::SubReturn {
+            depth,
+            incl_ticks,
+            excl_ticks,
+            name,
+        }) => Some((depth, incl_ticks, excl_ticks, name.bytes, name.utf8)),
+        _ => None,
+    }
+}
+
 /// The `<` records of an input in memory, added to [`CallPaths`] on a second thread while the
 /// reading thread decodes the rest: the call paths cost about as much as the rest of the
 /// decode, and the records reach them in batches, in the order read, so the paths are the
-/// ones one thread makes.
-pub(crate) struct CallPathsThread<'scope, 'a> {
-    batch: Vec<Return<'a>>,
+/// ones one thread makes. The reading thread hands over the records' offsets only, which
+/// costs it less than their fields; the second thread reads each record again.
+pub(crate) struct CallPathsThread<'scope> {
+    batch: Vec<u64>,
     /// `None` once the thread has been asked to finish.
-    batches: Option<SyncSender<Vec<Return<'a>>>>,
+    batches: Option<SyncSender<Vec<u64>>>,
     /// Emptied batches coming back, so that the two threads reuse a few vectors.
-    returned: Receiver<Vec<Return<'a>>>,
+    returned: Receiver<Vec<u64>>,
     thread: ScopedJoinHandle<'scope, CallPaths>,
 }
 
@@ -548,18 +587,22 @@ const RETURNS_PER_BATCH: usize = 4096;
 /// Batches queued at most: the memory of the records waiting stays bounded.
 const BATCHES_QUEUED: usize = 4;
 
-impl<'scope, 'a: 'scope> CallPathsThread<'scope, 'a> {
-    /// Starts the thread adding returns to `paths`.
-    pub(crate) fn spawn<'env>(
+impl<'scope> CallPathsThread<'scope> {
+    /// Starts the thread adding to `paths` the returns of `data` (the whole input, whose
+    /// offsets [`CallPathsThread::add_return_at`] takes).
+    pub(crate) fn spawn<'env, 'a: 'scope>(
         scope: &'scope Scope<'scope, 'env>,
         mut paths: CallPaths,
-    ) -> CallPathsThread<'scope, 'a> {
-        let (batches, incoming) = sync_channel::<Vec<Return<'a>>>(BATCHES_QUEUED);
+        data: &'a [u8],
+    ) -> CallPathsThread<'scope> {
+        let (batches, incoming) = sync_channel::<Vec<u64>>(BATCHES_QUEUED);
         let (give_back, returned) = sync_channel(BATCHES_QUEUED + 1);
         let thread = scope.spawn(move || {
             for mut batch in incoming {
-                for (depth, incl, excl, name, utf8) in batch.drain(..) {
-                    paths.add_return_raw(depth, incl, excl, name, utf8);
+                for at in batch.drain(..) {
+                    if let Some((depth, incl, excl, name, utf8)) = return_at(data, at) {
+                        paths.add_return_raw(depth, incl, excl, name, utf8);
+                    }
                 }
                 // The reader may have finished: a batch it will not reuse is dropped.
                 let _ = give_back.try_send(batch);
@@ -574,17 +617,11 @@ impl<'scope, 'a: 'scope> CallPathsThread<'scope, 'a> {
         }
     }
 
-    /// Queues one `<` record ([`CallPaths::add_return_raw`]).
+    /// Queues the `<` record at offset `at` of the input, which the reading thread decoded
+    /// ([`CallPaths::add_return_raw`]).
     #[inline]
-    pub(crate) fn add_return_raw(
-        &mut self,
-        depth: u32,
-        incl_ticks: f64,
-        excl_ticks: f64,
-        name: &'a [u8],
-        utf8: bool,
-    ) {
-        self.batch.push((depth, incl_ticks, excl_ticks, name, utf8));
+    pub(crate) fn add_return_at(&mut self, at: u64) {
+        self.batch.push(at);
         if self.batch.len() == RETURNS_PER_BATCH {
             self.send();
         }

@@ -9,7 +9,7 @@ mod zlib;
 
 pub(crate) use ahead::with_inflate_ahead;
 pub use record::{Header, Line, Record, Str, decode_text};
-pub(crate) use record::{atoi, decode, decode_header, varint_at};
+pub(crate) use record::{atoi, decode, decode_header, sub_return_at, varint_at};
 pub use stream::{MAX_RECORD_RATIO, Reader, Trailing};
 pub(crate) use zlib::trailer_text_len;
 
@@ -202,33 +202,20 @@ pub struct Records<'a> {
 }
 
 impl<'a> Records<'a> {
-    /// Fast path for the bulk of a profile, used by the model loader: when the next record is a
-    /// complete `+` record, consumes it and returns its ticks, fid and line. Anything else
-    /// (another tag, or fewer than 16 bytes left) is left for [`Iterator::next`], which gives the
-    /// same record or the precise error.
+    /// The bytes from the next record on, for the model loader's own loop over the runs of
+    /// records that make up most of a profile; empty once the iterator has ended.
+    /// [`Records::advance`] consumes what that loop read.
     #[inline]
-    pub(crate) fn next_time_line(&mut self) -> Option<(i32, u32, u32)> {
-        let rest = self.cursor.rest();
-        if self.done || rest.len() < 16 || rest[0] != raw::tag::TIME_LINE {
-            return None;
-        }
-        let mut i = 1;
-        let ticks = varint_at(rest, &mut i) as i32;
-        let fid = varint_at(rest, &mut i);
-        let line = varint_at(rest, &mut i);
-        self.cursor.skip(i, "TIME_LINE").ok()?;
-        Some((ticks, fid, line))
+    pub(crate) fn bulk(&self) -> &'a [u8] {
+        if self.done { &[] } else { self.cursor.rest() }
     }
 
-    /// Fast path for `-` records (a statement discount, one byte; the second most frequent
-    /// record of a profile): when the next record is one, consumes it and returns true.
+    /// Consumes the first `n` bytes of [`Records::bulk`], which the caller read as whole
+    /// records.
     #[inline]
-    pub(crate) fn next_discount(&mut self) -> bool {
-        let rest = self.cursor.rest();
-        if self.done || rest.first() != Some(&raw::tag::DISCOUNT) {
-            return false;
-        }
-        self.cursor.skip(1, "DISCOUNT").is_ok()
+    pub(crate) fn advance(&mut self, n: usize) {
+        // Within `bulk()`, so the skip cannot fail.
+        let _ = self.cursor.skip(n, "records");
     }
 
     /// Fast path for `<` records when the call paths are built: when the next record is a

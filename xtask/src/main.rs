@@ -34,6 +34,9 @@
 //!   memory cgroup of its own (`src/cgroup.rs`).
 //! - `cargo xtask bench-peers report-statprofiler [ITERATIONS...] --peer BLIB [--runs N]`: the
 //!   same against `statprofilehtml`, from a local build of Devel::StatProfiler (`src/report.rs`).
+//! - `cargo xtask bench-peers nytprof-suite [--runs N] [--dist NAME]`: 1,000 NYTProf profiles of a
+//!   Debian-packaged CPAN distribution's test suite merged by `profcodec merge`/`top` against
+//!   `nytprofmerge` + `nytprofcsv`, per-sub totals compared (`src/suite.rs`).
 //!
 //! Each format's prerequisites, generators and peer benchmarks live in `src/<format>.rs`.
 
@@ -57,6 +60,7 @@ mod pprof;
 mod python;
 mod report;
 mod statprofiler;
+mod suite;
 mod tables;
 mod timeline;
 
@@ -363,6 +367,9 @@ fn main() -> Result<()> {
         }
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "report") => {
             report::bench(&ws, &args[2..])
+        }
+        Some("bench-peers") if args.get(1).is_some_and(|a| a == "nytprof-suite") => {
+            suite::bench(&ws, &args[2..])
         }
         Some("bench-peers") if args.get(1).is_some_and(|a| a == "report-statprofiler") => {
             report::bench_statprofiler(&ws, &args[2..])

@@ -77,8 +77,9 @@ pub struct Merger {
     by_name: HashMap<String, u32>,
     /// The first merged eval fid at each (folded parent fid, eval line).
     eval_at: HashMap<(u32, u32), u32>,
-    /// Line range of each named sub, per folded fid, as first defined.
-    seen_subs: HashMap<(u32, String), (u32, u32)>,
+    /// Line range of each named sub, per folded fid, as first defined (keyed by fid first, so
+    /// that a lookup by name needs no owned copy of it).
+    seen_subs: HashMap<u32, HashMap<String, (u32, u32)>>,
     /// Per `application` value, how many inputs had it, in first-seen order.
     applications: Vec<(String, usize)>,
     basetime: Option<(f64, String)>,
@@ -109,20 +110,58 @@ impl ReadInput {
 
 /// One input's fid mapping: its fid to the merged fid, and the line ranges of a merged fid that
 /// count in another (a sub redefined in a sibling eval).
+///
+/// It is looked up for every line, sub caller and source line of every input, so it is a sorted
+/// vector (the input's fids come in order) searched by bisection, with no hashing.
 struct FidMap {
-    fids: HashMap<u32, u32>,
-    /// Per merged fid, by first line: the last line and the fid the lines count in. The subs of
-    /// one file do not overlap, so the range starting last at or before a line is the only one
+    /// (input fid, merged fid), sorted by input fid.
+    fids: Vec<(u32, u32)>,
+    /// Per merged fid, by first line: the last line and the fid the lines count in. The ranges
+    /// of one fid are kept disjoint ([`FidMap::redirect`] joins those that overlap, as a sub
+    /// nested in another does), so the range starting last at or before a line is the only one
     /// that can hold it (a lookup in logarithmic time, whatever a damaged file defines).
-    ranges: HashMap<u32, BTreeMap<u32, (u32, u32)>>,
+    ranges: BTreeMap<u32, BTreeMap<u32, (u32, u32)>>,
 }
 
 impl FidMap {
+    /// The merged fid of input fid `fid`, if the input has that fid.
+    fn get(&self, fid: u32) -> Option<u32> {
+        self.fids
+            .binary_search_by_key(&fid, |&(from, _)| from)
+            .ok()
+            .map(|i| self.fids[i].1)
+    }
+
+    /// Lines `first..=last` of merged fid `mapped` count in `to`. All the ranges of one input
+    /// fid go to the same fid (the first eval at its place), so overlapping ranges are joined:
+    /// every line of any of them is redirected, as `nytprofmerge`'s per-line table does.
+    fn redirect(&mut self, mapped: u32, first: u32, last: u32, to: u32) {
+        let ranges = self.ranges.entry(mapped).or_default();
+        let (mut first, mut last) = (first, last.max(first));
+        // The range before that reaches `first`, and those starting within the new one.
+        if let Some((&start, &(end, _))) = ranges.range(..first).next_back()
+            && end >= first
+        {
+            first = start;
+            last = last.max(end);
+        }
+        let inside: Vec<u32> = ranges.range(first..=last).map(|(&s, _)| s).collect();
+        for start in inside {
+            if let Some((end, _)) = ranges.remove(&start) {
+                last = last.max(end);
+            }
+        }
+        ranges.insert(first, (last, to));
+    }
+
     /// The merged fid of `fid` at `line`.
     fn at(&self, fid: u32, line: u32) -> u32 {
-        let Some(&mapped) = self.fids.get(&fid) else {
+        let Some(mapped) = self.get(fid) else {
             return fid;
         };
+        if self.ranges.is_empty() {
+            return mapped;
+        }
         self.ranges
             .get(&mapped)
             .and_then(|r| r.range(..=line).next_back())
@@ -200,7 +239,7 @@ impl Merger {
     /// Merges an input that [`Merger::read`] read.
     pub fn add_read(&mut self, input: ReadInput) {
         let ReadInput {
-            profile,
+            mut profile,
             report,
             scan,
         } = input;
@@ -213,7 +252,18 @@ impl Merger {
                 .unwrap_or(6);
             self.compression = Some(level);
         }
+        // The input is owned: its saved source lines move into the merged model, uncopied.
+        let source = std::mem::take(&mut profile.source);
         let map = self.add_with(&profile, &scan.defs);
+        for (fid, lines) in source {
+            for (line, text) in lines {
+                self.merged
+                    .source
+                    .entry(map.at(fid, line))
+                    .or_default()
+                    .insert(line, text);
+            }
+        }
         if let Some(first) = scan.first {
             self.discount_first(&map, first);
         }
@@ -454,33 +504,36 @@ impl Merger {
                 },
             );
         }
+        let mut fids: Vec<(u32, u32)> = fids.into_iter().collect();
+        fids.sort_unstable();
         let mut map = FidMap {
             fids,
-            ranges: HashMap::new(),
+            ranges: BTreeMap::new(),
         };
         // Named subs: the place each definition counts in.
         for (fid, name, first, last) in defs {
             let (first, last) = (*first, *last);
-            let (Some(&mapped), Some(&fold)) = (map.fids.get(fid), folded.get(fid)) else {
+            let (Some(mapped), Some(&fold)) = (map.get(*fid), folded.get(fid)) else {
                 continue;
             };
             let output = if name.contains("__ANON__[(eval") {
-                self.seen_subs
-                    .entry((mapped, name.clone()))
-                    .or_insert((first, last));
+                let seen = self.seen_subs.entry(mapped).or_default();
+                if !seen.contains_key(name) {
+                    seen.insert(name.clone(), (first, last));
+                }
                 mapped
             } else {
-                match self.seen_subs.get(&(fold, name.clone())) {
+                match self.seen_subs.get(&fold).and_then(|s| s.get(name)) {
                     Some(&seen) if seen != (first, last) => mapped,
                     seen => {
                         if fold != mapped {
-                            map.ranges
-                                .entry(mapped)
-                                .or_default()
-                                .insert(first, (last, fold));
+                            map.redirect(mapped, first, last, fold);
                         }
                         if seen.is_none() {
-                            self.seen_subs.insert((fold, name.clone()), (first, last));
+                            self.seen_subs
+                                .entry(fold)
+                                .or_default()
+                                .insert(name.clone(), (first, last));
                         }
                         fold
                     }
@@ -589,12 +642,20 @@ fn scan(bytes: &[u8]) -> Result<Scan, Error> {
     }
 }
 
-/// The merged entry of sub `name`, made when missing.
+/// The merged entry of sub `name`, made when missing (its name copied only then: most subs of
+/// an input are in the inputs before it too).
 fn sub_entry<'a>(subs: &'a mut BTreeMap<String, SubInfo>, name: &str) -> &'a mut SubInfo {
-    subs.entry(name.to_owned()).or_insert_with(|| SubInfo {
-        name: name.to_owned(),
-        ..SubInfo::default()
-    })
+    if !subs.contains_key(name) {
+        subs.insert(
+            name.to_owned(),
+            SubInfo {
+                name: name.to_owned(),
+                ..SubInfo::default()
+            },
+        );
+    }
+    subs.get_mut(name)
+        .unwrap_or_else(|| unreachable!("inserted above"))
 }
 
 /// Adds `ci`'s calls to `to`.
@@ -630,4 +691,53 @@ pub fn merge<'a>(inputs: impl IntoIterator<Item = &'a [u8]>) -> Result<Profile, 
         merger.add_bytes(bytes).map_err(|e| (i, e))?;
     }
     Ok(merger.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(fids: &[(u32, u32)]) -> FidMap {
+        FidMap {
+            fids: fids.to_vec(),
+            ranges: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn fids_map_by_bisection_and_unknown_fids_keep_their_number() {
+        let m = map(&[(0, 0), (1, 1), (2, 7), (9, 12)]);
+        assert_eq!((m.at(2, 5), m.at(9, 1), m.at(0, 3)), (7, 12, 0));
+        assert_eq!(m.at(5, 1), 5, "a fid the input never declared");
+        assert_eq!(m.get(u32::MAX), None);
+    }
+
+    #[test]
+    fn a_sub_nested_in_another_redirects_every_line_of_both() {
+        let mut m = map(&[(3, 8)]);
+        // Outer sub 10..=50, then a sub inside it, then one reaching past its end, then one
+        // apart: nytprofmerge's per-line table redirects each line of any of them.
+        m.redirect(8, 10, 50, 4);
+        m.redirect(8, 20, 30, 4);
+        m.redirect(8, 45, 60, 4);
+        m.redirect(8, 70, 72, 4);
+        for line in [10, 25, 40, 50, 55, 60, 70, 72] {
+            assert_eq!(m.at(3, line), 4, "line {line}");
+        }
+        for line in [9, 61, 69, 73, 0] {
+            assert_eq!(m.at(3, line), 8, "line {line}");
+        }
+        assert_eq!(m.ranges[&8].len(), 2, "joined into disjoint ranges");
+        // A range enclosing all of them joins them into one; a reversed range is one line.
+        m.redirect(8, 1, 100, 4);
+        m.redirect(8, 200, 150, 4);
+        assert_eq!(m.ranges[&8].len(), 2);
+        assert_eq!(
+            (m.at(3, 1), m.at(3, 100), m.at(3, 200), m.at(3, 150)),
+            (4, 4, 4, 8)
+        );
+        // Hostile line numbers: no overflow, no allocation per line.
+        m.redirect(8, u32::MAX - 1, u32::MAX, 4);
+        assert_eq!(m.at(3, u32::MAX), 4);
+    }
 }

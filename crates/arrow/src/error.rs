@@ -27,6 +27,16 @@ pub enum Error {
         /// The parquet crate's error.
         source: parquet::errors::ParquetError,
     },
+    /// An existing dataset that inputs are added to ([`crate::parquet::Dataset`]) is damaged, or
+    /// numbers its inputs so high that the new ones do not fit the `input` column.
+    #[cfg(feature = "parquet")]
+    #[error("the dataset cannot take more inputs: {}: {reason}", path.display())]
+    Dataset {
+        /// The file or folder of the dataset.
+        path: PathBuf,
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// DataFusion could not plan or run a query. The message names tables as the query does:
     /// the internal catalog (`datafusion.public.`) that DataFusion prefixes them with is left
     /// out, since no query can name it usefully.

@@ -56,6 +56,8 @@
 //! `OUT/<set>/<table>/input=<k>/part-<n>.parquet`, a Hive-partitioned dataset that DuckDB,
 //! Spark, Trino and DataFusion read as one table per folder, with column statistics, row groups
 //! of up to a million rows and zstd, Snappy or no compression, one table per core at once.
+//! `parquet::Dataset` and `parquet::export_after` grow such a dataset by more inputs in new
+//! files only, numbered after those it has.
 //!
 //! # SQL (feature `sql`)
 //!
@@ -151,10 +153,19 @@ pub mod inputs {
 
     /// The `inputs` table of `inputs`, in order, as one record batch.
     pub fn batch(inputs: &[super::InputTables]) -> Result<arrow_array::RecordBatch, crate::Error> {
+        numbered(inputs, 0)
+    }
+
+    /// The `inputs` table of `inputs`, in order, numbered from `first` (inputs added to a
+    /// dataset after those it has); the caller checks that the numbers fit.
+    pub fn numbered(
+        inputs: &[super::InputTables],
+        first: u32,
+    ) -> Result<arrow_array::RecordBatch, crate::Error> {
         use profcodec_tables::Rows;
         let mut rows = InputRows::new();
-        for (k, input) in inputs.iter().enumerate() {
-            rows.input.append_value(k as u32);
+        for (k, input) in (first..=u32::MAX).zip(inputs) {
+            rows.input.append_value(k);
             rows.path.append_value(input.path().to_string_lossy());
             rows.set
                 .append_value(input.format_set().map_or("", super::TableSet::name));

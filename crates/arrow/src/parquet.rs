@@ -22,6 +22,12 @@
 //! [`ExportOptions::file_rows`] rows. Batches are written as they are read: memory is a row
 //! group being encoded per table being written ([`ExportOptions::threads`] at once), whatever
 //! the input's size.
+//!
+//! A dataset grows by inputs added after those it has ([`Dataset::read`], then [`export_after`]):
+//! the new inputs take the numbers after the highest the dataset has, in new `input=<k>`
+//! folders, and their rows of the `inputs` table go in a new part,
+//! `inputs/part-<n>.parquet`, so that no file already there is rewritten. Readers of the
+//! dataset see the old and the new inputs as one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,18 +167,51 @@ pub fn export(
     inputs: &[InputTables],
     options: &ExportOptions,
 ) -> Result<Vec<Written>, Error> {
+    export_numbered(out, inputs, options, 0, 0)
+}
+
+/// Writes the tables of `inputs` under `out` as [`export`] does, numbered after the inputs of
+/// `dataset` (the first is `input=`[`Dataset::first_input`]) and with their rows of the
+/// `inputs` table in the part [`Dataset::inputs_part`]: the files to add to that dataset,
+/// none of which it has. `out` is typically a staging folder whose entries are then moved
+/// into the dataset's (`profcodec::output::OutputPath::append`).
+pub fn export_after(
+    out: &Path,
+    inputs: &[InputTables],
+    options: &ExportOptions,
+    dataset: &Dataset,
+) -> Result<Vec<Written>, Error> {
+    dataset.room(inputs.len())?;
+    export_numbered(
+        out,
+        inputs,
+        options,
+        dataset.first_input,
+        dataset.inputs_part,
+    )
+}
+
+fn export_numbered(
+    out: &Path,
+    inputs: &[InputTables],
+    options: &ExportOptions,
+    first_input: u32,
+    inputs_part: u32,
+) -> Result<Vec<Written>, Error> {
     // The `inputs` table: small, one file.
-    let batch = crate::inputs::batch(inputs)?;
+    let batch = crate::inputs::numbered(inputs, first_input)?;
     let dir = out.join("inputs");
     create_dir(&dir)?;
-    let path = dir.join("part-00000.parquet");
+    let path = dir.join(format!("part-{inputs_part:05}.parquet"));
     let properties = options.properties(&batch.schema());
     let mut file = PartFile::create(&path, batch.schema(), &properties)?;
     file.write(&batch)?;
     let mut written = vec![file.close()?];
-    for files in run_jobs(&jobs(inputs, options), options.threads, |job| {
-        job.export(out, options)
-    })? {
+    for files in run_jobs(
+        &jobs(inputs, options, first_input),
+        options.threads,
+        |job| job.export(out, options),
+    )? {
         written.extend(files);
     }
     Ok(written)
@@ -183,13 +222,13 @@ pub fn export(
 /// the export costs besides encoding and compressing, and a check that every table of the
 /// inputs reads.
 pub fn scan(inputs: &[InputTables], options: &ExportOptions) -> Result<Vec<Scanned>, Error> {
-    run_jobs(&jobs(inputs, options), options.threads, |job| {
+    run_jobs(&jobs(inputs, options, 0), options.threads, |job| {
         let mut rows = 0;
         for batch in job.tables.batches(job.table.name, &options.scan)? {
             rows += batch?.num_rows() as u64;
         }
         Ok(Scanned {
-            input: job.input,
+            input: job.input as usize,
             set: job.tables.set(),
             table: job.table.name,
             rows,
@@ -211,10 +250,11 @@ pub struct Scanned {
     pub rows: u64,
 }
 
-/// The tables of `inputs` that `options` exports, in order.
-fn jobs<'a>(inputs: &'a [InputTables], options: &ExportOptions) -> Vec<Job<'a>> {
+/// The tables of `inputs` that `options` exports, in order, the first input numbered `first`.
+fn jobs<'a>(inputs: &'a [InputTables], options: &ExportOptions, first: u32) -> Vec<Job<'a>> {
     let mut jobs = Vec::new();
-    for (k, input) in inputs.iter().enumerate() {
+    // The caller checked that the numbers fit (a plain export has far fewer than 2^32 inputs).
+    for (k, input) in (first..=u32::MAX).zip(inputs) {
         for tables in input.sets() {
             let set = tables.set();
             for table in set.tables() {
@@ -233,7 +273,7 @@ fn jobs<'a>(inputs: &'a [InputTables], options: &ExportOptions) -> Vec<Job<'a>> 
 
 /// One table of one input to export.
 struct Job<'a> {
-    input: usize,
+    input: u32,
     tables: &'a dyn Tables,
     table: &'static TableDef,
 }
@@ -358,4 +398,244 @@ impl PartFile {
         })?;
         Ok(Written { path, rows })
     }
+}
+
+/// What an existing dataset written by [`export`] holds, as far as adding inputs to it needs:
+/// the numbers its inputs take, the parts of its `inputs` table, and which of the paths about
+/// to be added it has already.
+///
+/// Reading it keeps nothing per existing input or file: the folder names are looked at one by
+/// one and the `inputs` table is read a batch at a time, its paths compared with the new
+/// ones. Numbers in the dataset are never used to size anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Dataset {
+    root: PathBuf,
+    first_input: u32,
+    inputs_part: u32,
+    present: Vec<Option<u32>>,
+}
+
+impl Dataset {
+    /// Reads the dataset at `root` (nothing there, or an empty folder, is an empty dataset),
+    /// noting which of `paths` (the inputs to be added, as they will appear in the `path`
+    /// column) it has already. A partition folder `input=<k>` whose `k` is not a number up to
+    /// 4,294,967,295, or an `inputs` table that does not read or lacks its columns, is an
+    /// [`Error::Dataset`]: nothing is to be added to a damaged dataset.
+    pub fn read(root: &Path, paths: &[PathBuf]) -> Result<Dataset, Error> {
+        let mut dataset = Dataset {
+            root: root.to_path_buf(),
+            first_input: 0,
+            inputs_part: 0,
+            present: vec![None; paths.len()],
+        };
+        let Some(sets) = read_dir(root)? else {
+            return Ok(dataset);
+        };
+        // The highest input number seen, partitions and `inputs` rows alike.
+        let mut highest: Option<u32> = None;
+        for set in sets {
+            let (set_name, set_path) = set?;
+            if set_name.starts_with('.') || set_name == "inputs" {
+                continue;
+            }
+            let Some(tables) = read_dir(&set_path)? else {
+                continue;
+            };
+            for table in tables {
+                let (_, table_path) = table?;
+                let Some(partitions) = read_dir(&table_path)? else {
+                    continue;
+                };
+                for partition in partitions {
+                    let (name, path) = partition?;
+                    let Some(number) = name.strip_prefix("input=") else {
+                        continue;
+                    };
+                    let k = number.parse::<u32>().map_err(|_| Error::Dataset {
+                        path: path.clone(),
+                        reason: format!(
+                            "the partition folder {name:?} names no input number (0 to {})",
+                            u32::MAX
+                        ),
+                    })?;
+                    highest = highest.max(Some(k));
+                }
+            }
+        }
+        let inputs = root.join("inputs");
+        if let Some(parts) = read_dir(&inputs)? {
+            let wanted: Vec<String> = paths
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            let mut highest_part: Option<u32> = None;
+            for part in parts {
+                let (name, path) = part?;
+                let Some(stem) = name.strip_suffix(".parquet") else {
+                    continue;
+                };
+                if let Some(n) = stem
+                    .strip_prefix("part-")
+                    .and_then(|n| n.parse::<u32>().ok())
+                {
+                    highest_part = highest_part.max(Some(n));
+                }
+                let rows = read_inputs_part(&path, &wanted, &mut dataset.present)?;
+                highest = highest.max(rows);
+            }
+            dataset.inputs_part = match highest_part {
+                None => 0,
+                Some(n) => n.checked_add(1).ok_or_else(|| Error::Dataset {
+                    path: inputs.clone(),
+                    reason: format!(
+                        "its inputs table has a part numbered {n}, the highest there is"
+                    ),
+                })?,
+            };
+        }
+        dataset.first_input = match highest {
+            None => 0,
+            Some(k) => k.checked_add(1).ok_or_else(|| Error::Dataset {
+                path: root.to_path_buf(),
+                reason: format!("it has an input numbered {k}, the highest there is"),
+            })?,
+        };
+        dataset.room(paths.len())?;
+        Ok(dataset)
+    }
+
+    /// Whether `n` inputs numbered from [`Dataset::first_input`] fit the `input` column.
+    fn room(&self, n: usize) -> Result<(), Error> {
+        let last = match n.checked_sub(1) {
+            None => return Ok(()),
+            Some(more) => u32::try_from(more)
+                .ok()
+                .and_then(|more| self.first_input.checked_add(more)),
+        };
+        match last {
+            Some(_) => Ok(()),
+            None => Err(Error::Dataset {
+                path: self.root.clone(),
+                reason: format!(
+                    "its inputs are numbered up to {}, and {n} more do not fit the input \
+                     column (UInt32)",
+                    self.first_input.saturating_sub(1),
+                ),
+            }),
+        }
+    }
+
+    /// The number the first input added takes: one more than the highest the dataset has
+    /// (0 for an empty dataset).
+    pub fn first_input(&self) -> u32 {
+        self.first_input
+    }
+
+    /// The part number of the `inputs` table's new file: one more than the highest there.
+    pub fn inputs_part(&self) -> u32 {
+        self.inputs_part
+    }
+
+    /// For the `i`-th of the paths given to [`Dataset::read`], the number of an input of the
+    /// dataset with the same path, if it has one (a run profiled again is added again, as a
+    /// new input).
+    pub fn present(&self, i: usize) -> Option<u32> {
+        self.present.get(i).copied().flatten()
+    }
+}
+
+/// An entry of a folder: its name and path.
+type Entry = Result<(String, PathBuf), Error>;
+
+/// The entries of the folder `dir` as (name, path), or `None` when `dir` is missing or not a
+/// folder.
+fn read_dir(dir: &Path) -> Result<Option<impl Iterator<Item = Entry> + '_>, Error> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    Ok(Some(entries.filter_map(move |entry| {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => return Some(Err(Error::io(dir, e))),
+        };
+        // Only folders and files matter here; a name that is not UTF-8 is no part of a
+        // dataset profcodec wrote, and readers skip it too.
+        let name = entry.file_name().into_string().ok()?;
+        Some(Ok((name, entry.path())))
+    })))
+}
+
+/// Reads one part of an `inputs` table, a batch at a time: returns its highest input number,
+/// and sets `present[i]` for each `wanted[i]` its `path` column holds.
+fn read_inputs_part(
+    path: &Path,
+    wanted: &[String],
+    present: &mut [Option<u32>],
+) -> Result<Option<u32>, Error> {
+    use arrow_array::{Array, StringArray, UInt32Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let damaged = |reason: String| Error::Dataset {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| damaged(format!("the inputs table does not read: {e}")))?;
+    let column = |name: &str| {
+        builder
+            .schema()
+            .index_of(name)
+            .map_err(|_| damaged(format!("the inputs table has no column {name:?}")))
+    };
+    let (input, path_column) = (column("input")?, column("path")?);
+    let mask =
+        parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), [input, path_column]);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| damaged(format!("the inputs table does not read: {e}")))?;
+    let (mut highest, mut seen) = (None, 0u64);
+    for batch in reader {
+        let batch = batch.map_err(|e| damaged(format!("the inputs table does not read: {e}")))?;
+        let numbers = batch
+            .column_by_name("input")
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+            .ok_or_else(|| damaged("the inputs table's input column is not UInt32".into()))?;
+        let paths = batch
+            .column_by_name("path")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .ok_or_else(|| damaged("the inputs table's path column is not UTF-8".into()))?;
+        for row in 0..batch.num_rows() {
+            if numbers.is_null(row) {
+                return Err(damaged(format!(
+                    "the inputs table's row {} has no input number",
+                    seen + row as u64
+                )));
+            }
+            let k = numbers.value(row);
+            highest = highest.max(Some(k));
+            if paths.is_null(row) {
+                continue;
+            }
+            let p = paths.value(row);
+            for (i, w) in wanted.iter().enumerate() {
+                if w == p && present[i].is_none() {
+                    present[i] = Some(k);
+                }
+            }
+        }
+        seen += batch.num_rows() as u64;
+    }
+    Ok(highest)
 }

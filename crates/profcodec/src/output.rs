@@ -20,6 +20,12 @@
 //!   same format ([`OutputPath::format`]). Any other folder is never replaced
 //!   ([`OutputError::NotReplaceable`]). An empty folder may take a folder output: nothing is
 //!   lost.
+//! - An append ([`OutputPath::append`]) adds to a folder that profcodec wrote, or makes it when
+//!   nothing (or an empty folder) is there: what the writer stages is moved in beside what is
+//!   there, folder by folder, and nothing in the folder is replaced, rewritten or removed. An
+//!   entry that is already there fails the append ([`OutputError::AppearedMeanwhile`]: another
+//!   writer of the same folder) and what it had moved in is moved back out. Any other folder,
+//!   a file or a symbolic link is never appended to ([`OutputError::NotAppendable`]).
 //! - Character devices and FIFOs (`/dev/null`, a named pipe) are written through, as `cp` does;
 //!   other special files are refused.
 //! - An output that is an input, contains one or lies inside one is refused
@@ -270,6 +276,14 @@ pub enum OutputError {
         /// What is there.
         existing: Existing,
     },
+    /// An append names something that is not a folder profcodec wrote: never added to.
+    #[error("{} is {existing}, which profcodec did not write and never adds to", .path.display())]
+    NotAppendable {
+        /// The output.
+        path: PathBuf,
+        /// What is there.
+        existing: Existing,
+    },
     /// The output is, holds or lies inside an input.
     #[error("{} {overlap} the input {}; write the output elsewhere", .path.display(), .input.display())]
     OverlapsInput {
@@ -357,6 +371,7 @@ impl OutputError {
             | OutputError::IsAFile { path }
             | OutputError::Exists { path, .. }
             | OutputError::NotReplaceable { path, .. }
+            | OutputError::NotAppendable { path, .. }
             | OutputError::OverlapsInput { path, .. }
             | OutputError::AppearedMeanwhile { path }
             | OutputError::Io { path, .. }
@@ -385,6 +400,7 @@ pub struct OutputPath {
     overwrite: Overwrite,
     inputs: Vec<PathBuf>,
     format: Option<Format>,
+    append: bool,
 }
 
 impl OutputPath {
@@ -406,6 +422,7 @@ impl OutputPath {
             overwrite: Overwrite::Never,
             inputs: Vec::new(),
             format: None,
+            append: false,
         }
     }
 
@@ -440,6 +457,16 @@ impl OutputPath {
     /// The inputs of the conversion (see [`input`](OutputPath::input)).
     pub fn inputs<P: Into<PathBuf>>(mut self, inputs: impl IntoIterator<Item = P>) -> OutputPath {
         self.inputs.extend(inputs.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether a folder output adds to the folder at its path, which profcodec wrote, instead of
+    /// replacing it (a file output ignores it, and it takes precedence over
+    /// [`overwrite`](OutputPath::overwrite)): the staged folder's entries are moved in beside
+    /// what is there, never replacing any. Nothing there, or an empty folder, takes the output
+    /// as a new folder.
+    pub fn append(mut self, append: bool) -> OutputPath {
+        self.append = append;
         self
     }
 
@@ -525,6 +552,9 @@ impl OutputPath {
 
     /// How the output will be placed, given what is at its path now.
     fn plan(&self) -> Result<Plan, OutputError> {
+        if self.append && self.kind == OutputKind::Folder {
+            return self.plan_append();
+        }
         let meta = match std::fs::symlink_metadata(&self.path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Plan::Create),
@@ -580,6 +610,42 @@ impl OutputPath {
         }
     }
 
+    /// How an appended folder output will be placed: new, over an empty folder, or merged into
+    /// a folder that profcodec wrote.
+    fn plan_append(&self) -> Result<Plan, OutputError> {
+        let meta = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Plan::Create),
+            Err(e) => return Err(io_at(Step::InspectOutput, &self.path)(e)),
+        };
+        let kind = meta.file_type();
+        let existing = if kind.is_dir() {
+            let empty = std::fs::read_dir(&self.path)
+                .map_err(io_at(Step::InspectOutput, &self.path))?
+                .next()
+                .is_none();
+            if empty {
+                return Ok(Plan::OverEmptyFolder);
+            }
+            match self.folder_kind() {
+                Existing::ProfcodecFolder => return Ok(Plan::Merge),
+                existing => existing,
+            }
+        } else if kind.is_file() {
+            return Err(OutputError::IsAFile {
+                path: self.path.clone(),
+            });
+        } else if kind.is_symlink() {
+            Existing::Symlink
+        } else {
+            Existing::Special
+        };
+        Err(OutputError::NotAppendable {
+            path: self.path.clone(),
+            existing,
+        })
+    }
+
     /// What a folder that is not empty is: profcodec's, a database of the output's format, or
     /// anything else.
     fn folder_kind(&self) -> Existing {
@@ -621,6 +687,8 @@ enum Plan {
     },
     /// A character device or FIFO: written into directly.
     WriteThrough,
+    /// A folder that profcodec wrote takes the staged folder's entries beside its own.
+    Merge,
 }
 
 /// An output path that passed [`OutputPath::check`], ready to be written.
@@ -704,6 +772,8 @@ impl CheckedOutput {
             (OutputKind::Folder, false) => {
                 return Err(OutputError::IsAFile { path: self.path }.into());
             }
+            // The folder appended to is marked already.
+            (OutputKind::Folder, true) if self.plan == Plan::Merge => {}
             (OutputKind::Folder, true) => {
                 let marker = staged.join(FOLDER_MARKER);
                 std::fs::write(
@@ -765,8 +835,57 @@ impl CheckedOutput {
                 Ok(())
             }
             Plan::WriteThrough => Ok(()),
+            Plan::Merge => {
+                let mut moved = Vec::new();
+                let merged = merge(staged, output, &mut moved);
+                if merged.is_err() {
+                    // Back out, newest first, what this append had moved in. A move that
+                    // fails leaves a whole staged file or folder in the output.
+                    for (from, to) in moved.iter().rev() {
+                        let _ = std::fs::rename(to, from);
+                    }
+                }
+                merged
+            }
         }
     }
+}
+
+/// Moves each entry of the folder `staged` into the folder `output` where `output` has no
+/// entry of that name (a whole folder in one rename), and merges the folders both have,
+/// recording each move in `moved`; an entry of the same name that is not a folder in both
+/// fails with [`OutputError::AppearedMeanwhile`].
+fn merge(
+    staged: &Path,
+    output: &Path,
+    moved: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<(), OutputError> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(staged).map_err(io_at(Step::Rename, staged))? {
+        names.push(entry.map_err(io_at(Step::Rename, staged))?.file_name());
+    }
+    names.sort();
+    for name in names {
+        let (from, to) = (staged.join(&name), output.join(&name));
+        let from_dir = std::fs::symlink_metadata(&from)
+            .map_err(io_at(Step::Rename, &from))?
+            .is_dir();
+        match std::fs::symlink_metadata(&to) {
+            Ok(meta) if meta.is_dir() && from_dir => merge(&from, &to, moved)?,
+            Ok(_) => return Err(OutputError::AppearedMeanwhile { path: to }),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                rename_noreplace(&from, &to).map_err(|e| match e.kind() {
+                    ErrorKind::AlreadyExists | ErrorKind::DirectoryNotEmpty => {
+                        OutputError::AppearedMeanwhile { path: to.clone() }
+                    }
+                    _ => io_at(Step::Rename, &to)(e),
+                })?;
+                moved.push((from, to));
+            }
+            Err(e) => return Err(io_at(Step::InspectOutput, &to)(e)),
+        }
+    }
+    Ok(())
 }
 
 /// Renames `from` to `to` unless something is at `to`, atomically where the OS can

@@ -76,14 +76,19 @@ pub(crate) fn sql<'py>(
 ///
 /// `compression`: "zstd", "snappy" or "none". `tables`: only these (`set.table`, `table` or a
 /// whole `set`). `overwrite=True` replaces an existing `out` that profcodec wrote (never
-/// another folder, nor a file); the dataset appears whole once complete. `threads`: how many
+/// another folder, nor a file); the dataset appears whole once complete. `append=True` adds
+/// the inputs to the dataset `out` that profcodec wrote, numbered after its highest input, in
+/// new files only (new `input=<k>` folders, a new part of the `inputs` table), which appear
+/// once all are written; a missing or empty `out` becomes a new dataset, a path the dataset has
+/// already is added again with a UserWarning, and `overwrite=True` with it is a ValueError.
+/// `threads`: how many
 /// tables are written at once (the machine's cores by default). `dry_run=True` reads every
 /// table as the export would and writes nothing (`out` may then be None).
 ///
 /// Raises profcodec.FileError when `out` is refused or cannot be written, and
 /// profcodec.UnsupportedError when the package was built without its `sql` feature.
 #[pyfunction]
-#[pyo3(signature = (paths, out=None, *, compression="zstd", tables=None, overwrite=false, threads=None, dry_run=false))]
+#[pyo3(signature = (paths, out=None, *, compression="zstd", tables=None, overwrite=false, threads=None, dry_run=false, append=false))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments
 pub(crate) fn export_parquet<'py>(
     py: Python<'py>,
@@ -94,8 +99,14 @@ pub(crate) fn export_parquet<'py>(
     overwrite: bool,
     threads: Option<usize>,
     dry_run: bool,
+    append: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let paths = paths_of(paths)?;
+    if append && overwrite {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "append=True adds to a dataset and overwrite=True replaces it: not both",
+        ));
+    }
     let out = match (out, dry_run) {
         (out, true) => out,
         (Some(out), false) => Some(out),
@@ -114,6 +125,7 @@ pub(crate) fn export_parquet<'py>(
             tables: tables.unwrap_or_default(),
             overwrite,
             threads,
+            append,
         },
     )?;
     let d = PyDict::new(py);
@@ -154,6 +166,7 @@ mod imp {
         pub(super) tables: Vec<String>,
         pub(super) overwrite: bool,
         pub(super) threads: Option<usize>,
+        pub(super) append: bool,
     }
 
     /// Opens every input with its format's tables and its lazily made `profile` tables.
@@ -221,9 +234,35 @@ mod imp {
             Some(out) => Some(crate::convert::check(
                 profcodec::output::OutputPath::folder(out)
                     .overwrite(profcodec::output::Overwrite::from_force(export.overwrite))
+                    .append(export.append)
                     .inputs(paths),
             )?),
             None => None,
+        };
+        // The dataset added to: the numbers its new inputs take, and which it has already.
+        let dataset = match &output {
+            Some(output) if export.append => {
+                let dataset = parquet::Dataset::read(output.path(), paths).map_err(error)?;
+                for (i, path) in paths.iter().enumerate() {
+                    if let Some(k) = dataset.present(i) {
+                        let message = format!(
+                            "{} is in {} already (input {k}); it is added again as input {}",
+                            path.display(),
+                            output.path().display(),
+                            u64::from(dataset.first_input()) + i as u64
+                        );
+                        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+                        PyErr::warn(
+                            py,
+                            category.as_any(),
+                            &std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?,
+                            1,
+                        )?;
+                    }
+                }
+                Some(dataset)
+            }
+            _ => None,
         };
         let mut options = ExportOptions::new()
             .compression(compression)
@@ -245,7 +284,11 @@ mod imp {
             let written = output
                 .write_with(|staged| -> Result<_, Error> {
                     std::fs::create_dir(staged).map_err(|e| Error::io(e.to_string(), &e))?;
-                    let written = parquet::export(staged, &inputs, &options).map_err(error)?;
+                    let written = match &dataset {
+                        Some(dataset) => parquet::export_after(staged, &inputs, &options, dataset),
+                        None => parquet::export(staged, &inputs, &options),
+                    }
+                    .map_err(error)?;
                     // A file that shrank while it was read gave zeros: nothing is placed.
                     check_intact(&inputs)?;
                     Ok(written
@@ -280,7 +323,9 @@ mod imp {
         match e {
             TablesError::Tables(e) => e.into(),
             TablesError::Io { ref source, .. } => Error::io(e.to_string(), source),
-            TablesError::Parquet { .. } => Error::new(Kind::File, e.to_string()),
+            TablesError::Parquet { .. } | TablesError::Dataset { .. } => {
+                Error::new(Kind::File, e.to_string())
+            }
             TablesError::MemoryLimit { .. } => Error::new(
                 Kind::Query,
                 format!("{e}; memory_limit= raises it (None for no limit)"),
@@ -326,6 +371,7 @@ mod imp {
         pub(super) tables: Vec<String>,
         pub(super) overwrite: bool,
         pub(super) threads: Option<usize>,
+        pub(super) append: bool,
     }
 
     fn not_built(verb: &str) -> PyErr {
@@ -361,6 +407,7 @@ mod imp {
             export.tables,
             export.overwrite,
             export.threads,
+            export.append,
         );
         let _ = super::totals(Vec::new());
         Err(not_built("export_parquet"))

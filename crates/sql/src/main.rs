@@ -32,7 +32,7 @@ enum Command {
     /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned
     /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read.
     #[command(
-        after_help = "Examples:\n  profcodec export --parquet dataset db.d\n  profcodec export --dry-run --parquet dataset run.m"
+        after_help = "Examples:\n  profcodec export --parquet dataset db.d\n  profcodec export --parquet dataset --append run.m\n  profcodec export --dry-run --parquet dataset run.m"
     )]
     Export(tables::ExportArgs),
     /// Run a SQL query over the inputs' tables in an embedded DataFusion session.

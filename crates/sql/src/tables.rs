@@ -37,8 +37,16 @@ pub(crate) struct ExportArgs {
     tables: Vec<String>,
     /// Replace an existing OUT_DIR whole, when profcodec wrote it (any other folder, or a file,
     /// is never replaced).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "append")]
     force: bool,
+    /// Add the inputs to the dataset in OUT_DIR, which profcodec wrote: they are numbered
+    /// after its highest input, in new input=<k> folders and a new part of its inputs table;
+    /// no file already there is changed. A missing (or empty) OUT_DIR becomes a new dataset;
+    /// any other folder, or a file, is refused. The new files appear once all are written; if
+    /// the append fails, none is left. A path the dataset has already is added again as a
+    /// new input (a run profiled again), with a note.
+    #[arg(long)]
+    append: bool,
     /// How many tables are written at once, each by a thread of its own. The machine's cores
     /// by default.
     #[arg(long, value_name = "N")]
@@ -158,10 +166,30 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
     } else {
         let checked = profcodec::output::OutputPath::folder(&args.parquet)
             .overwrite(profcodec::output::Overwrite::from_force(args.force))
+            .append(args.append)
             .inputs(&args.inputs)
             .check()?;
         profcodec_cli::failure::note_stale_staging(&checked);
         Some(checked)
+    };
+    // The dataset added to: the numbers its new inputs take, and which it has already.
+    let dataset = match (&output, args.append) {
+        (Some(_), true) => {
+            let dataset = parquet::Dataset::read(&args.parquet, &args.inputs).map_err(failure)?;
+            for (i, path) in args.inputs.iter().enumerate() {
+                if let Some(k) = dataset.present(i) {
+                    eprintln!(
+                        "profcodec: note: {} is in {} already (input {k}); it is added again \
+                         as input {}",
+                        path.display(),
+                        args.parquet.display(),
+                        u64::from(dataset.first_input()) + i as u64
+                    );
+                }
+            }
+            Some(dataset)
+        }
+        _ => None,
     };
     let inputs = open_inputs(&args.inputs)?;
     let options = ExportOptions::new()
@@ -194,7 +222,11 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
     // The files written, relative to the output.
     let written = output.write_with(|staged| {
         std::fs::create_dir(staged)?;
-        let written = parquet::export(staged, &inputs, &options).map_err(failure)?;
+        let written = match &dataset {
+            Some(dataset) => parquet::export_after(staged, &inputs, &options, dataset),
+            None => parquet::export(staged, &inputs, &options),
+        }
+        .map_err(failure)?;
         // A file that shrank while it was read gave zeros: nothing is placed.
         for input in &inputs {
             input.check_intact().map_err(failure)?;
@@ -376,6 +408,8 @@ fn failure(e: profcodec_arrow::Error) -> Failure {
         | Error::ReadOnly { .. }
         | Error::MemoryLimit { .. } => 2,
         Error::Timeout { .. } => QUERY_TIMED_OUT,
+        // The dataset appended to cannot take the inputs: the output's failure.
+        Error::Dataset { .. } => profcodec_cli::failure::OUTPUT_FAILED,
         Error::Sql(sql) => {
             // A failure while reading an input travels inside DataFusion's error.
             let mut source: Option<&(dyn std::error::Error + 'static)> = Some(sql);

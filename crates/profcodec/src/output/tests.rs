@@ -412,3 +412,69 @@ fn an_io_error_names_the_step_and_the_path() {
     );
     assert_eq!(err.path(), Path::new("/x/out"));
 }
+
+/// Adds `files` (relative path, text) to the folder at `path` as an append.
+fn append_files(path: &Path, files: &[(&str, &str)]) -> Result<(), WriteError<io::Error>> {
+    OutputPath::folder(path)
+        .append(true)
+        .check()?
+        .write_with(|staged| {
+            for (name, text) in files {
+                let file = staged.join(name);
+                std::fs::create_dir_all(file.parent().unwrap())?;
+                std::fs::write(file, text)?;
+            }
+            Ok(())
+        })
+}
+
+#[test]
+fn an_append_adds_beside_what_is_there_and_backs_out_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds");
+    // Nothing there: a new, marked folder.
+    append_files(&out, &[("t/input=0/part", "0")]).unwrap();
+    assert_eq!(names(&out), [FOLDER_MARKER, "t"]);
+    append_files(&out, &[("t/input=1/part", "1"), ("u/input=1/part", "1")]).unwrap();
+    assert_eq!(names(&out.join("t")), ["input=0", "input=1"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("t/input=0/part")).unwrap(),
+        "0"
+    );
+    // An entry already there fails the append, and what it had moved in is moved back out.
+    let err = append_files(&out, &[("a/new", "x"), ("t/input=1/part", "again")]).unwrap_err();
+    assert!(
+        matches!(err, WriteError::Output(OutputError::AppearedMeanwhile { ref path }) if path.ends_with("t/input=1/part")),
+        "{err:?}"
+    );
+    assert_eq!(names(&out), [FOLDER_MARKER, "t", "u"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("t/input=1/part")).unwrap(),
+        "1"
+    );
+    assert_eq!(names(dir.path()), ["ds"]);
+    // Folders profcodec did not write, files and links are never added to.
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("notes"), "mine").unwrap();
+    let err = append_files(&theirs, &[("x", "x")]).unwrap_err();
+    assert!(
+        matches!(err, WriteError::Output(OutputError::NotAppendable { .. })),
+        "{err:?}"
+    );
+    let err = append_files(&theirs.join("notes"), &[("x", "x")]).unwrap_err();
+    assert!(
+        matches!(err, WriteError::Output(OutputError::IsAFile { .. })),
+        "{err:?}"
+    );
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&out, &link).unwrap();
+        let err = append_files(&link, &[("x", "x")]).unwrap_err();
+        assert!(
+            matches!(err, WriteError::Output(OutputError::NotAppendable { .. })),
+            "{err:?}"
+        );
+    }
+}

@@ -303,9 +303,11 @@ def export_parquet(
     overwrite: bool = False,
     threads: Optional[int] = None,
     dry_run: bool = False,
+    append: bool = False,
 ) -> Dict[str, int]:
     """The inputs' tables as a Hive-partitioned Parquet dataset in ``out``, as
-    ``profcodec export --parquet`` writes it: rows per table. Needs the package built with
+    ``profcodec export --parquet`` writes it: rows per table. ``append=True`` adds the inputs
+    to the dataset profcodec wrote in ``out`` (new files only). Needs the package built with
     its ``sql`` feature."""
 
 class Database:

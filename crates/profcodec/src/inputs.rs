@@ -19,8 +19,12 @@ use crate::{Format, OpenError, STDIN, open};
 const HEAD: usize = 24;
 
 /// The inputs `paths` stand for: each path as it is, but a folder that is no single input
-/// replaced by the profiles it holds (see the [module](self) documentation). The order of
-/// `paths` is kept; a folder's profiles come in the byte order of their names.
+/// replaced by the profiles it holds. A folder that is one input (an HPCToolkit database, an
+/// hpcrun measurement folder, a Devel::StatProfiler session) stays one; any other stands for
+/// its files that start with a profiler's magic and its sub-folders that are one input (other
+/// files, such as a test suite's logs, are passed over). The order of `paths` is kept; a
+/// folder's profiles come in the byte order of their names, so a merged answer is the same on
+/// every run. A folder that holds no profile is [`OpenError::NoProfiles`].
 ///
 /// ```no_run
 /// // Every nytprof.out.<pid> of a test suite's run, merged into one profile.

@@ -17,6 +17,11 @@
 //! - a named sub defined again, with the same line range, in an eval at the place of an earlier
 //!   eval (a loop of `eval "sub f {...}"`) counts its lines, callers and source in the first
 //!   eval, so that all its calls are collated; anonymous subs of evals stay in their own eval;
+//! - a named sub defined again there with another line range keeps its lines and callers in
+//!   its own eval, but its definition is written, as `nytprofmerge` writes it, with the fid it
+//!   has in its input, not the merged one: the merged file defines it in the file that has that
+//!   number there (`nytprofcsv` lists the sub among that file's lines, which decides where its
+//!   runs of blank lines are folded; a Test::Builder `cmp_ok` eval's `#line` file is one such);
 //! - line, block and sub-line times and statement counts add up; sub callers add up per
 //!   calling place and calling sub, with the deepest recursion kept; a sub's definition is the
 //!   lowest merged fid's, as the loader keeps it;
@@ -524,7 +529,19 @@ impl Merger {
                 mapped
             } else {
                 match self.seen_subs.get(&fold).and_then(|s| s.get(name)) {
-                    Some(&seen) if seen != (first, last) => mapped,
+                    // Defined before at this place with other lines: not folded, and
+                    // `nytprofmerge` writes this definition with the input's own fid, not the
+                    // mapped one, so the merged file defines it in whatever file has that fid
+                    // there (Data.pm lists it among that file's subs, which moves the rows of
+                    // `nytprofcsv`'s report of it). A fid that names no merged file (an input
+                    // with gaps in its fids) keeps the mapped one.
+                    Some(&seen) if seen != (first, last) => {
+                        if self.merged.files.contains_key(fid) {
+                            *fid
+                        } else {
+                            mapped
+                        }
+                    }
                     seen => {
                         if fold != mapped {
                             map.redirect(mapped, first, last, fold);

@@ -395,6 +395,63 @@ fn real_nytprofmerge_agrees() {
     }
 }
 
+/// `testdata/nytprof/line-directive.pl`'s two runs: string evals with a `#line N "file"`
+/// directive (as Test::Builder's `cmp_ok` compiles them), whose statements count in a plain file
+/// of that name, and a named sub defined by an eval at one place with another line range in each
+/// run. `nytprofmerge` writes the second definition with the fid it has in its input, which in
+/// the merged file is the `#line` file's: Data.pm lists the sub among that file's subs, and
+/// `nytprofcsv` then folds that file's leading blank lines differently (the place of its
+/// counts in the report).
+#[test]
+fn a_sub_redefined_with_other_lines_is_defined_at_its_input_fid() {
+    let runs: Vec<PathBuf> = [1, 2]
+        .map(|i| testdata().join(format!("line-directive.{i}.nytprof.out")))
+        .into();
+    let inputs: Vec<Vec<u8>> = runs.iter().map(|p| read(p)).collect();
+    let merged = merge(inputs.iter().map(Vec::as_slice)).unwrap();
+    let fid_of = |suffix: &str| {
+        let found: Vec<u32> = merged
+            .files
+            .values()
+            .filter(|f| f.name.ends_with(suffix))
+            .map(|f| f.fid)
+            .collect();
+        found
+    };
+    let line_file = fid_of("/(eval in cmp_ok) line-directive.pl");
+    let evals = fid_of("[line-directive.pl:25]");
+    assert_eq!(line_file.len(), 1, "the `#line` file, matched by name");
+    assert_eq!(evals.len(), 2, "one eval per run");
+    let [first, second] = [evals[0], evals[1]];
+    // The second run's eval has fid 3 in its input, the `#line` file's merged fid.
+    assert_eq!(line_file[0], 3);
+    let defined_in = |fid: u32| merged.files[&fid].subs_defined.contains("Gen::new");
+    assert!(defined_in(first) && defined_in(line_file[0]) && !defined_in(second));
+    // Its definition is the lowest fid's, the first run's (lines 2 to 5), as Data.pm keeps it;
+    // its calls stay where they were made.
+    let new = &merged.subs["Gen::new"];
+    assert_eq!(
+        (new.fid, new.first_line, new.last_line),
+        (Some(first), Some(2), Some(5))
+    );
+    assert_eq!(new.calls, 6);
+    // Each eval keeps its own lines: the second's sub body is one line lower.
+    let lines = |fid: u32| merged.line_times[&fid].keys().copied().collect::<Vec<_>>();
+    assert_eq!(
+        (lines(first), lines(second)),
+        (vec![3, 4, 6], vec![4, 5, 7])
+    );
+
+    if !have_nytprof() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    compare(&runs, tmp.path(), "line_directive");
+    // Either order of the runs.
+    let reversed: Vec<PathBuf> = runs.iter().rev().cloned().collect();
+    compare(&reversed, tmp.path(), "line_directive_reversed");
+}
+
 /// A named sub defined in string evals at one line: four times alike, then with a longer body.
 const REDEFINED: &str = r#"use strict; use warnings; no warnings 'redefine';
 my $t = 0;

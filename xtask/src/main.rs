@@ -21,6 +21,9 @@
 //!   validate` process timed against the real tool's reader on the same input, interleaved
 //!   (`peers.rs`); `--peer` names a locally built reader where the real one is on no registry
 //!   (easyprofiler, statprofiler; optional for hpcrun). BENCHMARKS.md has the figures.
+//! - `cargo xtask bench-scale [FORMAT...] [--base SIZE] [--limit SIZE] [--scales 1,4,16]
+//!   [--keep]`: each verb at 1x, 4x and 16x of an input size, in a memory cgroup and unlimited
+//!   (`src/scale.rs`).
 //! - `cargo xtask interop-spark [DATABASE]`: DuckDB and Spark (pyspark, `local[2]`) read
 //!   `profcodec export --parquet`'s dataset of an HPCToolkit database (by default one of 1,000
 //!   ranks that `gen-hpctoolkit` writes) and give `profcodec sql`'s load imbalance per function
@@ -59,6 +62,7 @@ mod peers;
 mod pprof;
 mod python;
 mod report;
+mod scale;
 mod statprofiler;
 mod suite;
 mod tables;
@@ -375,6 +379,7 @@ fn main() -> Result<()> {
             report::bench_statprofiler(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
+        Some("bench-scale") => scale::bench_scale(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),
         Some("floors") => floors::check(&ws),
         Some("corpus-outputs") => outputs::run(&ws, &args[1..]),

@@ -389,13 +389,7 @@ fn function(row: &serde_json::Value) -> Option<&str> {
 /// Runs `cmd` and parses its standard output as a JSON array.
 fn json_rows(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
     eprintln!("xtask: running {cmd:?}");
-    let out = cmd
-        .output()
-        .with_context(|| format!("could not start {cmd:?}"))?;
-    if !out.status.success() {
-        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    match serde_json::from_slice(&out.stdout)? {
+    match json_output(cmd)? {
         serde_json::Value::Array(rows) => Ok(rows),
         other => bail!("{cmd:?} printed {other}, not a JSON array"),
     }
@@ -404,16 +398,21 @@ fn json_rows(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
 /// Runs `cmd` (whose arguments the caller has shown) and parses its standard output as a JSON
 /// object.
 fn json_object(cmd: &mut Command) -> Result<serde_json::Map<String, serde_json::Value>> {
+    match json_output(cmd)? {
+        serde_json::Value::Object(answers) => Ok(answers),
+        other => bail!("{cmd:?} printed {other}, not a JSON object"),
+    }
+}
+
+/// Runs `cmd`, which must succeed, and parses its standard output as JSON.
+fn json_output(cmd: &mut Command) -> Result<serde_json::Value> {
     let out = cmd
         .output()
         .with_context(|| format!("could not start {cmd:?}"))?;
     if !out.status.success() {
         bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
-    match serde_json::from_slice(&out.stdout)? {
-        serde_json::Value::Object(answers) => Ok(answers),
-        other => bail!("{cmd:?} printed {other}, not a JSON object"),
-    }
+    Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 /// The database `bench-peers tables` exports, unless other `gen-hpctoolkit` options are given:

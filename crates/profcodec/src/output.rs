@@ -566,11 +566,7 @@ impl OutputPath {
             if self.kind == OutputKind::File {
                 return Err(OutputError::IsAFolder { path: path() });
             }
-            let empty = std::fs::read_dir(&self.path)
-                .map_err(io_at(Step::InspectOutput, &self.path))?
-                .next()
-                .is_none();
-            if empty {
+            if self.is_empty_folder()? {
                 return Ok(Plan::OverEmptyFolder);
             }
             match self.folder_kind() {
@@ -610,6 +606,14 @@ impl OutputPath {
         }
     }
 
+    /// True when the output, an existing folder, holds nothing (so nothing can be lost there).
+    fn is_empty_folder(&self) -> Result<bool, OutputError> {
+        Ok(std::fs::read_dir(&self.path)
+            .map_err(io_at(Step::InspectOutput, &self.path))?
+            .next()
+            .is_none())
+    }
+
     /// How an appended folder output will be placed: new, over an empty folder, or merged into
     /// a folder that profcodec wrote.
     fn plan_append(&self) -> Result<Plan, OutputError> {
@@ -620,11 +624,7 @@ impl OutputPath {
         };
         let kind = meta.file_type();
         let existing = if kind.is_dir() {
-            let empty = std::fs::read_dir(&self.path)
-                .map_err(io_at(Step::InspectOutput, &self.path))?
-                .next()
-                .is_none();
-            if empty {
+            if self.is_empty_folder()? {
                 return Ok(Plan::OverEmptyFolder);
             }
             match self.folder_kind() {

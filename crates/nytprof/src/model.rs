@@ -229,6 +229,11 @@ pub struct ModelOptions {
     /// Above this many distinct sources among the evals of one line, all of them are collapsed
     /// into one (Data.pm reads `$ENV{NYTPROF_MAX_EVAL_SIBLINGS}`, 200 when unset).
     pub max_eval_siblings: usize,
+    /// Keep the source lines the file saved ([`Profile::source`]) for every file. When false,
+    /// only the string evals' source is kept (the eval collapsing tells evals apart by it):
+    /// what a conversion into the profile model, which shows no source, reads faster. A
+    /// program's saved source is most of a profile's records. Default true.
+    pub keep_source: bool,
 }
 
 impl Default for ModelOptions {
@@ -236,6 +241,7 @@ impl Default for ModelOptions {
         ModelOptions {
             skip_collapse_evals: false,
             max_eval_siblings: 200,
+            keep_source: true,
         }
     }
 }
@@ -262,6 +268,13 @@ impl ModelOptions {
     #[must_use]
     pub fn max_eval_siblings(mut self, max: usize) -> Self {
         self.max_eval_siblings = max;
+        self
+    }
+
+    /// Sets [`ModelOptions::keep_source`].
+    #[must_use]
+    pub fn keep_source(mut self, keep: bool) -> Self {
+        self.keep_source = keep;
         self
     }
 
@@ -312,7 +325,7 @@ impl Profile {
         options: ModelOptions,
     ) -> (Profile, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
-        let (mut p, e) = Self::load_slice(data, &mut report, None);
+        let (mut p, e) = Self::load_slice(data, &mut report, None, options.keep_source);
         options.apply(&mut p);
         (p, report, e)
     }
@@ -326,16 +339,18 @@ impl Profile {
     ) -> (Profile, CallPaths, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
         let mut calls = None;
-        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls));
+        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls), options.keep_source);
         options.apply(&mut p);
         (p, calls.unwrap_or_default(), report, e)
     }
 
-    /// Loads `data`; with `calls`, also builds the call paths into it.
+    /// Loads `data`; with `calls`, also builds the call paths into it; without `keep_source`,
+    /// keeps the source of string evals only ([`ModelOptions::keep_source`]).
     fn load_slice(
         data: &[u8],
         report: &mut LoadReport,
         calls: Option<&mut Option<CallPaths>>,
+        keep_source: bool,
     ) -> (Profile, Option<Error>) {
         let file = match parse(data) {
             Ok(f) => f,
@@ -343,6 +358,7 @@ impl Profile {
         };
         let h = file.header();
         let mut loader = Loader::new(h.major, h.minor);
+        loader.keep_source = keep_source;
         if calls.is_some() {
             loader = loader.with_call_paths();
         }
@@ -1056,6 +1072,8 @@ pub struct Loader {
     /// ([`Loader::statement_run`]).
     seconds_of_ticks: Vec<f64>,
     seconds_of_tps: Option<u32>,
+    /// Whether the source of files other than string evals is kept ([`ModelOptions::keep_source`]).
+    keep_source: bool,
 }
 
 /// Tick counts below this have their seconds in a table ([`Loader::statement_run`]): most
@@ -1083,6 +1101,7 @@ impl Loader {
             calls: None,
             seconds_of_ticks: Vec::new(),
             seconds_of_tps: None,
+            keep_source: true,
         }
     }
 
@@ -1102,11 +1121,17 @@ impl Loader {
     }
 
     fn sub_entry<'p>(subs: &'p mut BTreeMap<String, SubInfo>, name: &Str<'_>) -> &'p mut SubInfo {
-        let name = name.to_text();
-        subs.entry(name.clone()).or_insert_with(|| SubInfo {
-            name,
-            ..SubInfo::default()
-        })
+        // One allocation for the key; the name's copy only for a new sub.
+        match subs.entry(name.to_text()) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let name = e.key().clone();
+                e.insert(SubInfo {
+                    name,
+                    ..SubInfo::default()
+                })
+            }
+        }
     }
 
     /// Lets the line tables hold about `bytes / 2` dense slots (16 bytes each): call it with the
@@ -1215,12 +1240,15 @@ impl Loader {
             Record::SrcLine { fid, line, text } => {
                 // Every fid the profiler saves source for was defined first; an undefined one
                 // would only make a table per hostile fid.
-                if !p.files.contains_key(&fid) {
+                let Some(fi) = p.files.get(&fid) else {
                     return Err(Error::UndefinedFid {
                         offset,
                         what: "SRC_LINE",
                         fid,
                     });
+                };
+                if !self.keep_source && fi.eval.is_none() {
+                    return Ok(());
                 }
                 p.source
                     .entry(fid)
@@ -1277,7 +1305,10 @@ impl Loader {
                     ci.excl += excl;
                     ci.reci += reci;
                     ci.rec_depth = ci.rec_depth.max(rec_depth);
-                    ci.calling_subs.insert(caller.to_text());
+                    let caller = caller.text();
+                    if !ci.calling_subs.contains(caller.as_ref()) {
+                        ci.calling_subs.insert(caller.into_owned());
+                    }
                 } else {
                     si.first_line = Some(0);
                     si.last_line = Some(0);
@@ -1475,7 +1506,7 @@ impl Loader {
 
 #[cfg(test)]
 mod tests {
-    use super::{FileInfo, Profile, perl_num};
+    use super::{FileInfo, ModelOptions, Profile, perl_num};
 
     #[test]
     fn saved_source_is_lines_from_line_one() {
@@ -1509,6 +1540,34 @@ mod tests {
                 vec!["use strict;".to_owned(), String::new(), "f();".to_owned()]
             )]
         );
+    }
+
+    /// Without `keep_source` only the evals' source is kept, and the model is otherwise the
+    /// same: the collapsing, which tells evals apart by their source, merges the same ones.
+    #[test]
+    fn source_of_evals_only_leaves_the_model_alone() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/nytprof/evals_small.nytprof.out"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        for options in [ModelOptions::default(), ModelOptions::raw()] {
+            let full = Profile::from_bytes_with(&bytes, options).unwrap();
+            let lean = Profile::from_bytes_with(&bytes, options.keep_source(false)).unwrap();
+            // Past the collapsing, a merged-away eval's source stays without its file.
+            let plain = |p: &Profile, f: &u32| p.files.get(f).is_some_and(|f| f.eval.is_none());
+            assert!(full.source.keys().any(|f| plain(&full, f)));
+            assert!(!lean.source.keys().any(|f| plain(&lean, f)));
+            assert!(!lean.source.is_empty());
+            for (fid, lines) in &lean.source {
+                assert_eq!(Some(lines), full.source.get(fid));
+            }
+            let strip = |mut p: Profile| {
+                p.source.clear();
+                p
+            };
+            assert_eq!(strip(full), strip(lean));
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@
 
 use std::collections::HashMap;
 
+use foldhash::fast::RandomState;
 use profcodec_profile::{
     CallEdge, Context, FrameId, FrameKind, IdKind, Measured, ModelError, NodeId, ProfileBuilder,
     StringId, Unit,
@@ -62,7 +63,7 @@ pub enum ConvertError {
 /// [`Profile::to_profile`].
 pub fn to_profile(data: &[u8]) -> Result<profcodec_profile::Profile, ConvertError> {
     let (profile, calls, _, error) =
-        Profile::from_bytes_with_call_paths(data, ModelOptions::default());
+        Profile::from_bytes_with_call_paths(data, ModelOptions::default().keep_source(false));
     if let Some(e) = error {
         return Err(e.into());
     }
@@ -76,20 +77,24 @@ fn package(name: &str) -> Option<&str> {
     base.rfind("::").map(|i| &name[..i])
 }
 
+/// The tables of names: hashed with a seed drawn at random (names come from the input), by
+/// foldhash rather than SipHash (a profile has thousands of subs, each looked up several times).
+type NameMap<K, V> = HashMap<K, V, RandomState>;
+
 /// Interns the frames of subs and lines once each.
 struct Frames<'p> {
     profile: &'p Profile,
-    subs: HashMap<&'p str, FrameId>,
+    subs: NameMap<&'p str, FrameId>,
     /// The names of files by fid: a file has many lines.
     files: FastMap<u32, StringId>,
     lines: FastMap<(u32, u32), FrameId>,
     /// Anonymous subs merged away by the eval collapsing, to the sub that absorbed them.
-    merged: HashMap<&'p str, &'p str>,
+    merged: NameMap<&'p str, &'p str>,
 }
 
 impl<'p> Frames<'p> {
     fn new(profile: &'p Profile) -> Self {
-        let mut merged = HashMap::new();
+        let mut merged = NameMap::default();
         for si in profile.subs.values() {
             for donor in &si.merged_subs {
                 merged.insert(donor.as_str(), si.name.as_str());
@@ -97,7 +102,7 @@ impl<'p> Frames<'p> {
         }
         Frames {
             profile,
-            subs: HashMap::new(),
+            subs: NameMap::with_capacity_and_hasher(profile.subs.len(), RandomState::default()),
             files: FastMap::default(),
             lines: FastMap::default(),
             merged,
@@ -112,9 +117,10 @@ impl<'p> Frames<'p> {
         let mut frame = profcodec_profile::Frame::function(b.intern_string(name)?);
         let si = self.profile.subs.get(name);
         if let Some(si) = si
-            && let Some(fi) = si.fid.and_then(|fid| self.profile.files.get(&fid))
+            && let Some(fid) = si.fid
+            && let Some(file) = self.file(b, fid)?
         {
-            frame = frame.with_file(b.intern_string(&fi.name)?);
+            frame = frame.with_file(file);
             if let Some(line) = si.first_line.filter(|&l| l > 0) {
                 frame = frame.with_line(line);
             }
@@ -131,6 +137,19 @@ impl<'p> Frames<'p> {
         Ok(id)
     }
 
+    /// The name of file `fid`, interned once; `None` for a fid the profile does not define.
+    fn file(&mut self, b: &mut ProfileBuilder, fid: u32) -> Result<Option<StringId>, ModelError> {
+        if let Some(&file) = self.files.get(&fid) {
+            return Ok(Some(file));
+        }
+        let Some(fi) = self.profile.files.get(&fid) else {
+            return Ok(None);
+        };
+        let file = b.intern_string(&fi.name)?;
+        self.files.insert(fid, file);
+        Ok(Some(file))
+    }
+
     fn line(
         &mut self,
         b: &mut ProfileBuilder,
@@ -140,16 +159,8 @@ impl<'p> Frames<'p> {
         if let Some(&id) = self.lines.get(&(fid, line)) {
             return Ok(Some(id));
         }
-        let file = match self.files.get(&fid) {
-            Some(&file) => file,
-            None => {
-                let Some(fi) = self.profile.files.get(&fid) else {
-                    return Ok(None);
-                };
-                let file = b.intern_string(&fi.name)?;
-                self.files.insert(fid, file);
-                file
-            }
+        let Some(file) = self.file(b, fid)? else {
+            return Ok(None);
         };
         let frame = profcodec_profile::Frame::new(FrameKind::Line)
             .with_file(file)
@@ -201,8 +212,11 @@ impl Profile {
         let lines: usize = self.line_times.values().map(|lines| lines.len()).sum();
         b.reserve_frames(self.subs.len().saturating_add(lines));
 
+        // Each sub's frame, in the order of `self.subs`, for the call edges below.
+        let mut sub_frames = Vec::with_capacity(self.subs.len());
         for si in self.subs.values() {
             let frame = frames.sub(&mut b, &si.name)?;
+            sub_frames.push(frame);
             b.add_flat_self(ctx, frame, calls, si.calls as f64)?;
             b.add_flat_self(ctx, frame, time, si.excl)?;
             b.add_flat_inclusive(ctx, frame, time, si.incl)?;
@@ -220,8 +234,7 @@ impl Profile {
             }
         }
 
-        for si in self.subs.values() {
-            let callee = frames.sub(&mut b, &si.name)?;
+        for (si, &callee) in self.subs.values().zip(&sub_frames) {
             for (&fid, lines) in &si.callers {
                 for (&line, ci) in lines {
                     let Some(site) = frames.line(&mut b, fid, line)? else {

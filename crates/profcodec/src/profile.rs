@@ -375,9 +375,9 @@ fn nytprof_with_sources(
         return Ok((profile, Vec::new()));
     }
     // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
-    // paths nytprofcalls prints, from the same records.
-    let (profile, calls, report, error) =
-        Nyt::from_bytes_with_call_paths(bytes, ModelOptions::default());
+    // paths nytprofcalls prints, from the same records; the program's source only when asked.
+    let options = ModelOptions::default().keep_source(sources);
+    let (profile, calls, report, error) = Nyt::from_bytes_with_call_paths(bytes, options);
     if let Some(e) = error {
         return Err(ReadError::invalid(report.error_message(&e), e.offset()));
     }

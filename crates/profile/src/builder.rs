@@ -100,19 +100,17 @@ impl Packed for Node {
     }
 }
 
-/// A flat value is found by its (context, frame, value type).
+/// A flat value is found by its (context, frame, value type), in its context's index: the
+/// hash packs the frame and the value type.
 impl Packed for FlatValue {
-    type Words = (u64, u32);
+    type Words = u64;
     fn same(&self, other: &FlatValue) -> bool {
         (self.context, self.frame, self.value_type)
             == (other.context, other.frame, other.value_type)
     }
     #[inline]
-    fn packed(&self) -> (u64, u32) {
-        (
-            u64::from(self.context.0) << 32 | u64::from(self.frame.0),
-            self.value_type.0,
-        )
+    fn packed(&self) -> u64 {
+        u64::from(self.frame.0) << 32 | u64::from(self.value_type.0)
     }
 }
 
@@ -236,11 +234,15 @@ pub struct ProfileBuilder {
     context_index: Map<Context, ContextId>,
     node_values: ColumnStore,
     flat_values: Vec<FlatValue>,
-    flat_value_index: HandleIndex,
+    /// Indexed by context: the flat values of that context. One index per context keeps each
+    /// small: merging many inputs, each its own context, looks up and grows a table of one
+    /// input's values, not one of all the values merged so far.
+    flat_value_index: Vec<HandleIndex>,
     call_edges: Vec<CallEdge>,
     call_edge_index: Map<CallEdge, EdgeId>,
     edge_values: Vec<EdgeValue>,
-    edge_value_index: Map<(ContextId, EdgeId, ValueTypeId), u32>,
+    /// Indexed by context, as `flat_value_index`: that context's edge values.
+    edge_value_index: Vec<Map<(EdgeId, ValueTypeId), u32>>,
     spans: Vec<Span>,
     span_unit: Option<Unit>,
     time_resolution: Option<Unit>,
@@ -249,6 +251,15 @@ pub struct ProfileBuilder {
     default_value_type: Option<ValueTypeId>,
     calls_value_type: Option<ValueTypeId>,
     statements_value_type: Option<ValueTypeId>,
+}
+
+/// The index of `context` (a checked handle) among `indexes`, one per context, made if new.
+#[inline]
+fn context_index<T: Default>(indexes: &mut Vec<T>, context: ContextId) -> &mut T {
+    if indexes.len() <= context.index() {
+        indexes.resize_with(context.index() + 1, T::default);
+    }
+    &mut indexes[context.index()]
 }
 
 #[inline]
@@ -547,18 +558,17 @@ impl ProfileBuilder {
             self_value: None,
             inclusive: None,
         };
-        let (contexts, frames, value_types) = (
-            self.contexts.len(),
-            self.frames.len(),
-            self.value_types.len(),
-        );
-        let index =
-            self.flat_value_index
-                .intern(&mut self.flat_values, value, "flat values", || {
-                    check(context.0, contexts, "contexts")?;
-                    check(frame.0, frames, "frames")?;
-                    check(value_type.0, value_types, "value types")
-                })?;
+        check(context.0, self.contexts.len(), "contexts")?;
+        let (frames, value_types) = (self.frames.len(), self.value_types.len());
+        let index = context_index(&mut self.flat_value_index, context).intern(
+            &mut self.flat_values,
+            value,
+            "flat values",
+            || {
+                check(frame.0, frames, "frames")?;
+                check(value_type.0, value_types, "value types")
+            },
+        )?;
         Ok(&mut self.flat_values[index as usize])
     }
 
@@ -619,22 +629,23 @@ impl ProfileBuilder {
         value_type: ValueTypeId,
         value: f64,
     ) -> Result<(), ModelError> {
-        let index = match self.edge_value_index.entry((context, edge, value_type)) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                check(context.0, self.contexts.len(), "contexts")?;
-                check(edge.0, self.call_edges.len(), "call edges")?;
-                check(value_type.0, self.value_types.len(), "value types")?;
-                let index = next_id(self.edge_values.len(), "edge values")?;
-                self.edge_values.push(EdgeValue {
-                    context,
-                    edge,
-                    value_type,
-                    value: 0.0,
-                });
-                *e.insert(index)
-            }
-        };
+        check(context.0, self.contexts.len(), "contexts")?;
+        let index =
+            match context_index(&mut self.edge_value_index, context).entry((edge, value_type)) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(e) => {
+                    check(edge.0, self.call_edges.len(), "call edges")?;
+                    check(value_type.0, self.value_types.len(), "value types")?;
+                    let index = next_id(self.edge_values.len(), "edge values")?;
+                    self.edge_values.push(EdgeValue {
+                        context,
+                        edge,
+                        value_type,
+                        value: 0.0,
+                    });
+                    *e.insert(index)
+                }
+            };
         self.edge_values[index as usize].value += value;
         Ok(())
     }
@@ -751,6 +762,7 @@ impl ProfileBuilder {
                 )?;
             }
         }
+        self.reserve_context_values(profile, &contexts);
         for v in &profile.flat_values {
             let entry = self.flat_value(
                 contexts[v.context.index()],
@@ -813,6 +825,35 @@ impl ProfileBuilder {
                 .map(|v| value_types[v.index()]);
         }
         Ok(())
+    }
+
+    /// Makes room in the value tables, and in the indexes of the contexts that hold none yet,
+    /// for the flat and edge values of `profile` (whose contexts are `contexts` here): appending
+    /// an input of its own context then grows no index step by step.
+    fn reserve_context_values(&mut self, profile: &Profile, contexts: &[ContextId]) {
+        self.flat_values.reserve(profile.flat_values.len());
+        self.edge_values.reserve(profile.edge_values.len());
+        let mut counts = vec![(0usize, 0usize); contexts.len()];
+        for v in &profile.flat_values {
+            if let Some(c) = counts.get_mut(v.context.index()) {
+                c.0 += 1;
+            }
+        }
+        for v in &profile.edge_values {
+            if let Some(c) = counts.get_mut(v.context.index()) {
+                c.1 += 1;
+            }
+        }
+        for (&context, &(flat, edge)) in contexts.iter().zip(&counts) {
+            let index = context_index(&mut self.flat_value_index, context);
+            if index.handles.is_empty() {
+                index.reserve(&self.flat_values, flat);
+            }
+            let index = context_index(&mut self.edge_value_index, context);
+            if index.is_empty() {
+                index.reserve(edge);
+            }
+        }
     }
 
     /// The profile. The indexes are dropped and the tables trimmed to their length: a built

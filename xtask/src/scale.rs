@@ -35,7 +35,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cgroup::{self, Ending, Outcome};
-use crate::peers::CommandLine;
+use crate::peers::{CommandLine, size_of};
 use crate::{Workspace, easyprofiler, nytprof, run as run_cmd};
 
 const USAGE: &str = "usage: cargo xtask bench-scale [nytprof|easyprofiler|statprofiler|nytprof-zlib|\
@@ -184,20 +184,6 @@ fn header(limit: u64) -> String {
          unlimited: time / anonymous peak | same as unlimited |\n|---|---|---|---|---|---|---|---|",
         mib(limit)
     )
-}
-
-/// Bytes of a file or of every file below a folder.
-fn size_of(path: &Path) -> u64 {
-    if path.is_dir() {
-        fs::read_dir(path)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| size_of(&e.path()))
-            .sum()
-    } else {
-        fs::metadata(path).map_or(0, |m| m.len())
-    }
 }
 
 /// Free bytes on the file system of `dir` (`df`).

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{Error, Kind};
-use crate::profile::{Numbers, Profile, Threads, query, selection};
+use crate::profile::{Numbers, Profile, Threads, selection, top_options};
 
 /// What changed between two profiles: rows matched by function (or line, or module) with both
 /// values, the change and the relative change, largest change first. Made by
@@ -108,14 +108,15 @@ pub(crate) fn diff(
     min_relative: Option<&Bound<'_, PyAny>>,
     binary_path: Option<Vec<PathBuf>>,
 ) -> PyResult<Diff> {
-    let query = query(
+    let query = top_options(
         metric,
         by,
         group,
         limit,
         &selection(thread, rank, process),
         mean,
-    )?;
+    )?
+    .query();
     let mut options = DiffOptions::new();
     options.min_change = min_change.map(amount).transpose()?;
     options.min_relative = min_relative.map(fraction).transpose()?;

@@ -1,7 +1,7 @@
 //! `profcodec.Profile` (the format-neutral profile model) and `profcodec.Top` (its answer to
 //! "which functions, lines or modules cost the most").
 
-use profcodec::profile::{self as model, Measured, Query, Selection, Source};
+use profcodec::profile::{self as model, Measured, Selection, Source};
 use profcodec::query::{TopOptions, group_named, order_named};
 use profcodec::text::TableOptions;
 use pyo3::exceptions::PyValueError;
@@ -56,22 +56,10 @@ fn measured_name(m: Measured) -> &'static str {
     }
 }
 
-/// The model's query for the keyword arguments `top()` and `profcodec.diff()` share: `by`
+/// The options of `top()` and `profcodec.diff()` for the keyword arguments they share: `by`
 /// ("self" or "inclusive"), `group` ("function", "line", "module" or "path": call paths), the
 /// metric, the most rows, the threads, ranks and processes kept (`selection`), and `mean`.
-pub(crate) fn query(
-    metric: Option<String>,
-    by: &str,
-    group: &str,
-    limit: Option<usize>,
-    selection: &Selection,
-    mean: bool,
-) -> PyResult<Query> {
-    Ok(options(metric, by, group, limit, selection, mean)?.query())
-}
-
-/// The options of `top()` and `profcodec.diff()` for their keyword arguments (see [`query`]).
-fn options(
+pub(crate) fn top_options(
     metric: Option<String>,
     by: &str,
     group: &str,
@@ -231,7 +219,7 @@ impl Profile {
         full_names: bool,
     ) -> PyResult<Top> {
         let selection = selection(thread, rank, process);
-        let mut options = options(metric, by, group, limit, &selection, mean)?;
+        let mut options = top_options(metric, by, group, limit, &selection, mean)?;
         options.full_names = full_names;
         let query = options.query();
         let inner = &slf.get().inner;

@@ -135,15 +135,9 @@ fn capture(frames: u64) -> Vec<u8> {
     c.to_bytes().expect("writable")
 }
 
-/// Runs `f` with at most [`CAP`] bytes allocatable beyond what is allocated now; returns what
-/// it allocated in all (an upper bound of its peak).
+/// Runs `f` under this binary's allocation cap ([`CAP`] beyond what is allocated now).
 fn capped<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = A.total_allocated();
-    A.set_limit(A.allocated() + CAP)
-        .expect("cap above what is allocated");
-    let out = f();
-    A.set_limit(usize::MAX).expect("uncap");
-    (out, A.total_allocated() - before)
+    profcodec_testkit::hostile::capped(&A, CAP, f)
 }
 
 /// Held by each test for its whole run: the cap is process-wide, so no other test may allocate

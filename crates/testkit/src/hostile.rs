@@ -71,6 +71,24 @@ pub fn allocation_limit(input_len: usize, factor: usize) -> usize {
     input_len.saturating_mul(factor).saturating_add(1 << 20)
 }
 
+/// Runs `f` with at most `cap` bytes allocatable through `allocator` (the test binary's global
+/// allocator) beyond what is allocated now; returns `f`'s result and what it allocated in all (an
+/// upper bound of its peak). Allocating past the cap fails, so a decoder that is not bounded
+/// aborts the test.
+pub fn capped<T, H: std::alloc::GlobalAlloc>(
+    allocator: &cap::Cap<H>,
+    cap: usize,
+    f: impl FnOnce() -> T,
+) -> (T, usize) {
+    let before = allocator.total_allocated();
+    allocator
+        .set_limit(allocator.allocated() + cap)
+        .expect("cap above what is allocated");
+    let out = f();
+    allocator.set_limit(usize::MAX).expect("uncap");
+    (out, allocator.total_allocated() - before)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

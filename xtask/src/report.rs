@@ -62,12 +62,7 @@ pub(crate) fn bench(ws: &Workspace, args: &[String]) -> Result<()> {
         rows.push(peers::Row {
             workload: format!("NYTProf report, `workload.pl {iterations}`, {label}"),
             input: input.clone(),
-            ours: peers::CommandLine::new(&profcodec)
-                .arg("report")
-                .arg("--force")
-                .arg("-o")
-                .arg(&ours_out)
-                .arg(&input),
+            ours: report_command(&profcodec, &ours_out, &input),
             peer: Some(
                 peers::CommandLine::new("nytprofhtml")
                     .arg("--delete")
@@ -155,12 +150,7 @@ pub(crate) fn bench_statprofiler(ws: &Workspace, args: &[String]) -> Result<()> 
                 "StatProfiler report, `workload.pl {iterations}` profiled by Devel::StatProfiler 0.56 (-interval 10)"
             ),
             input: input.clone(),
-            ours: peers::CommandLine::new(&profcodec)
-                .arg("report")
-                .arg("--force")
-                .arg("-o")
-                .arg(&ours_out)
-                .arg(&input),
+            ours: report_command(&profcodec, &ours_out, &input),
             peer: Some(
                 statprofiler::perl_with(&blib)
                     .arg(&script)
@@ -375,4 +365,14 @@ fn chromium_open(page: &Path, dir: &Path) -> Result<Option<f64>> {
         bail!("chromium did not open {} within a minute", page.display());
     }
     Ok(Some(seconds))
+}
+
+/// `profcodec report --force -o OUT INPUT`, the command both report benches time.
+fn report_command(profcodec: &Path, out: &Path, input: &Path) -> peers::CommandLine {
+    peers::CommandLine::new(profcodec)
+        .arg("report")
+        .arg("--force")
+        .arg("-o")
+        .arg(out)
+        .arg(input)
 }

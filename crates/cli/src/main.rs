@@ -407,9 +407,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             query.filter.refuse_depth("top")?;
             query.use_binary_path();
             let inputs = profcodec::expand_inputs(&inputs)?;
-            let merged = profcodec::merged_profile(&inputs, &query.merge_options())?;
-            let (format, profile) = (merged.format(), merged.profile);
             let q = query.query();
+            let merged = profcodec::merged_profile_for(&inputs, &q, &query.merge_options())?;
+            let (format, profile) = (merged.format(), merged.profile);
             check_contexts(&profile, &q, &inputs, format)?;
             let table = profile.top(&q).map_err(query_failure)?;
             let mut buf = io::BufWriter::new(out);

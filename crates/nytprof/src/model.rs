@@ -234,6 +234,13 @@ pub struct ModelOptions {
     /// what a conversion into the profile model, which shows no source, reads faster. A
     /// program's saved source is most of a profile's records. Default true.
     pub keep_source: bool,
+    /// Where the machine has two cores or more, let a second thread inflate a compressed file
+    /// ahead of the parsing, and build the call paths of a large uncompressed one beside it, so
+    /// that one file reads in about the time of the slower half. Default true. A caller that
+    /// already keeps every core busy with a file of its own (a merge of many profiles) turns it
+    /// off: there the second thread only competes with the others, and handing the inflated
+    /// bytes over costs CPU of its own.
+    pub second_thread: bool,
 }
 
 impl Default for ModelOptions {
@@ -242,6 +249,7 @@ impl Default for ModelOptions {
             skip_collapse_evals: false,
             max_eval_siblings: 200,
             keep_source: true,
+            second_thread: true,
         }
     }
 }
@@ -275,6 +283,13 @@ impl ModelOptions {
     #[must_use]
     pub fn keep_source(mut self, keep: bool) -> Self {
         self.keep_source = keep;
+        self
+    }
+
+    /// Sets [`ModelOptions::second_thread`].
+    #[must_use]
+    pub fn second_thread(mut self, second_thread: bool) -> Self {
+        self.second_thread = second_thread;
         self
     }
 
@@ -318,14 +333,15 @@ impl Profile {
     /// An uncompressed file is decoded in place; a compressed one is inflated a window at a time
     /// and parsed as it comes ([`crate::Reader`]), so memory is the model plus a fixed window,
     /// whatever the stream inflates to, and damage is found as soon as its record is inflated.
-    /// Where the machine has two cores or more, a second (scoped) thread inflates ahead of the
-    /// parsing, at most four 128 KiB pieces ahead. Time is linear in the inflated size.
+    /// Where the machine has two cores or more (and unless [`ModelOptions::second_thread`] is
+    /// off), a second (scoped) thread inflates ahead of the parsing, at most four 128 KiB pieces
+    /// ahead. Time is linear in the inflated size.
     pub fn from_bytes_report(
         data: &[u8],
         options: ModelOptions,
     ) -> (Profile, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
-        let (mut p, e) = Self::load_slice(data, &mut report, None, options.keep_source);
+        let (mut p, e) = Self::load_slice(data, &mut report, None, options);
         options.apply(&mut p);
         (p, report, e)
     }
@@ -339,18 +355,19 @@ impl Profile {
     ) -> (Profile, CallPaths, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
         let mut calls = None;
-        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls), options.keep_source);
+        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls), options);
         options.apply(&mut p);
         (p, calls.unwrap_or_default(), report, e)
     }
 
-    /// Loads `data`; with `calls`, also builds the call paths into it; without `keep_source`,
-    /// keeps the source of string evals only ([`ModelOptions::keep_source`]).
+    /// Loads `data`; with `calls`, also builds the call paths into it. Of `options`, reads
+    /// [`ModelOptions::keep_source`] and [`ModelOptions::second_thread`] (the caller applies the
+    /// rest to the result).
     fn load_slice(
         data: &[u8],
         report: &mut LoadReport,
         calls: Option<&mut Option<CallPaths>>,
-        keep_source: bool,
+        options: ModelOptions,
     ) -> (Profile, Option<Error>) {
         let file = match parse(data) {
             Ok(f) => f,
@@ -358,11 +375,12 @@ impl Profile {
         };
         let h = file.header();
         let mut loader = Loader::new(h.major, h.minor);
-        loader.keep_source = keep_source;
+        loader.keep_source = options.keep_source;
         if calls.is_some() {
             loader = loader.with_call_paths();
         }
-        let error = match Self::load_slice_into(data, &file, &mut loader, report) {
+        let second_thread = options.second_thread;
+        let error = match Self::load_slice_into(data, &file, &mut loader, report, second_thread) {
             Ok(end) => check_ticks_per_sec_value(
                 loader
                     .profile
@@ -380,13 +398,15 @@ impl Profile {
         (loader.finish(), error)
     }
 
-    /// Feeds the records of `file` (read from `data`) to `loader`; returns the offset where the
+    /// Feeds the records of `file` (read from `data`) to `loader`, with a second thread where
+    /// `second_thread` allows ([`ModelOptions::second_thread`]); returns the offset where the
     /// input ended, or the first error.
     fn load_slice_into<'f>(
         data: &[u8],
         file: &'f crate::read::File<'_>,
         loader: &mut Loader,
         report: &mut LoadReport,
+        second_thread: bool,
     ) -> Result<u64, Error> {
         let h = file.header();
         loader.set_input_read(data.len() as u64);
@@ -400,13 +420,15 @@ impl Profile {
         };
         let (plain, calls) = match calls {
             None => (load(None), None),
-            Some(calls) if data.len() >= CALL_PATHS_THREAD_FROM => std::thread::scope(|scope| {
-                let mut thread = CallPathsThread::spawn(scope, calls, file.data());
-                let plain = load(Some(&mut |offset, _, _, _, _, _| {
-                    thread.add_return_at(offset)
-                }));
-                (plain, Some(thread.finish()))
-            }),
+            Some(calls) if second_thread && data.len() >= CALL_PATHS_THREAD_FROM => {
+                std::thread::scope(|scope| {
+                    let mut thread = CallPathsThread::spawn(scope, calls, file.data());
+                    let plain = load(Some(&mut |offset, _, _, _, _, _| {
+                        thread.add_return_at(offset)
+                    }));
+                    (plain, Some(thread.finish()))
+                })
+            }
             Some(mut calls) => {
                 let plain = load(Some(&mut |_, depth, incl, excl, name, utf8| {
                     calls.add_return_raw(depth, incl, excl, name, utf8)
@@ -420,10 +442,11 @@ impl Profile {
             PlainEnd::Deflate => {
                 let z_end = records.offset();
                 let rest = &data[(z_end as usize).min(data.len())..];
-                let (e, end) = crate::read::with_inflate_ahead(rest, z_end, |ahead| {
-                    let mut reader = Reader::after_deflate_ahead(rest, z_end - 1, h, ahead);
-                    load_stream(&mut reader, loader, report)
-                });
+                let (e, end) =
+                    crate::read::with_inflate_ahead(rest, z_end, second_thread, |ahead| {
+                        let mut reader = Reader::after_deflate_ahead(rest, z_end - 1, h, ahead);
+                        load_stream(&mut reader, loader, report)
+                    });
                 e.map_or(Ok(end), Err)
             }
         }
@@ -472,6 +495,10 @@ impl Profile {
                     }
                 }
                 None => {}
+            }
+            if records.skip_src_line(|fid| loader.drops_source_of(fid)) {
+                *count += 1;
+                continue;
             }
             let offset = records.offset();
             report.records = *count;
@@ -839,6 +866,10 @@ fn load_stream<R: std::io::Read>(
             }
             None => {}
         }
+        if reader.skip_src_line(|fid| loader.drops_source_of(fid)) {
+            count += 1;
+            continue;
+        }
         let offset = reader.offset();
         loader.set_input_read(offset);
         match reader.next_record() {
@@ -1118,6 +1149,20 @@ impl Loader {
         let mut calls = self.calls.take()?;
         calls.finish();
         Some(calls)
+    }
+
+    /// Whether the saved source lines of `fid` are left out ([`ModelOptions::keep_source`]): a
+    /// defined file that is not a string eval, when the source is not kept, as
+    /// [`Loader::record`] decides for an `S` record. (Lines of an undefined fid are not left
+    /// out: they are an error.)
+    #[inline]
+    fn drops_source_of(&self, fid: u32) -> bool {
+        !self.keep_source
+            && self
+                .profile
+                .files
+                .get(&fid)
+                .is_some_and(|fi| fi.eval.is_none())
     }
 
     fn sub_entry<'p>(subs: &'p mut BTreeMap<String, SubInfo>, name: &Str<'_>) -> &'p mut SubInfo {

@@ -98,8 +98,8 @@ pub use conversion::statprofiler_session;
 pub use conversion::symbols;
 #[cfg(feature = "profile")]
 pub use conversion::{
-    HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, SavedSources, folded_frame_namer, to_profile,
-    to_profile_with_sources, to_profile_with_spans,
+    ConvertOptions, HPCTOOLKIT_ALL_PROFILES_MAX_VALUES, SavedSources, folded_frame_namer,
+    to_profile, to_profile_with, to_profile_with_sources, to_profile_with_spans,
 };
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
@@ -107,7 +107,10 @@ pub use inputs::expand_inputs;
 #[cfg(feature = "inspect")]
 pub use inspect::{Info, MergeReport, dump, info, merge_files, rewrite, validate};
 #[cfg(feature = "profile")]
-pub use merge::{MergeError, MergeOptions, Merged, merged_profile, merged_profile_with, profiles};
+pub use merge::{
+    MergeError, MergeOptions, Merged, merged_profile, merged_profile_for, merged_profile_with,
+    profiles,
+};
 pub use open::{OpenError, OpenOptions, Opened, STDIN, open, open_stdin};
 /// The format-neutral profile model (the crate `profcodec-profile`): frames, call tree, value
 /// types, contexts; `top`, `diff` and merging.

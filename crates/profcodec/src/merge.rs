@@ -16,15 +16,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use profcodec_profile::{ModelError, Profile, ProfileBuilder};
+use profcodec_profile::{GroupBy, ModelError, Profile, ProfileBuilder, Query, Source};
 
-use crate::conversion::{to_profile, to_profile_with_spans};
+use crate::conversion::{ConvertOptions, to_profile_with};
 use crate::{Format, OpenError, Opened, ReadError};
 
 /// How [`merged_profile`] reads its inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MergeOptions {
-    spans: bool,
+    convert: ConvertOptions,
     jobs: Option<NonZeroUsize>,
 }
 
@@ -38,7 +38,15 @@ impl MergeOptions {
     /// ([`to_profile_with_spans`](crate::to_profile_with_spans)), which speedscope's evented
     /// profiles and the Firefox Profiler's markers show.
     pub fn spans(mut self, spans: bool) -> MergeOptions {
-        self.spans = spans;
+        self.convert = self.convert.spans(spans);
+        self
+    }
+
+    /// Convert the flat values only where a format records them besides a call tree
+    /// ([`ConvertOptions::flat_only`]): what a query of flat values reads.
+    /// [`Merged::call_tree_left_out`] says whether it left a tree out.
+    pub fn flat_only(mut self, flat_only: bool) -> MergeOptions {
+        self.convert = self.convert.flat_only(flat_only);
         self
     }
 
@@ -59,9 +67,21 @@ pub struct Merged {
     pub profile: Profile,
     /// Each input's format, in input order.
     pub formats: Vec<Format>,
+    /// Whether the call tree of some input was left out ([`MergeOptions::flat_only`]).
+    pub call_tree_left_out: bool,
 }
 
 impl Merged {
+    /// The merge of inputs of `formats` converted as `convert` says.
+    fn new(profile: Profile, formats: Vec<Format>, convert: &ConvertOptions) -> Merged {
+        let call_tree_left_out = formats.iter().any(|&f| convert.leaves_out_call_tree(f));
+        Merged {
+            profile,
+            formats,
+            call_tree_left_out,
+        }
+    }
+
     /// The format of every input, when they all have the same one.
     pub fn format(&self) -> Option<Format> {
         let first = *self.formats.first()?;
@@ -125,6 +145,42 @@ pub fn merged_profile<P: AsRef<Path> + Sync>(
     merged_profile_with(inputs, options, |_| Ok(())).map(|(merged, _)| merged)
 }
 
+/// [`merged_profile`] of what `query` reads: when it reads flat values, the inputs' flat values
+/// only ([`MergeOptions::flat_only`]), which leaves out the call tree of the formats that record
+/// both (NYTProf's call paths, a good part of the time of reading it); else, or when the flat
+/// values turn out not to answer it ([`Query::source_in`]), the whole profile. The query's
+/// answer ([`Profile::top`]) is the one it has on [`merged_profile`]'s profile: the flat values
+/// are the same in both, and so is where the query reads.
+///
+/// ```no_run
+/// use profcodec::profile::Query;
+///
+/// let inputs = ["run1/nytprof.out", "run2/nytprof.out"];
+/// let query = Query::new().limit(10);
+/// let merged = profcodec::merged_profile_for(&inputs, &query, &profcodec::MergeOptions::new())?;
+/// for row in &merged.profile.top(&query)?.rows {
+///     println!("{:>12.6} {}", row.self_value, row.name);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn merged_profile_for<P: AsRef<Path> + Sync>(
+    inputs: &[P],
+    query: &Query,
+    options: &MergeOptions,
+) -> Result<Merged, MergeError> {
+    if query.group != GroupBy::Path && query.source != Source::Tree {
+        let merged = merged_profile(inputs, &options.flat_only(true))?;
+        // A query the profile refuses (a value type it lacks) is refused by both alike.
+        let flat = query
+            .source_in(&merged.profile)
+            .map_or(true, |source| source == Source::Flat);
+        if flat || !merged.call_tree_left_out {
+            return Ok(merged);
+        }
+    }
+    merged_profile(inputs, options)
+}
+
 /// [`merged_profile`], with `also` run on each opened input after its conversion, on the
 /// thread that converted it: what else a caller reads from its inputs (the source code that
 /// NYTProf files embed). Its results come back in input order; its error is the input's, as a
@@ -138,18 +194,21 @@ where
     P: AsRef<Path> + Sync,
     X: Send,
 {
-    let load = |input: &Path| load(input, options.spans, &also);
+    let pool = pool(inputs.len(), options.jobs);
+    // Every core decodes an input of its own: a conversion's second thread would compete.
+    let convert = options.convert.second_thread(pool.is_none());
+    let load = |input: &Path| load(input, &convert, &also);
     if let [one] = inputs {
         let (profile, format, extra) = load(one.as_ref())?;
-        let formats = vec![format];
-        return Ok((Merged { profile, formats }, vec![extra]));
+        let merged = Merged::new(profile, vec![format], &convert);
+        return Ok((merged, vec![extra]));
     }
     let mut merge = Merge {
         builder: ProfileBuilder::new(),
         formats: Vec::with_capacity(inputs.len()),
         extras: Vec::with_capacity(inputs.len()),
     };
-    match pool(inputs.len(), options.jobs) {
+    match pool {
         None => {
             for input in inputs {
                 let input = input.as_ref();
@@ -170,10 +229,7 @@ where
             )?;
         }
     }
-    let merged = Merged {
-        profile: merge.builder.build(),
-        formats: merge.formats,
-    };
+    let merged = Merged::new(merge.builder.build(), merge.formats, &convert);
     Ok((merged, merge.extras))
 }
 
@@ -185,9 +241,11 @@ pub fn profiles<P: AsRef<Path> + Sync>(
     inputs: &[P],
     options: &MergeOptions,
 ) -> Result<Vec<Profile>, MergeError> {
-    let load = |input: &P| load(input.as_ref(), options.spans, |_| Ok(()));
+    let pool = pool(inputs.len(), options.jobs);
+    let convert = options.convert.second_thread(pool.is_none());
+    let load = |input: &P| load(input.as_ref(), &convert, |_| Ok(()));
     let mut profiles = Vec::with_capacity(inputs.len());
-    match pool(inputs.len(), options.jobs) {
+    match pool {
         None => {
             for input in inputs {
                 profiles.push(load(input)?.0);
@@ -247,18 +305,14 @@ pub(crate) fn pool(inputs: usize, jobs: Option<NonZeroUsize>) -> Option<rayon::T
     (pool.current_num_threads() > 1).then_some(pool)
 }
 
-/// One input in the profile model, its format and what `also` reads of it.
+/// One input in the profile model as `convert` says, its format and what `also` reads of it.
 fn load<X>(
     input: &Path,
-    spans: bool,
+    convert: &ConvertOptions,
     also: impl Fn(&Opened) -> Result<X, ReadError>,
 ) -> Result<Loaded<X>, MergeError> {
     let opened = crate::open(input)?;
-    let profile = if spans {
-        to_profile_with_spans(&opened)
-    } else {
-        to_profile(&opened)
-    };
+    let profile = to_profile_with(&opened, convert);
     let read = profile.and_then(|profile| Ok((profile, also(&opened)?)));
     // A file cut while it was read (its lost pages read as zeros): that error, not the result.
     opened.check_intact()?;
@@ -488,7 +542,7 @@ mod tests {
             for input in &inputs {
                 let opened = crate::open(input).unwrap();
                 builder
-                    .append(&to_profile_with_spans(&opened).unwrap())
+                    .append(&to_profile_with(&opened, &ConvertOptions::new().spans(spans)).unwrap())
                     .unwrap();
             }
             let appended = format!("{:?}", builder.build());

@@ -41,15 +41,80 @@ pub const HPCTOOLKIT_ALL_PROFILES_MAX_VALUES: u64 = 1 << 20;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
+    to_profile_with(input, &ConvertOptions::new())
+}
+
+/// How [`to_profile_with`] converts an input. The default is [`to_profile`]'s: no spans, the
+/// call tree kept, a second thread where the format gains from one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvertOptions {
+    spans: bool,
+    flat_only: bool,
+    second_thread: bool,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            spans: false,
+            flat_only: false,
+            second_thread: true,
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// [`to_profile`]'s options.
+    pub fn new() -> ConvertOptions {
+        ConvertOptions::default()
+    }
+
+    /// Keep the timed spans of the formats that record them (EasyProfiler's blocks, each with
+    /// its start and end), which [`to_profile`] leaves out because they grow with the input
+    /// rather than with its distinct call paths: what timed views (speedscope's evented
+    /// profiles) show. Other formats have none.
+    pub fn spans(mut self, spans: bool) -> ConvertOptions {
+        self.spans = spans;
+        self
+    }
+
+    /// Where the format records flat per-frame values of its own besides a call tree
+    /// (NYTProf: the per-sub and per-line figures Devel::NYTProf reports, and the call paths
+    /// of its `<` records), convert the flat values only: what a query that reads flat values
+    /// needs ([`Query::source_in`](crate::profile::Query::source_in) says which), in less
+    /// time and memory. Formats whose values are the call tree's convert as before.
+    pub fn flat_only(mut self, flat_only: bool) -> ConvertOptions {
+        self.flat_only = flat_only;
+        self
+    }
+
+    /// Let the conversion of one input use a second thread where the format gains from one
+    /// (NYTProf's zlib stream inflated ahead of the parsing). On by default; off for a caller
+    /// that already keeps every core busy with an input each ([`merged_profile`](crate::merged_profile)
+    /// on several threads), where the second thread only competes with the others.
+    pub fn second_thread(mut self, second_thread: bool) -> ConvertOptions {
+        self.second_thread = second_thread;
+        self
+    }
+
+    /// Whether these options leave out the call tree of an input of `format`
+    /// ([`ConvertOptions::flat_only`]).
+    pub fn leaves_out_call_tree(&self, format: crate::Format) -> bool {
+        self.flat_only && format.feature() == "nytprof"
+    }
+}
+
+/// [`to_profile`] as `options` say.
+pub fn to_profile_with(input: &Opened, options: &ConvertOptions) -> Result<Profile, ReadError> {
     let profile = match input.format().feature() {
         #[cfg(feature = "hpctoolkit")]
         "hpctoolkit" => hpctoolkit(input),
         #[cfg(feature = "hpcrun")]
         "hpcrun" => hpcrun(input),
         #[cfg(feature = "nytprof")]
-        "nytprof" => nytprof(input),
+        "nytprof" => nytprof(input, options),
         #[cfg(feature = "easyprofiler")]
-        "easyprofiler" => easyprofiler(input),
+        "easyprofiler" => easyprofiler(input, options.spans),
         #[cfg(feature = "statprofiler")]
         "statprofiler" => statprofiler(input),
         feature => Err(crate::error::not_compiled(input, feature)),
@@ -60,23 +125,10 @@ pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
     profile
 }
 
-/// [`to_profile`] with the timed spans of the formats that record them (EasyProfiler's blocks,
-/// each with its start and end), which [`to_profile`] leaves out because they grow with the
-/// input rather than with its distinct call paths: what timed views (speedscope's evented
-/// profiles) show. Other formats: [`to_profile`].
+/// [`to_profile`] with the timed spans of the formats that record them
+/// ([`ConvertOptions::spans`]).
 pub fn to_profile_with_spans(input: &Opened) -> Result<Profile, ReadError> {
-    #[cfg(feature = "easyprofiler")]
-    if input.format().feature() == "easyprofiler" {
-        let profile = (|| {
-            let view = profcodec_easyprofiler::parse(input.bytes())?;
-            let walk = view.walk()?;
-            walk.to_profile_with(profcodec_easyprofiler::ProfileOptions::new().spans(true))
-                .map_err(model_error)
-        })();
-        input.check_intact()?;
-        return profile;
-    }
-    to_profile(input)
+    to_profile_with(input, &ConvertOptions::new().spans(true))
 }
 
 /// The source text an input saves, per file: (the file as the profile model names it, its lines
@@ -89,7 +141,7 @@ pub type SavedSources = Vec<(String, Vec<String>)>;
 pub fn to_profile_with_sources(input: &Opened) -> Result<(Profile, SavedSources), ReadError> {
     #[cfg(feature = "nytprof")]
     if input.format().feature() == "nytprof" {
-        let read = nytprof_with_sources(input, true);
+        let read = nytprof_with_sources(input, true, &ConvertOptions::new());
         input.check_intact()?;
         return read;
     }
@@ -355,15 +407,16 @@ pub mod symbols {
 }
 
 #[cfg(feature = "nytprof")]
-fn nytprof(input: &Opened) -> Result<Profile, ReadError> {
-    nytprof_with_sources(input, false).map(|(profile, _)| profile)
+fn nytprof(input: &Opened, options: &ConvertOptions) -> Result<Profile, ReadError> {
+    nytprof_with_sources(input, false, options).map(|(profile, _)| profile)
 }
 
-/// The profile of a NYTProf input and, when `sources`, the source it saved.
+/// The profile of a NYTProf input as `options` say and, when `sources`, the source it saved.
 #[cfg(feature = "nytprof")]
 fn nytprof_with_sources(
     input: &Opened,
     sources: bool,
+    options: &ConvertOptions,
 ) -> Result<(Profile, SavedSources), ReadError> {
     use profcodec_nytprof::{ModelOptions, Profile as Nyt, pynytprof};
     let bytes = input.bytes();
@@ -376,8 +429,17 @@ fn nytprof_with_sources(
     }
     // One pass: the model as Devel::NYTProf::Data builds it (evals collapsed) and the call
     // paths nytprofcalls prints, from the same records; the program's source only when asked.
-    let options = ModelOptions::default().keep_source(sources);
-    let (profile, calls, report, error) = Nyt::from_bytes_with_call_paths(bytes, options);
+    let flat_only = options.leaves_out_call_tree(input.format());
+    let model = ModelOptions::default()
+        .keep_source(sources)
+        .second_thread(options.second_thread);
+    let (profile, calls, report, error) = if flat_only {
+        let (profile, report, error) = Nyt::from_bytes_report(bytes, model);
+        (profile, None, report, error)
+    } else {
+        let (profile, calls, report, error) = Nyt::from_bytes_with_call_paths(bytes, model);
+        (profile, Some(calls), report, error)
+    };
     if let Some(e) = error {
         return Err(ReadError::invalid(report.error_message(&e), e.offset()));
     }
@@ -387,19 +449,20 @@ fn nytprof_with_sources(
         Vec::new()
     };
     Ok((
-        profile.to_profile(Some(&calls)).map_err(model_error)?,
+        profile.to_profile(calls.as_ref()).map_err(model_error)?,
         saved,
     ))
 }
 
 #[cfg(feature = "easyprofiler")]
-fn easyprofiler(input: &Opened) -> Result<Profile, ReadError> {
+fn easyprofiler(input: &Opened, spans: bool) -> Result<Profile, ReadError> {
     // Tolerant, as the reader's own tree: a capture the C++ reader would refuse for a counter
-    // or its depth still has its blocks. Walked from the file, with no spans: memory grows with
-    // the distinct call paths, not the blocks.
+    // or its depth still has its blocks. Walked from the file; without spans, memory grows
+    // with the distinct call paths, not the blocks.
     let view = profcodec_easyprofiler::parse(input.bytes())?;
     let walk = view.walk()?;
-    walk.to_profile().map_err(model_error)
+    let options = profcodec_easyprofiler::ProfileOptions::new().spans(spans);
+    walk.to_profile_with(options).map_err(model_error)
 }
 
 #[cfg(feature = "statprofiler")]

@@ -139,6 +139,17 @@ impl Query {
         Query::default()
     }
 
+    /// Where this query reads its values in `profile`: [`Source::Flat`] or [`Source::Tree`],
+    /// what [`Source::Auto`] comes to there (the flat values when the profile has some of the
+    /// value type for the grouping's frames in the contexts read). A reader that can convert
+    /// an input without its call tree asks it, to know whether the tree is needed. Errors as
+    /// [`Profile::top`] does for a value type or a selection the profile does not have.
+    pub fn source_in(&self, profile: &Profile) -> Result<Source, QueryError> {
+        let value_type = resolve_value_type(profile, self.value_type.as_deref())?;
+        let selected = select_contexts(profile, &self.contexts)?;
+        Ok(resolved_source(profile, self, value_type, &selected))
+    }
+
     /// This query on the value type called `name`.
     pub fn value_type(mut self, name: impl Into<String>) -> Query {
         self.value_type = Some(name.into());
@@ -497,6 +508,29 @@ fn flat_frame_matches(group: GroupBy, kind: FrameKind) -> bool {
     }
 }
 
+/// Where `query` reads `value_type` of the `selected` contexts of `profile`: [`Source::Flat`]
+/// or [`Source::Tree`], [`Source::Auto`] resolved.
+fn resolved_source(
+    profile: &Profile,
+    query: &Query,
+    value_type: ValueTypeId,
+    selected: &[bool],
+) -> Source {
+    match query.source {
+        // Call paths are the call tree's.
+        _ if query.group == GroupBy::Path => Source::Tree,
+        Source::Auto => {
+            let has_flat = profile.flat_values.iter().any(|v| {
+                v.value_type == value_type
+                    && selected[v.context.index()]
+                    && flat_frame_matches(query.group, profile.frame(v.frame).kind)
+            });
+            if has_flat { Source::Flat } else { Source::Tree }
+        }
+        other => other,
+    }
+}
+
 fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
     let value_type = resolve_value_type(profile, query.value_type.as_deref())?;
     let selected = select_contexts(profile, &query.contexts)?;
@@ -512,19 +546,7 @@ fn group(profile: &Profile, query: &Query) -> Result<Groups, QueryError> {
     if query.group == GroupBy::Path && profile.nodes.is_empty() {
         return Err(QueryError::NoCallTree);
     }
-    let source = match query.source {
-        // Call paths are the call tree's.
-        _ if query.group == GroupBy::Path => Source::Tree,
-        Source::Auto => {
-            let has_flat = profile.flat_values.iter().any(|v| {
-                v.value_type == value_type
-                    && selected[v.context.index()]
-                    && flat_frame_matches(query.group, profile.frame(v.frame).kind)
-            });
-            if has_flat { Source::Flat } else { Source::Tree }
-        }
-        other => other,
-    };
+    let source = resolved_source(profile, query, value_type, &selected);
     let mut groups = match source {
         Source::Flat => group_flat(profile, query.group, value_type, types, &selected),
         _ => group_tree(profile, query.group, value_type, types, &selected),

@@ -80,18 +80,19 @@ impl Ahead {
 }
 
 /// Runs `f` with an [`Ahead`] over the zlib stream `stream`, whose first byte is at file offset
-/// `start`, inflated by a scoped second thread; `f` gets `None` (and inflates inline) when the
-/// machine has one core or no thread could be started.
+/// `start`, inflated by a scoped second thread; `f` gets `None` (and inflates inline) when
+/// `allowed` is false, the machine has one core or no thread could be started.
 ///
 /// `f` must drop the [`Ahead`] before it returns (it is not `'static` in spirit: the scope waits
 /// for the thread, which waits for the parser while the channel is full).
 pub(crate) fn with_inflate_ahead<T>(
     stream: &[u8],
     start: u64,
+    allowed: bool,
     f: impl FnOnce(Option<Ahead>) -> T,
 ) -> T {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if cores < 2 {
+    if !allowed || cores < 2 {
         return f(None);
     }
     let (piece_tx, piece_rx) = sync_channel(PIECES_AHEAD);

@@ -163,7 +163,7 @@ impl<'a> File<'a> {
 /// inflated size of the readable records.
 fn inflate(data: &[u8], start: usize, header: Header<'_>) -> Inflated {
     let input = &data[start.min(data.len())..];
-    with_inflate_ahead(input, start as u64, |ahead| {
+    with_inflate_ahead(input, start as u64, true, |ahead| {
         let mut reader = Reader::after_deflate_ahead(input, start as u64 - 1, header, ahead);
         let mut out = Vec::new();
         let mut error = None;
@@ -249,6 +249,17 @@ impl<'a> Records<'a> {
             return false;
         }
         self.cursor.skip(i + len, "SUB_RETURN").is_ok()
+    }
+
+    /// Fast path for `S` records whose text the caller does not keep: when the next record is
+    /// a complete, well-formed `S` record and `skip(fid)` is true for its fid, consumes it and
+    /// returns true.
+    #[inline]
+    pub(crate) fn skip_src_line(&mut self, skip: impl FnOnce(u32) -> bool) -> bool {
+        match record::src_line_at(self.cursor.rest(), self.done) {
+            Some((fid, used)) if skip(fid) => self.cursor.skip(used, "SRC_LINE").is_ok(),
+            _ => false,
+        }
     }
 
     /// Absolute offset of the next record in the uncompressed stream (the file offset before

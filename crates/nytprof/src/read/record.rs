@@ -481,3 +481,27 @@ pub(crate) fn sub_return_at(
     }
     Some(((depth, incl, excl, &rest[i..i + len], utf8), i + len))
 }
+
+/// The fid of a complete, well-formed `S` record (a saved source line) at the start of `rest`
+/// and its length; `None` when `done`, or when the record is anything else, cut short, or
+/// needs the general decoder to report it. What skips the text of a line nobody keeps, without
+/// decoding it.
+#[inline]
+pub(crate) fn src_line_at(rest: &[u8], done: bool) -> Option<(u32, usize)> {
+    // Tag, fid and line (five bytes each at most), string tag, length (five at most).
+    if done || rest.len() < 17 || rest[0] != tag::SRC_LINE {
+        return None;
+    }
+    let mut i = 1;
+    let fid = varint_at(rest, &mut i);
+    let _line = varint_at(rest, &mut i);
+    if !matches!(rest[i], tag::STR_BYTES | tag::STR_UTF8) {
+        return None;
+    }
+    i += 1;
+    let len = varint_at(rest, &mut i) as usize;
+    if len > rest.len() - i {
+        return None;
+    }
+    Some((fid, i + len))
+}

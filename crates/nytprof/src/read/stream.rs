@@ -542,6 +542,21 @@ impl<R: Read> Reader<R> {
         true
     }
 
+    /// Fast path for `S` records whose text the caller does not keep: when the next record is
+    /// a complete, well-formed `S` record in the window and `skip(fid)` is true for its fid,
+    /// consumes it and returns true.
+    #[inline]
+    pub(crate) fn skip_src_line(&mut self, skip: impl FnOnce(u32) -> bool) -> bool {
+        match super::record::src_line_at(&self.buf[self.pos..], self.done) {
+            Some((fid, used)) if skip(fid) => {
+                self.pos += used;
+                self.record_done();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The next record, or `None` at the end of the stream; after an error, `None`.
     #[allow(clippy::should_implement_trait)]
     pub fn next_record(&mut self) -> Option<Result<Record<'_>, Error>> {

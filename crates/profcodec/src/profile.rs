@@ -80,9 +80,10 @@ impl ConvertOptions {
 
     /// Where the format records flat per-frame values of its own besides a call tree
     /// (NYTProf: the per-sub and per-line figures Devel::NYTProf reports, and the call paths
-    /// of its `<` records), convert the flat values only: what a query that reads flat values
-    /// needs ([`Query::source_in`](crate::profile::Query::source_in) says which), in less
-    /// time and memory. Formats whose values are the call tree's convert as before.
+    /// of its `<` records), convert the flat values only, without call tree or call edges:
+    /// what a query that reads flat values needs
+    /// ([`Query::source_in`](crate::profile::Query::source_in) says which), in less time and
+    /// memory. Formats whose values are the call tree's convert as before.
     pub fn flat_only(mut self, flat_only: bool) -> ConvertOptions {
         self.flat_only = flat_only;
         self
@@ -449,7 +450,11 @@ fn nytprof_with_sources(
         Vec::new()
     };
     Ok((
-        profile.to_profile(calls.as_ref()).map_err(model_error)?,
+        match &calls {
+            Some(calls) => profile.to_profile(Some(calls)),
+            None => profile.to_flat_profile(),
+        }
+        .map_err(model_error)?,
         saved,
     ))
 }

@@ -1105,7 +1105,16 @@ pub struct Loader {
     seconds_of_tps: Option<u32>,
     /// Whether the source of files other than string evals is kept ([`ModelOptions::keep_source`]).
     keep_source: bool,
+    /// The subs read so far, in the order first named, found by name through `sub_index`: a
+    /// hash lookup per `s` and `c` record where the model's B-tree compares the name with a
+    /// dozen others. [`Loader::finish`] moves them into [`Profile::subs`].
+    subs: Vec<SubInfo>,
+    sub_index: SubIndex,
 }
+
+/// The index of [`Loader`]'s subs by name, hashed with a seed drawn at random (names come from
+/// the input).
+type SubIndex = std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>;
 
 /// Tick counts below this have their seconds in a table ([`Loader::statement_run`]): most
 /// statements take a few ticks.
@@ -1133,6 +1142,8 @@ impl Loader {
             seconds_of_ticks: Vec::new(),
             seconds_of_tps: None,
             keep_source: true,
+            subs: Vec::new(),
+            sub_index: SubIndex::default(),
         }
     }
 
@@ -1165,18 +1176,26 @@ impl Loader {
                 .is_some_and(|fi| fi.eval.is_none())
     }
 
-    fn sub_entry<'p>(subs: &'p mut BTreeMap<String, SubInfo>, name: &Str<'_>) -> &'p mut SubInfo {
-        // One allocation for the key; the name's copy only for a new sub.
-        match subs.entry(name.to_text()) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => {
-                let name = e.key().clone();
-                e.insert(SubInfo {
+    /// The sub called `name`, added when new. A known sub's lookup allocates nothing.
+    fn sub_entry<'s>(
+        subs: &'s mut Vec<SubInfo>,
+        index: &mut SubIndex,
+        name: &Str<'_>,
+    ) -> &'s mut SubInfo {
+        let text = name.text();
+        let at = match index.get(text.as_ref()) {
+            Some(&at) => at,
+            None => {
+                let name = text.into_owned();
+                index.insert(name.as_str().into(), subs.len());
+                subs.push(SubInfo {
                     name,
                     ..SubInfo::default()
-                })
+                });
+                subs.len() - 1
             }
-        }
+        };
+        &mut subs[at]
     }
 
     /// Lets the line tables hold about `bytes / 2` dense slots (16 bytes each): call it with the
@@ -1316,7 +1335,7 @@ impl Loader {
                     });
                 };
                 fi.subs_defined.insert(name.to_text());
-                let si = Self::sub_entry(&mut p.subs, &name);
+                let si = Self::sub_entry(&mut self.subs, &mut self.sub_index, &name);
                 if si.fid.is_none_or(|old| fid <= old) {
                     si.fid = Some(fid);
                     si.first_line = Some(first_line);
@@ -1341,7 +1360,7 @@ impl Loader {
                         fid,
                     });
                 }
-                let si = Self::sub_entry(&mut p.subs, &called);
+                let si = Self::sub_entry(&mut self.subs, &mut self.sub_index, &called);
                 let by_line = si.callers.entry(fid).or_default();
                 if fid != 0 {
                     let ci = by_line.entry(line).or_default();
@@ -1531,6 +1550,12 @@ impl Loader {
         p.block_times = self.block_times.take().map(LineTable::into_line_times);
         p.sub_times = self.sub_times.take().map(LineTable::into_line_times);
         p.totals.profiler_duration = self.duration;
+        // The index's keys become the model's: no name is copied again.
+        let mut subs = std::mem::take(&mut self.subs);
+        p.subs = std::mem::take(&mut self.sub_index)
+            .into_iter()
+            .map(|(name, at)| (String::from(name), std::mem::take(&mut subs[at])))
+            .collect();
         // Data.pm:110-117: subs with calls but no fid move to fid 1.
         let has_fid1 = p.files.contains_key(&1);
         for si in p.subs.values_mut() {

@@ -171,6 +171,16 @@ impl<'p> Frames<'p> {
     }
 }
 
+/// What a conversion makes of the model besides the subs' flat values.
+struct Parts<'c> {
+    /// The statement lines' flat values.
+    lines: bool,
+    /// The call edges by call site.
+    edges: bool,
+    /// The call stacks of these call paths.
+    call_paths: Option<&'c CallPaths>,
+}
+
 impl Profile {
     /// Converts this model, and the call paths of its `<` records if given, into the
     /// format-neutral model (see the [module docs](self) for what goes where). Time and memory
@@ -179,22 +189,27 @@ impl Profile {
         &self,
         call_paths: Option<&CallPaths>,
     ) -> Result<profcodec_profile::Profile, ModelError> {
-        self.convert(true, call_paths)
+        self.convert(Parts {
+            lines: true,
+            edges: true,
+            call_paths,
+        })
     }
 
-    /// The flat values of [`Profile::to_profile`] only: the subs and statement lines with their
-    /// values, without the call edges and call stacks. What a query of flat values (the
-    /// per-sub and per-line figures Data.pm reports) reads, in less time and memory.
-    pub fn to_flat_profile(&self) -> Result<profcodec_profile::Profile, ModelError> {
-        self.convert(false, None)
+    /// The flat values of [`Profile::to_profile`] only: the subs with their values, and with
+    /// `lines` the statement lines with theirs, without the call edges and call stacks. What a
+    /// query of flat values (the per-sub and per-line figures Data.pm reports) reads, in less
+    /// time and memory; a query by sub reads no line.
+    pub fn to_flat_profile(&self, lines: bool) -> Result<profcodec_profile::Profile, ModelError> {
+        self.convert(Parts {
+            lines,
+            edges: false,
+            call_paths: None,
+        })
     }
 
-    /// [`Profile::to_profile`], with the call edges when `edges`.
-    fn convert(
-        &self,
-        edges: bool,
-        call_paths: Option<&CallPaths>,
-    ) -> Result<profcodec_profile::Profile, ModelError> {
+    /// What [`Profile::to_profile`] makes of `parts`.
+    fn convert(&self, parts: Parts<'_>) -> Result<profcodec_profile::Profile, ModelError> {
         let mut b = ProfileBuilder::new();
         if let Some(app) = self.attributes.get("application") {
             b.set_name(app)?;
@@ -225,7 +240,10 @@ impl Profile {
         }
         let mut frames = Frames::new(self);
         // A frame per sub and per line with statements (call sites are such lines).
-        let lines: usize = self.line_times.values().map(|lines| lines.len()).sum();
+        let lines: usize = match parts.lines {
+            true => self.line_times.values().map(|lines| lines.len()).sum(),
+            false => 0,
+        };
         b.reserve_frames(self.subs.len().saturating_add(lines));
 
         // Each sub's frame, in the order of `self.subs`, for the call edges below.
@@ -238,20 +256,22 @@ impl Profile {
             b.add_flat_inclusive(ctx, frame, time, si.incl)?;
         }
 
-        for (&fid, lines) in &self.line_times {
-            for (&line, t) in lines {
-                // Lines of a fid the collapsing merged away (or of an undefined fid) have no
-                // file: Data.pm counts them in the surviving eval.
-                let Some(frame) = frames.line(&mut b, fid, line)? else {
-                    break;
-                };
-                b.add_flat_self(ctx, frame, time, t.time)?;
-                b.add_flat_self(ctx, frame, statements, t.count as f64)?;
+        if parts.lines {
+            for (&fid, lines) in &self.line_times {
+                for (&line, t) in lines {
+                    // Lines of a fid the collapsing merged away (or of an undefined fid) have no
+                    // file: Data.pm counts them in the surviving eval.
+                    let Some(frame) = frames.line(&mut b, fid, line)? else {
+                        break;
+                    };
+                    b.add_flat_self(ctx, frame, time, t.time)?;
+                    b.add_flat_self(ctx, frame, statements, t.count as f64)?;
+                }
             }
         }
 
         // Each call site's calls and inclusive time, on an edge from its calling sub.
-        if edges {
+        if parts.edges {
             for (si, &callee) in self.subs.values().zip(&sub_frames) {
                 for (&fid, lines) in &si.callers {
                     for (&line, ci) in lines {
@@ -274,7 +294,7 @@ impl Profile {
             }
         }
 
-        if let Some(paths) = call_paths {
+        if let Some(paths) = parts.call_paths {
             let tps = f64::from(self.ticks_per_sec());
             // The model frame of each name of the paths, and the model node of each depth of
             // the current path: each path costs one node lookup below its caller's node.

@@ -42,11 +42,12 @@ impl MergeOptions {
         self
     }
 
-    /// Convert the flat values only where a format records them besides a call tree
-    /// ([`ConvertOptions::flat_only`]): what a query of flat values reads.
-    /// [`Merged::call_tree_left_out`] says whether it left a tree out.
-    pub fn flat_only(mut self, flat_only: bool) -> MergeOptions {
-        self.convert = self.convert.flat_only(flat_only);
+    /// Convert each input as `convert` says ([`ConvertOptions`]: spans, flat values only).
+    /// Whether a conversion may use a second thread is the merge's to say: none when it decodes
+    /// inputs on several threads. [`Merged::call_tree_left_out`] says whether a call tree was
+    /// left out.
+    pub fn convert(mut self, convert: ConvertOptions) -> MergeOptions {
+        self.convert = convert;
         self
     }
 
@@ -67,7 +68,7 @@ pub struct Merged {
     pub profile: Profile,
     /// Each input's format, in input order.
     pub formats: Vec<Format>,
-    /// Whether the call tree of some input was left out ([`MergeOptions::flat_only`]).
+    /// Whether the call tree of some input was left out ([`ConvertOptions::flat_only`]).
     pub call_tree_left_out: bool,
 }
 
@@ -146,11 +147,13 @@ pub fn merged_profile<P: AsRef<Path> + Sync>(
 }
 
 /// [`merged_profile`] of what `query` reads: when it reads flat values, the inputs' flat values
-/// only ([`MergeOptions::flat_only`]), which leaves out the call tree of the formats that record
-/// both (NYTProf's call paths, a good part of the time of reading it); else, or when the flat
-/// values turn out not to answer it ([`Query::source_in`]), the whole profile. The query's
-/// answer ([`Profile::top`]) is the one it has on [`merged_profile`]'s profile: the flat values
-/// are the same in both, and so is where the query reads.
+/// only ([`ConvertOptions::flat_only`]), and only those of functions unless it groups by line
+/// ([`ConvertOptions::flat_lines`]); this leaves out the call tree of the formats that record
+/// both (NYTProf's call paths and call edges, and its statement lines, most of the time of
+/// converting it besides the per-sub figures). Else, or when the flat values turn out not to
+/// answer it ([`Query::source_in`]), the whole profile. The query's answer ([`Profile::top`]) is
+/// the one it has on [`merged_profile`]'s profile: the flat values of the frames it groups are
+/// the same in both, and so is where the query reads.
 ///
 /// ```no_run
 /// use profcodec::profile::Query;
@@ -169,7 +172,11 @@ pub fn merged_profile_for<P: AsRef<Path> + Sync>(
     options: &MergeOptions,
 ) -> Result<Merged, MergeError> {
     if query.group != GroupBy::Path && query.source != Source::Tree {
-        let merged = merged_profile(inputs, &options.flat_only(true))?;
+        let convert = options
+            .convert
+            .flat_only(true)
+            .flat_lines(query.group == GroupBy::Line);
+        let merged = merged_profile(inputs, &options.convert(convert))?;
         // A query the profile refuses (a value type it lacks) is refused by both alike.
         let flat = query
             .source_in(&merged.profile)

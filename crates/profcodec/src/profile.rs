@@ -50,6 +50,7 @@ pub fn to_profile(input: &Opened) -> Result<Profile, ReadError> {
 pub struct ConvertOptions {
     spans: bool,
     flat_only: bool,
+    flat_lines: bool,
     second_thread: bool,
 }
 
@@ -58,6 +59,7 @@ impl Default for ConvertOptions {
         ConvertOptions {
             spans: false,
             flat_only: false,
+            flat_lines: true,
             second_thread: true,
         }
     }
@@ -86,6 +88,14 @@ impl ConvertOptions {
     /// memory. Formats whose values are the call tree's convert as before.
     pub fn flat_only(mut self, flat_only: bool) -> ConvertOptions {
         self.flat_only = flat_only;
+        self
+    }
+
+    /// With [`ConvertOptions::flat_only`], keep the flat values of lines (NYTProf's statement
+    /// lines) besides those of functions. On by default; a query by function or module reads
+    /// none, and a profile has many more lines than functions.
+    pub fn flat_lines(mut self, flat_lines: bool) -> ConvertOptions {
+        self.flat_lines = flat_lines;
         self
     }
 
@@ -452,7 +462,7 @@ fn nytprof_with_sources(
     Ok((
         match &calls {
             Some(calls) => profile.to_profile(Some(calls)),
-            None => profile.to_flat_profile(),
+            None => profile.to_flat_profile(options.flat_lines),
         }
         .map_err(model_error)?,
         saved,

@@ -171,14 +171,19 @@ fn inputs_of_several_formats_are_refused() {
     assert!(message.contains("must be of that format"), "{message}");
     assert!(!out.exists());
 
-    // A format without a merge into its own layout.
-    let run = merge(&out, &[&statprof, &statprof], false);
-    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
-    assert!(
-        stderr(&run).contains("NYTProf files only"),
-        "{}",
-        stderr(&run)
-    );
+    // Formats whose own tools combine many inputs without a merged file: each says how.
+    let capture = testdata("easyprofiler/small_v120.prof");
+    for (input, why) in [
+        (&statprof, "statprofilehtml"),
+        (&capture, "its GUI and converter open one file at a time"),
+    ] {
+        let run = merge(&out, &[input, input], false);
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        let message = stderr(&run);
+        assert!(message.contains("merge writes no"), "{message}");
+        assert!(message.contains(why), "{message}");
+        assert!(message.contains("top, convert and report"), "{message}");
+    }
     assert!(names_in(tmp.path()).is_empty());
 }
 

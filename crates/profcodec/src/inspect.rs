@@ -255,8 +255,8 @@ fn about(input: &Path, error: Error) -> Error {
 enum ReadForMerge {
     #[cfg(feature = "nytprof")]
     Nytprof(profcodec_nytprof::inspect::MergeInput),
-    /// A format without a merge into its own layout.
-    Other,
+    /// A format without a merge into its own layout, and why (the format crate's `NO_MERGE`).
+    Refused(&'static str),
 }
 
 /// Opens and reads input `path` for the merge (on any thread): its format and what was read.
@@ -268,7 +268,21 @@ fn read_one(path: &Path) -> Result<(Format, ReadForMerge), Error> {
         "nytprof" => {
             profcodec_nytprof::inspect::Merge::read(&source(&opened)).map(ReadForMerge::Nytprof)
         }
-        _ => Ok(ReadForMerge::Other),
+        #[cfg(feature = "easyprofiler")]
+        "easyprofiler" => Ok(ReadForMerge::Refused(
+            profcodec_easyprofiler::inspect::NO_MERGE,
+        )),
+        #[cfg(feature = "statprofiler")]
+        "statprofiler" => Ok(ReadForMerge::Refused(
+            profcodec_statprofiler::inspect::NO_MERGE,
+        )),
+        #[cfg(feature = "hpcrun")]
+        "hpcrun" => Ok(ReadForMerge::Refused(profcodec_hpcrun::inspect::NO_MERGE)),
+        #[cfg(feature = "hpctoolkit")]
+        "hpctoolkit" => Ok(ReadForMerge::Refused(
+            profcodec_hpctoolkit::inspect::NO_MERGE,
+        )),
+        _ => Ok(ReadForMerge::Refused("it is not compiled in")),
     };
     checked(&opened, result)
         .map(|read| (this, read))
@@ -304,12 +318,11 @@ fn read_for_merge<P: AsRef<Path> + Sync>(inputs: &[P]) -> Result<MergeInto, Erro
                 nytprof.add_read(read);
                 Ok(())
             }
-            ReadForMerge::Other => Err(about(
+            ReadForMerge::Refused(why) => Err(about(
                 path,
                 Error::Usage(format!(
-                    "is a {this}: merge writes NYTProf files only (as nytprofmerge does); {} \
-                     inputs cannot be merged into one file of their format yet (top, convert \
-                     and report merge inputs of any format into their own outputs)",
+                    "merge writes no {} file: {why}; top, convert and report read many \
+                     inputs of any format as one",
                     this.short_name()
                 )),
             )),

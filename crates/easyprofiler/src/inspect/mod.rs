@@ -14,6 +14,11 @@ mod info;
 mod rewrite;
 mod validate;
 
+/// Why `profcodec merge` writes no file of this format, as the format's own tools combine many
+/// inputs instead: what the umbrella says when asked to merge inputs of this format.
+pub const NO_MERGE: &str = "an EasyProfiler capture's header names one process and one clock, and easy_profiler \
+    has no merge of captures (its GUI and converter open one file at a time)";
+
 /// The version and summary of `input`: the blocks' summary, oddities included, read by
 /// [`CaptureView::walk`](crate::CaptureView::walk) (no node per block).
 pub fn info(input: &Source<'_>) -> Result<Info, Error> {

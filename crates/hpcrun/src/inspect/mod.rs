@@ -21,6 +21,12 @@ mod info;
 mod rewrite;
 mod validate;
 
+/// Why `profcodec merge` writes no file of this format, as the format's own tools combine many
+/// inputs instead: what the umbrella says when asked to merge inputs of this format.
+pub const NO_MERGE: &str = "an hpcrun file holds the profile of one thread, and HPCToolkit combines threads, ranks \
+    and runs by reading all their measurements together (hpcprof DIR...), never into one \
+    file";
+
 /// The version and summary of `input`: one file, or a whole folder summarised once.
 pub fn info(input: &Source<'_>) -> Result<Info, Error> {
     info::info(input)

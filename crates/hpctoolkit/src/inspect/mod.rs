@@ -19,6 +19,11 @@ mod info;
 mod rewrite;
 mod validate;
 
+/// Why `profcodec merge` writes no file of this format, as the format's own tools combine many
+/// inputs instead: what the umbrella says when asked to merge inputs of this format.
+pub const NO_MERGE: &str = "an HPCToolkit database is what hpcprof makes of measurements, and no HPCToolkit tool \
+    merges databases (hpcprof over all the measurements makes one)";
+
 /// Title, time span, who and what was measured, then counts; the versions of the files, once
 /// each.
 pub fn info(input: &Source<'_>) -> Result<Info, Error> {

@@ -30,6 +30,12 @@ mod info;
 mod rewrite;
 mod validate;
 
+/// Why `profcodec merge` writes no file of this format, as the format's own tools combine many
+/// inputs instead: what the umbrella says when asked to merge inputs of this format.
+pub const NO_MERGE: &str = "a Devel::StatProfiler file holds the samples of one process, and Devel::StatProfiler \
+    combines many files by reading them together (statprofilehtml over a session), never \
+    into one file";
+
 /// The version and summary of `input`: one counting pass per file; a session is summarised
 /// once (counts, no list of its files).
 pub fn info(input: &Source<'_>) -> Result<Info, Error> {

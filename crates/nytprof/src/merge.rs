@@ -229,7 +229,14 @@ impl Merger {
     /// merger: the reading, most of the work, can run on another thread while the merger
     /// folds the inputs before it. The error comes with what the load saw.
     pub fn read(bytes: &[u8]) -> Result<ReadInput, (LoadReport, Error)> {
-        let (profile, report, error) = Profile::from_bytes_report(bytes, ModelOptions::raw());
+        Merger::read_with(bytes, true)
+    }
+
+    /// [`Merger::read`], with a second thread for a compressed file only when `second_thread`
+    /// ([`ModelOptions::second_thread`]).
+    pub fn read_with(bytes: &[u8], second_thread: bool) -> Result<ReadInput, (LoadReport, Error)> {
+        let options = ModelOptions::raw().second_thread(second_thread);
+        let (profile, report, error) = Profile::from_bytes_report(bytes, options);
         if let Some(e) = error {
             return Err((report, e));
         }

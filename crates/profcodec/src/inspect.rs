@@ -260,14 +260,13 @@ enum ReadForMerge {
 }
 
 /// Opens and reads input `path` for the merge (on any thread): its format and what was read.
-fn read_one(path: &Path) -> Result<(Format, ReadForMerge), Error> {
+fn read_one(path: &Path, second_thread: bool) -> Result<(Format, ReadForMerge), Error> {
     let opened = crate::open(path).map_err(|e| Error::Usage(e.to_string()))?;
     let this = opened.format();
     let result = match this.feature() {
         #[cfg(feature = "nytprof")]
-        "nytprof" => {
-            profcodec_nytprof::inspect::Merge::read(&source(&opened)).map(ReadForMerge::Nytprof)
-        }
+        "nytprof" => profcodec_nytprof::inspect::Merge::read_with(&source(&opened), second_thread)
+            .map(ReadForMerge::Nytprof),
         #[cfg(feature = "easyprofiler")]
         "easyprofiler" => Ok(ReadForMerge::Refused(
             profcodec_easyprofiler::inspect::NO_MERGE,
@@ -328,11 +327,13 @@ fn read_for_merge<P: AsRef<Path> + Sync>(inputs: &[P]) -> Result<MergeInto, Erro
             )),
         }
     };
-    let read = |i: usize| read_one(inputs[i].as_ref());
     #[cfg(feature = "profile")]
     let pool = crate::merge::pool(inputs.len(), None);
     #[cfg(not(feature = "profile"))]
     let pool: Option<std::convert::Infallible> = None;
+    // Every core reads an input of its own: a reader's second thread would compete.
+    let second_thread = pool.is_none();
+    let read = |i: usize| read_one(inputs[i].as_ref(), second_thread);
     match pool {
         #[cfg(feature = "profile")]
         Some(pool) => {

@@ -45,6 +45,13 @@ impl Merge {
     /// Reads `input` for [`Merge::add_read`] without a merge, so that inputs can be read on
     /// several threads and merged in order on one.
     pub fn read(input: &Source<'_>) -> Result<MergeInput, Error> {
+        Merge::read_with(input, true)
+    }
+
+    /// [`Merge::read`], with a second thread for a compressed file only when `second_thread`
+    /// ([`ModelOptions::second_thread`](crate::ModelOptions::second_thread): off where every
+    /// core already reads an input of its own).
+    pub fn read_with(input: &Source<'_>, second_thread: bool) -> Result<MergeInput, Error> {
         let bytes = input.bytes;
         if pynytprof::detect(bytes) {
             let py = pynytprof::parse(bytes).map_err(invalid)?;
@@ -52,7 +59,7 @@ impl Merge {
                 &py,
             )))));
         }
-        match Merger::read(bytes) {
+        match Merger::read_with(bytes, second_thread) {
             Ok(read) => Ok(MergeInput(Read::File(Box::new(read)))),
             Err((report, e)) => Err(load_error(e, &report)),
         }

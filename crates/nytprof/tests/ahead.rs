@@ -133,6 +133,16 @@ fn inflating_ahead_gives_what_inflating_inline_gives() {
     let inline = Profile::from_reader_with(&data[..], ModelOptions::raw()).unwrap();
     assert_eq!(ahead, inline);
     assert_eq!(ahead.totals.stmts_measured, 200_000);
+    // Without the second thread (a merge's pool), the same model.
+    let one_thread = ModelOptions::raw().second_thread(false);
+    assert_eq!(Profile::from_bytes_with(&data, one_thread).unwrap(), ahead);
+    // Source lines nobody keeps are skipped undecoded, and the rest of the model is the same.
+    let lean = Profile::from_bytes_with(&data, one_thread.keep_source(false)).unwrap();
+    assert!(!ahead.source.is_empty());
+    assert!(lean.source.is_empty());
+    let mut without_source = ahead.clone();
+    without_source.source.clear();
+    assert_eq!(lean, without_source);
 
     // Cut, or one byte changed, at points spread over the compressed stream.
     for k in 1..12 {
@@ -151,5 +161,7 @@ fn inflating_ahead_gives_what_inflating_inline_gives() {
         let (_, ahead_error) = Profile::from_bytes_partial(&damaged);
         let inline_error = Profile::from_reader(&damaged[..]).err();
         assert_eq!(ahead_error, inline_error, "byte {at} changed");
+        let (_, one_thread_error) = Profile::from_bytes_partial_with(&damaged, one_thread);
+        assert_eq!(one_thread_error, inline_error, "byte {at} changed");
     }
 }

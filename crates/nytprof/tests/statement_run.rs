@@ -129,3 +129,45 @@ fn an_undefined_fid_in_a_run_is_an_error_at_its_record() {
     let (before, _) = Profile::from_bytes_partial(&data[..at as usize]);
     assert_eq!(p.totals, before.totals);
 }
+
+/// Source lines that are not kept are skipped without being decoded, but only those of a file
+/// the profile defined: a line of an undefined fid is the same error whether the source is kept
+/// or not, in memory and streaming.
+#[test]
+fn a_source_line_of_an_undefined_fid_is_an_error_kept_or_not() {
+    let mut data = b"NYTProf 5 0\n:nv_size=8\n:ticks_per_sec=10000000\n".to_vec();
+    new_fid(&mut data, 1);
+    for line in 1..=40 {
+        let text = format!("my $x{line} = {line};\n");
+        let text = Str::bytes(text.as_bytes());
+        rec(&mut data, Record::SrcLine { fid: 1, line, text });
+    }
+    let at = data.len() as u64;
+    let text = Str::bytes(b"print 1;\n");
+    rec(
+        &mut data,
+        Record::SrcLine {
+            fid: 7,
+            line: 1,
+            text,
+        },
+    );
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    statements(&mut data, &mut x, 20);
+    let expected = Error::UndefinedFid {
+        offset: at,
+        what: "SRC_LINE",
+        fid: 7,
+    };
+    for keep in [true, false] {
+        let options = profcodec_nytprof::ModelOptions::new().keep_source(keep);
+        let (p, e) = Profile::from_bytes_partial_with(&data, options);
+        assert_eq!(e, Some(expected), "keep_source {keep}");
+        assert_eq!(
+            p.source.get(&1).map(|lines| lines.len()),
+            keep.then_some(40)
+        );
+        let streamed = Profile::from_reader_with(&data[..], options).err();
+        assert_eq!(streamed, Some(expected), "keep_source {keep}");
+    }
+}

@@ -45,8 +45,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::Error;
-use crate::model::{EvalParent, FileInfo, LineTimes, LoadReport, ModelOptions, Profile, SubInfo};
-use crate::read::Record;
+use crate::model::{
+    EvalParent, FileInfo, LineTimes, LoadReport, MergeScan, ModelOptions, Place, Profile, SubDef,
+    SubInfo,
+};
 
 /// Attributes whose value must be the same in every input (`nytprofmerge`'s
 /// `%attr_should_be_identical`).
@@ -103,7 +105,7 @@ pub struct Merger {
 pub struct ReadInput {
     profile: Profile,
     report: LoadReport,
-    scan: Scan,
+    scan: MergeScan,
 }
 
 impl ReadInput {
@@ -236,11 +238,10 @@ impl Merger {
     /// ([`ModelOptions::second_thread`]).
     pub fn read_with(bytes: &[u8], second_thread: bool) -> Result<ReadInput, (LoadReport, Error)> {
         let options = ModelOptions::raw().second_thread(second_thread);
-        let (profile, report, error) = Profile::from_bytes_report(bytes, options);
+        let (profile, report, scan, error) = Profile::from_bytes_for_merge(bytes, options);
         if let Some(e) = error {
             return Err((report, e));
         }
-        let scan = scan(bytes).map_err(|e| (report, e))?;
         Ok(ReadInput {
             profile,
             report,
@@ -598,70 +599,6 @@ impl Merger {
                     d.callers.entry(map.at(*fid, 0)).or_default();
                 }
             }
-        }
-    }
-}
-
-/// A sub definition (`s` record): fid, name, first and last line.
-type SubDef = (u32, String, u32, u32);
-
-/// A statement's place: fid, line, and the block and sub lines of a `*` record.
-type Place = (u32, u32, Option<(u32, u32)>);
-
-/// What the second reading of a file finds: its sub definitions in file order, its first
-/// statement's place, and the `-` records after its last statement.
-#[derive(Debug, Default)]
-struct Scan {
-    defs: Vec<SubDef>,
-    first: Option<Place>,
-    trailing_discounts: i64,
-}
-
-/// Reads a file's sub definitions and statement places; statements and returns are skipped
-/// without being decoded into records.
-fn scan(bytes: &[u8]) -> Result<Scan, Error> {
-    let file = crate::read::parse(bytes)?;
-    let mut reader = file.reader();
-    let mut scan = Scan::default();
-    loop {
-        if let Some((_, fid, line)) = reader.next_time_line() {
-            scan.first.get_or_insert((fid, line, None));
-            scan.trailing_discounts = 0;
-            continue;
-        }
-        if reader.next_discount() {
-            scan.trailing_discounts += 1;
-            continue;
-        }
-        if reader.skip_sub_return() {
-            continue;
-        }
-        match reader.next_record() {
-            None => return Ok(scan),
-            Some(Err(e)) => return Err(e),
-            Some(Ok(Record::SubInfo {
-                fid,
-                name,
-                first_line,
-                last_line,
-            })) => scan.defs.push((fid, name.to_text(), first_line, last_line)),
-            Some(Ok(Record::TimeLine { fid, line, .. })) => {
-                scan.first.get_or_insert((fid, line, None));
-                scan.trailing_discounts = 0;
-            }
-            Some(Ok(Record::TimeBlock {
-                fid,
-                line,
-                block_line,
-                sub_line,
-                ..
-            })) => {
-                scan.first
-                    .get_or_insert((fid, line, Some((block_line, sub_line))));
-                scan.trailing_discounts = 0;
-            }
-            Some(Ok(Record::Discount)) => scan.trailing_discounts += 1,
-            Some(Ok(_)) => {}
         }
     }
 }

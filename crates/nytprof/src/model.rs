@@ -39,6 +39,22 @@ enum PlainEnd {
     Deflate,
 }
 
+/// A sub definition (`s` record): fid, name, first and last line.
+pub(crate) type SubDef = (u32, String, u32, u32);
+
+/// A statement's place: fid, line, and the block and sub lines of a `*` record.
+pub(crate) type Place = (u32, u32, Option<(u32, u32)>);
+
+/// What a merge reads of a file besides its model ([`Profile::from_bytes_for_merge`]), in the
+/// same pass: its sub definitions in file order, its first statement's place, and the `-`
+/// records after its last statement.
+#[derive(Debug, Default)]
+pub(crate) struct MergeScan {
+    pub(crate) defs: Vec<SubDef>,
+    pub(crate) first: Option<Place>,
+    pub(crate) trailing_discounts: i64,
+}
+
 /// Per fid, per line: time and count.
 pub type LineTimes = BTreeMap<u32, BTreeMap<u32, LineTime>>;
 
@@ -341,9 +357,22 @@ impl Profile {
         options: ModelOptions,
     ) -> (Profile, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
-        let (mut p, e) = Self::load_slice(data, &mut report, None, options);
+        let (mut p, e) = Self::load_slice(data, &mut report, None, None, options);
         options.apply(&mut p);
         (p, report, e)
+    }
+
+    /// [`Profile::from_bytes_report`], and what a merge reads of the file besides the model
+    /// ([`MergeScan`]), in the same pass.
+    pub(crate) fn from_bytes_for_merge(
+        data: &[u8],
+        options: ModelOptions,
+    ) -> (Profile, LoadReport, MergeScan, Option<Error>) {
+        let mut report = LoadReport::default();
+        let mut scan = Some(MergeScan::default());
+        let (mut p, e) = Self::load_slice(data, &mut report, None, Some(&mut scan), options);
+        options.apply(&mut p);
+        (p, report, scan.unwrap_or_default(), e)
     }
 
     /// Like [`Profile::from_bytes_report`], and also builds the call paths `nytprofcalls` prints
@@ -355,18 +384,19 @@ impl Profile {
     ) -> (Profile, CallPaths, LoadReport, Option<Error>) {
         let mut report = LoadReport::default();
         let mut calls = None;
-        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls), options);
+        let (mut p, e) = Self::load_slice(data, &mut report, Some(&mut calls), None, options);
         options.apply(&mut p);
         (p, calls.unwrap_or_default(), report, e)
     }
 
-    /// Loads `data`; with `calls`, also builds the call paths into it. Of `options`, reads
-    /// [`ModelOptions::keep_source`] and [`ModelOptions::second_thread`] (the caller applies the
-    /// rest to the result).
+    /// Loads `data`; with `calls`, also builds the call paths into it; with `scan`, what a
+    /// merge reads besides the model. Of `options`, reads [`ModelOptions::keep_source`] and
+    /// [`ModelOptions::second_thread`] (the caller applies the rest to the result).
     fn load_slice(
         data: &[u8],
         report: &mut LoadReport,
         calls: Option<&mut Option<CallPaths>>,
+        scan: Option<&mut Option<MergeScan>>,
         options: ModelOptions,
     ) -> (Profile, Option<Error>) {
         let file = match parse(data) {
@@ -378,6 +408,9 @@ impl Profile {
         loader.keep_source = options.keep_source;
         if calls.is_some() {
             loader = loader.with_call_paths();
+        }
+        if scan.is_some() {
+            loader.merge_scan = Some(MergeScan::default());
         }
         let second_thread = options.second_thread;
         let error = match Self::load_slice_into(data, &file, &mut loader, report, second_thread) {
@@ -394,6 +427,13 @@ impl Profile {
         };
         if let Some(out) = calls {
             *out = loader.take_call_paths();
+        }
+        if let Some(out) = scan {
+            *out = loader.merge_scan.take().map(|mut scan| {
+                // Discounts are counted until a statement takes them.
+                scan.trailing_discounts = loader.statement_discount;
+                scan
+            });
         }
         (loader.finish(), error)
     }
@@ -1110,6 +1150,8 @@ pub struct Loader {
     /// dozen others. [`Loader::finish`] moves them into [`Profile::subs`].
     subs: Vec<SubInfo>,
     sub_index: SubIndex,
+    /// What a merge reads besides the model, when asked ([`Profile::from_bytes_for_merge`]).
+    merge_scan: Option<MergeScan>,
 }
 
 /// The index of [`Loader`]'s subs by name, hashed with a seed drawn at random (names come from
@@ -1144,6 +1186,7 @@ impl Loader {
             keep_source: true,
             subs: Vec::new(),
             sub_index: SubIndex::default(),
+            merge_scan: None,
         }
     }
 
@@ -1335,6 +1378,9 @@ impl Loader {
                     });
                 };
                 fi.subs_defined.insert(name.to_text());
+                if let Some(scan) = &mut self.merge_scan {
+                    scan.defs.push((fid, name.to_text(), first_line, last_line));
+                }
                 let si = Self::sub_entry(&mut self.subs, &mut self.sub_index, &name);
                 if si.fid.is_none_or(|old| fid <= old) {
                     si.fid = Some(fid);
@@ -1398,6 +1444,9 @@ impl Loader {
         line: u32,
         block: Option<(u32, u32)>,
     ) -> Result<(), Error> {
+        if let Some(scan) = &mut self.merge_scan {
+            scan.first.get_or_insert((fid, line, block));
+        }
         let p = &mut self.profile;
         let seconds = f64::from(ticks) / f64::from(self.ticks_per_sec);
         let count = 1 - self.statement_discount;
@@ -1470,6 +1519,8 @@ impl Loader {
         let mut duration = totals.stmts_duration;
         let mut n = 0u64;
         let mut i = 0;
+        // A merge's scan, until it has the input's first statement.
+        let mut first_wanted = self.merge_scan.as_mut().filter(|scan| scan.first.is_none());
         // Three varints of at most five bytes each after the tag.
         let end = bytes.len().saturating_sub(15);
         let result = loop {
@@ -1482,6 +1533,9 @@ impl Loader {
                     let ticks = crate::read::varint_at(bytes, &mut j) as i32;
                     let fid = crate::read::varint_at(bytes, &mut j);
                     let line = crate::read::varint_at(bytes, &mut j);
+                    if let Some(scan) = first_wanted.take() {
+                        scan.first = Some((fid, line, None));
+                    }
                     n += 1;
                     let seconds = match table.get(ticks as u32 as usize) {
                         Some(&s) => s,

@@ -1206,9 +1206,9 @@ impl Loader {
     }
 
     /// Whether the saved source lines of `fid` are left out ([`ModelOptions::keep_source`]): a
-    /// defined file that is not a string eval, when the source is not kept, as
-    /// [`Loader::record`] decides for an `S` record. (Lines of an undefined fid are not left
-    /// out: they are an error.)
+    /// defined file that is not a string eval, when the source is not kept; for an `S` record
+    /// read in full ([`Loader::record`]) as for one skipped undecoded. (Lines of an undefined
+    /// fid are not left out: they are an error.)
     #[inline]
     fn drops_source_of(&self, fid: u32) -> bool {
         !self.keep_source
@@ -1347,17 +1347,18 @@ impl Loader {
             Record::SrcLine { fid, line, text } => {
                 // Every fid the profiler saves source for was defined first; an undefined one
                 // would only make a table per hostile fid.
-                let Some(fi) = p.files.get(&fid) else {
+                if !self.profile.files.contains_key(&fid) {
                     return Err(Error::UndefinedFid {
                         offset,
                         what: "SRC_LINE",
                         fid,
                     });
-                };
-                if !self.keep_source && fi.eval.is_none() {
+                }
+                if self.drops_source_of(fid) {
                     return Ok(());
                 }
-                p.source
+                self.profile
+                    .source
                     .entry(fid)
                     .or_default()
                     .insert(line, text.to_text());

@@ -240,9 +240,10 @@ impl Profile {
         }
         let mut frames = Frames::new(self);
         // A frame per sub and per line with statements (call sites are such lines).
-        let lines: usize = match parts.lines {
-            true => self.line_times.values().map(|lines| lines.len()).sum(),
-            false => 0,
+        let lines: usize = if parts.lines {
+            self.line_times.values().map(|lines| lines.len()).sum()
+        } else {
+            0
         };
         b.reserve_frames(self.subs.len().saturating_add(lines));
 

@@ -256,10 +256,21 @@ enum ReadForMerge {
     #[cfg(feature = "nytprof")]
     Nytprof(profcodec_nytprof::inspect::MergeInput),
     /// A format without a merge into its own layout, and why (the format crate's `NO_MERGE`).
+    #[cfg_attr(
+        not(any(
+            feature = "easyprofiler",
+            feature = "statprofiler",
+            feature = "hpcrun",
+            feature = "hpctoolkit"
+        )),
+        allow(dead_code)
+    )]
     Refused(&'static str),
 }
 
-/// Opens and reads input `path` for the merge (on any thread): its format and what was read.
+/// Opens and reads input `path` for the merge (on any thread): its format and what was read;
+/// `second_thread` as [`profcodec_nytprof::ModelOptions::second_thread`] (NYTProf only).
+#[cfg_attr(not(feature = "nytprof"), allow(unused_variables))]
 fn read_one(path: &Path, second_thread: bool) -> Result<(Format, ReadForMerge), Error> {
     let opened = crate::open(path).map_err(|e| Error::Usage(e.to_string()))?;
     let this = opened.format();
@@ -281,7 +292,7 @@ fn read_one(path: &Path, second_thread: bool) -> Result<(Format, ReadForMerge), 
         "hpctoolkit" => Ok(ReadForMerge::Refused(
             profcodec_hpctoolkit::inspect::NO_MERGE,
         )),
-        _ => Ok(ReadForMerge::Refused("it is not compiled in")),
+        _ => Err(not_compiled("merge")),
     };
     checked(&opened, result)
         .map(|read| (this, read))

@@ -116,6 +116,11 @@ impl ConvertOptions {
 }
 
 /// [`to_profile`] as `options` say.
+// Only NYTProf and EasyProfiler read options.
+#[cfg_attr(
+    not(any(feature = "nytprof", feature = "easyprofiler")),
+    allow(unused_variables)
+)]
 pub fn to_profile_with(input: &Opened, options: &ConvertOptions) -> Result<Profile, ReadError> {
     let profile = match input.format().feature() {
         #[cfg(feature = "hpctoolkit")]

@@ -10,6 +10,9 @@
 //!   in a file unless the remaining input could hold that many items.
 //! - [`source`]: one input as the caller opened it (a file's bytes, or a folder's files opened
 //!   on demand), which the format crates' verbs and conversions read.
+//! - [`named`]: the rule for files a path inside an input names (a source file, a binary):
+//!   read only under a folder the user allowed, never under `/proc`, `/sys` or `/dev`, only
+//!   regular files within a size limit.
 //! - [`inspect`] (feature `inspect`): the types every format's `info`, `validate`, `dump` and
 //!   `rewrite` share, so that the umbrella dispatches over formats without knowing any.
 //!
@@ -27,6 +30,7 @@ pub mod bound;
 mod cursor;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+pub mod named;
 pub mod source;
 
 pub use bound::{CountTooLarge, checked_capacity};

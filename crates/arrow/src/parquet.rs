@@ -27,7 +27,11 @@
 //! the new inputs take the numbers after the highest the dataset has, in new `input=<k>`
 //! folders, and their rows of the `inputs` table go in a new part,
 //! `inputs/part-<n>.parquet`, so that no file already there is rewritten. Readers of the
-//! dataset see the old and the new inputs as one.
+//! dataset see the old and the new inputs as one. The new part of the `inputs` table is moved
+//! in last, as the append's commit point: the dataset's inputs are those its `inputs` table
+//! lists, and partitions of an input it does not list are what an append killed before its
+//! commit left, which the next append removes ([`Dataset`]). A reader that must never see
+//! them joins with the `inputs` table (`WHERE input IN (SELECT input FROM inputs)`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -157,6 +161,10 @@ pub struct Written {
     pub rows: u64,
 }
 
+/// The entry of an export's folder that an append moves in after every other, its commit
+/// point: the `inputs` table (`profcodec::output::OutputPath::commit_last`).
+pub const COMMIT_LAST: &str = "inputs";
+
 /// Writes the tables of `inputs` under `out` (which must exist; files are created, never
 /// replaced: give a fresh folder) and returns the files written, in order. The `k`-th input is
 /// `input=k`. Tables are written [`ExportOptions::threads`] at a time, each read and encoded by
@@ -174,7 +182,8 @@ pub fn export(
 /// `dataset` (the first is `input=`[`Dataset::first_input`]) and with their rows of the
 /// `inputs` table in the part [`Dataset::inputs_part`]: the files to add to that dataset,
 /// none of which it has. `out` is typically a staging folder whose entries are then moved
-/// into the dataset's (`profcodec::output::OutputPath::append`).
+/// into the dataset's (`profcodec::output::OutputPath::append`), the `inputs` folder last
+/// ([`COMMIT_LAST`]).
 pub fn export_after(
     out: &Path,
     inputs: &[InputTables],
@@ -401,12 +410,20 @@ impl PartFile {
 }
 
 /// What an existing dataset written by [`export`] holds, as far as adding inputs to it needs:
-/// the numbers its inputs take, the parts of its `inputs` table, and which of the paths about
-/// to be added it has already.
+/// the numbers its inputs take, the parts of its `inputs` table, which of the paths about to
+/// be added it has already, and what an append that did not complete left in it.
 ///
-/// Reading it keeps nothing per existing input or file: the folder names are looked at one by
-/// one and the `inputs` table is read a batch at a time, its paths compared with the new
-/// ones. Numbers in the dataset are never used to size anything.
+/// An append commits in one rename: its partitions go in first, its part of the `inputs`
+/// table last. So the inputs of the dataset are those its `inputs` table lists, each with all
+/// its partitions; a partition whose input number is above every number listed was moved in
+/// by an append that was killed before it committed (a leftover, [`Dataset::leftovers`]),
+/// and is no part of the dataset: a reader that joins with the `inputs` table (or keeps to
+/// the inputs it lists) sees the dataset as it was before that append, and the next append
+/// removes the leftovers ([`Dataset::remove_leftovers`]).
+///
+/// Reading it keeps nothing per existing input or file but the leftovers' paths: the folder
+/// names are looked at one by one and the `inputs` table is read a batch at a time, its paths
+/// compared with the new ones. Numbers in the dataset are never used to size anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Dataset {
@@ -414,26 +431,64 @@ pub struct Dataset {
     first_input: u32,
     inputs_part: u32,
     present: Vec<Option<u32>>,
+    leftovers: Vec<PathBuf>,
 }
 
 impl Dataset {
     /// Reads the dataset at `root` (nothing there, or an empty folder, is an empty dataset),
     /// noting which of `paths` (the inputs to be added, as they will appear in the `path`
     /// column) it has already. A partition folder `input=<k>` whose `k` is not a number up to
-    /// 4,294,967,295, or an `inputs` table that does not read or lacks its columns, is an
-    /// [`Error::Dataset`]: nothing is to be added to a damaged dataset.
+    /// 4,294,967,295, an `inputs` table that does not read or lacks its columns, partitions
+    /// with no `inputs` table, or a leftover partition that holds anything but the part files
+    /// an export writes, is an [`Error::Dataset`]: nothing is to be added to a damaged dataset.
     pub fn read(root: &Path, paths: &[PathBuf]) -> Result<Dataset, Error> {
         let mut dataset = Dataset {
             root: root.to_path_buf(),
             first_input: 0,
             inputs_part: 0,
             present: vec![None; paths.len()],
+            leftovers: Vec::new(),
         };
         let Some(sets) = read_dir(root)? else {
             return Ok(dataset);
         };
-        // The highest input number seen, partitions and `inputs` rows alike.
-        let mut highest: Option<u32> = None;
+        // The `inputs` table first: what it lists is what the dataset holds.
+        let inputs = root.join("inputs");
+        let mut listed: Option<u32> = None;
+        let mut has_inputs_table = false;
+        if let Some(parts) = read_dir(&inputs)? {
+            let wanted: Vec<String> = paths
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            let mut highest_part: Option<u32> = None;
+            for part in parts {
+                let (name, path) = part?;
+                let Some(stem) = name.strip_suffix(".parquet") else {
+                    continue;
+                };
+                has_inputs_table = true;
+                if let Some(n) = stem
+                    .strip_prefix("part-")
+                    .and_then(|n| n.parse::<u32>().ok())
+                {
+                    highest_part = highest_part.max(Some(n));
+                }
+                let rows = read_inputs_part(&path, &wanted, &mut dataset.present)?;
+                listed = listed.max(rows);
+            }
+            dataset.inputs_part = match highest_part {
+                None => 0,
+                Some(n) => n.checked_add(1).ok_or_else(|| Error::Dataset {
+                    path: inputs.clone(),
+                    reason: format!(
+                        "its inputs table has a part numbered {n}, the highest there is"
+                    ),
+                })?,
+            };
+        }
+        // The highest input number of the dataset, listed rows and their partitions alike.
+        let mut highest = listed;
         for set in sets {
             let (set_name, set_path) = set?;
             if set_name.starts_with('.') || set_name == "inputs" {
@@ -459,41 +514,24 @@ impl Dataset {
                             u32::MAX
                         ),
                     })?;
-                    highest = highest.max(Some(k));
+                    match listed {
+                        Some(listed) if k <= listed => highest = highest.max(Some(k)),
+                        _ if !has_inputs_table => {
+                            return Err(Error::Dataset {
+                                path,
+                                reason: "the dataset has partitions but no inputs table (no                                          part in inputs/), so no input of it can be told                                          whole; export it again"
+                                    .into(),
+                            });
+                        }
+                        _ => {
+                            check_leftover(&path)?;
+                            dataset.leftovers.push(path);
+                        }
+                    }
                 }
             }
         }
-        let inputs = root.join("inputs");
-        if let Some(parts) = read_dir(&inputs)? {
-            let wanted: Vec<String> = paths
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect();
-            let mut highest_part: Option<u32> = None;
-            for part in parts {
-                let (name, path) = part?;
-                let Some(stem) = name.strip_suffix(".parquet") else {
-                    continue;
-                };
-                if let Some(n) = stem
-                    .strip_prefix("part-")
-                    .and_then(|n| n.parse::<u32>().ok())
-                {
-                    highest_part = highest_part.max(Some(n));
-                }
-                let rows = read_inputs_part(&path, &wanted, &mut dataset.present)?;
-                highest = highest.max(rows);
-            }
-            dataset.inputs_part = match highest_part {
-                None => 0,
-                Some(n) => n.checked_add(1).ok_or_else(|| Error::Dataset {
-                    path: inputs.clone(),
-                    reason: format!(
-                        "its inputs table has a part numbered {n}, the highest there is"
-                    ),
-                })?,
-            };
-        }
+        dataset.leftovers.sort();
         dataset.first_input = match highest {
             None => 0,
             Some(k) => k.checked_add(1).ok_or_else(|| Error::Dataset {
@@ -503,6 +541,39 @@ impl Dataset {
         };
         dataset.room(paths.len())?;
         Ok(dataset)
+    }
+
+    /// The partition folders an append that was killed before its commit point left: their
+    /// input numbers are above every number the `inputs` table lists, and they hold only the
+    /// part files an export writes. They are no part of the dataset.
+    pub fn leftovers(&self) -> &[PathBuf] {
+        &self.leftovers
+    }
+
+    /// Removes the [leftovers](Dataset::leftovers), their part files one by one, then the
+    /// folders they leave empty (a table or set folder that only they had), and returns the
+    /// partition folders removed. Call it only while holding the dataset against every other
+    /// append (profcodec's output check of an append holds its lock): a live append's
+    /// partitions look the same until it commits.
+    pub fn remove_leftovers(&mut self) -> Result<Vec<PathBuf>, Error> {
+        let leftovers = std::mem::take(&mut self.leftovers);
+        for partition in &leftovers {
+            if let Some(parts) = read_dir(partition)? {
+                for part in parts {
+                    let (_, path) = part?;
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
+            }
+            // Not remove_dir_all: anything that appeared meanwhile stops the removal.
+            std::fs::remove_dir(partition).map_err(|e| Error::io(partition, e))?;
+            // A table, then a set, that a killed append brought whole and only it had.
+            for folder in partition.ancestors().skip(1).take(2) {
+                if std::fs::remove_dir(folder).is_err() {
+                    break;
+                }
+            }
+        }
+        Ok(leftovers)
     }
 
     /// Whether `n` inputs numbered from [`Dataset::first_input`] fit the `input` column.
@@ -543,6 +614,34 @@ impl Dataset {
     pub fn present(&self, i: usize) -> Option<u32> {
         self.present.get(i).copied().flatten()
     }
+}
+
+/// Checks that the leftover partition folder `path` holds only what an export writes there
+/// (files `part-<n>.parquet`), so that removing it removes nothing profcodec did not write.
+fn check_leftover(path: &Path) -> Result<(), Error> {
+    let Some(entries) = read_dir(path)? else {
+        return Ok(());
+    };
+    for entry in entries {
+        let (name, file) = entry?;
+        let is_part = name
+            .strip_prefix("part-")
+            .and_then(|n| n.strip_suffix(".parquet"))
+            .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
+            && std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file());
+        if !is_part {
+            return Err(Error::Dataset {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "this partition's input is listed in no part of the inputs table (an \
+                     append that did not complete left it), and it holds {name:?}, which \
+                     profcodec does not write, so it is not removed; move it out of the \
+                     dataset and append again"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An entry of a folder: its name and path.

@@ -384,11 +384,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             force,
             inputs,
         } => {
-            let inputs = profcodec::expand_inputs(&inputs)?;
+            // The inputs as given: the output may not lie inside a folder of profiles (as for
+            // export), where it would be one more profile, counted again by every later read.
             let checked = OutputPath::file(&output)
                 .overwrite(Overwrite::from_force(force))
                 .inputs(&inputs)
                 .check()?;
+            let inputs = profcodec::expand_inputs(&inputs)?;
             note_stale_staging(&checked);
             let report = profcodec::merge_files(&inputs, checked).map_err(|e| match e {
                 profcodec::output::WriteError::Write(e) => Failure::from(e),

@@ -228,3 +228,41 @@ fn the_output_is_placed_as_rewrite_places_it() {
     );
     assert_eq!(names_in(tmp.path()), ["copy.out", "folder", "old.out"]);
 }
+
+/// A merged file written inside a folder of profiles would be one more profile of that folder
+/// (every later read would count its totals twice): refused as export refuses an output inside
+/// an input, and nothing is written. `--force` does not change it, nor an output that is
+/// already there from an earlier run.
+#[test]
+fn an_output_inside_a_folder_of_inputs_is_refused() {
+    let hello = testdata("nytprof/hello.nytprof.out");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir(&runs).expect("mkdir");
+    for name in ["nytprof.out.1", "nytprof.out.2"] {
+        std::fs::copy(&hello, runs.join(name)).expect("copy");
+    }
+    let inside = runs.join("merged.out");
+    for force in [false, true] {
+        let run = merge(&inside, &[&runs], force);
+        assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains("lies inside the input") && stderr(&run).contains("runs"),
+            "{}",
+            stderr(&run)
+        );
+        assert_eq!(names_in(&runs), ["nytprof.out.1", "nytprof.out.2"]);
+    }
+    // A merged file an earlier (unchecked) run left there is refused too, not merged again.
+    std::fs::copy(&hello, &inside).expect("copy");
+    let run = merge(&inside, &[&runs], true);
+    assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read(&inside).expect("read"),
+        std::fs::read(&hello).expect("read")
+    );
+    // Beside the folder, the merge goes ahead.
+    let beside = tmp.path().join("merged.out");
+    let run = merge(&beside, &[&runs], false);
+    assert!(run.status.success(), "{}", stderr(&run));
+}

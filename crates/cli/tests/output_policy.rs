@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use profcodec::output::STAGING_PREFIX;
+use profcodec::output::{STAGING_LOCK, STAGING_PREFIX};
 
 mod common;
 use common::{profcodec, run, stderr, testdata};
@@ -196,6 +196,53 @@ fn a_character_device_or_fifo_is_written_through() {
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
+/// `-o /dev/stdout` (a symbolic link to the descriptor's device or pipe) is written through,
+/// and what a refused output is gets its own words: a symbolic link to a folder is not "a
+/// file", nor is a device.
+#[cfg(unix)]
+#[test]
+fn dev_stdout_is_written_through_and_each_kind_is_named() {
+    let input = testdata("nytprof/hello.nytprof.out");
+    let out = profcodec()
+        .args(["convert", "--to", "folded", "-o", "/dev/stdout"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).lines().count() > 1);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&folder, &link).unwrap();
+    let out = profcodec()
+        .args(["report", "-o"])
+        .arg(&link)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_refused(
+        &out,
+        "is a symbolic link to a folder, which a folder output never replaces",
+    );
+    let out = profcodec()
+        .args(["report", "-o", "/dev/null"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_refused(
+        &out,
+        "is a character device, which a folder output never replaces",
+    );
+    let out = profcodec()
+        .args(["convert", "--to", "folded", "-o"])
+        .arg(&link)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_refused(&out, "already exists (a symbolic link to a folder)");
+}
+
 /// A bad output path is refused before the input is read: a damaged input does not get to
 /// say so (exit status 3, not 1), and a trailing `/` costs nothing.
 #[test]
@@ -258,17 +305,19 @@ fn split_outputs_of_inputs_with_the_same_name_stay_apart() {
     );
 }
 
-/// Staging left by a killed run (its process is gone) is removed by the next run that writes
+/// Staging left by a killed run (nobody holds its lock) is removed by the next run that writes
 /// into the same folder, which says so.
+#[cfg(unix)]
 #[test]
 fn staging_of_a_killed_run_is_removed_with_a_note() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new("true").spawn().unwrap();
-    let dead = child.id();
-    child.wait().unwrap();
-    let stale = dir.path().join(format!("{STAGING_PREFIX}{dead}-abcdef"));
+    // The pid in its name is of a running process (this test's): only the lock tells.
+    let stale = dir
+        .path()
+        .join(format!("{STAGING_PREFIX}{}-abcdef", std::process::id()));
     std::fs::create_dir(&stale).unwrap();
     std::fs::write(stale.join("output"), vec![0u8; 4096]).unwrap();
+    std::fs::write(stale.join(STAGING_LOCK), "").unwrap();
     let out = profcodec()
         .args(["convert", "--to", "folded", "-o"])
         .arg(dir.path().join("out.folded"))

@@ -13,7 +13,9 @@
 //! - The folder the output goes into must exist: a typo in a path does not make one
 //!   ([`OutputError::FolderMissing`]).
 //! - A single-file output never replaces a folder, empty or not ([`OutputError::IsAFolder`]),
-//!   and a folder output never replaces a file ([`OutputError::IsAFile`]).
+//!   and a folder output never replaces a file, a symbolic link or a special file
+//!   ([`OutputError::IsAFile`]); each is named by its kind (a symbolic link to a folder, a
+//!   character device, a FIFO...).
 //! - An existing output is replaced only when [`Overwrite::SameKind`] says so, and only by an
 //!   output of the same kind: a file by a file, or a folder by a folder that profcodec wrote
 //!   (every folder written here holds a [`FOLDER_MARKER`] file) or that is a database of the
@@ -26,8 +28,8 @@
 //!   entry that is already there fails the append ([`OutputError::AppearedMeanwhile`]: another
 //!   writer of the same folder) and what it had moved in is moved back out. Any other folder,
 //!   a file or a symbolic link is never appended to ([`OutputError::NotAppendable`]).
-//! - Character devices and FIFOs (`/dev/null`, a named pipe) are written through, as `cp` does;
-//!   other special files are refused.
+//! - Character devices and FIFOs (`/dev/null`, a named pipe), and symbolic links to them
+//!   (`/dev/stdout`), are written through, as `cp` does; other special files are refused.
 //! - An output that is an input, contains one or lies inside one is refused
 //!   ([`OutputError::OverlapsInput`]).
 //! - A new output is placed without replacing anything (`renameat2(RENAME_NOREPLACE)` on
@@ -37,9 +39,14 @@
 //!   back if the new one cannot take its place. A file replaced by a file is renamed over in one
 //!   step, so the path is never missing.
 //! - The staging folder is removed whatever happens. A front end removes it on a signal too
-//!   ([`remove_live_staging`]), and staging left by a process that was killed (its name holds
-//!   its process id, and that process is gone) is removed by the next check of an output in
-//!   that folder ([`CheckedOutput::removed_stale_staging`]).
+//!   ([`remove_live_staging`]), and staging left by a process that was killed is removed by
+//!   the next check of an output in that folder ([`CheckedOutput::removed_stale_staging`]).
+//!   A staging folder belongs to its run by a lock (`flock`) the run holds on the
+//!   [`STAGING_LOCK`] file inside it for as long as it writes, not by the process id in its
+//!   name: process ids repeat across containers sharing a bind mount and across the hosts of
+//!   a network file system, so a live run's staging must never be judged by one. Only a
+//!   staging folder whose lock file nobody holds is removed; one without a lock file (kept on
+//!   purpose, see [`OutputError::NotRestored`], or made by an older profcodec) is left alone.
 //!
 //! ```
 //! use profcodec::output::{OutputError, OutputPath, Overwrite, WriteError};
@@ -86,9 +93,14 @@ mod names;
 pub use names::distinct_names;
 
 /// The prefix of the staging folder made beside an output, followed by the writing process's
-/// id and a dash; removed before a write returns unless a replaced output could not be put back
+/// id (for the person who finds one; whether its run lives is told by [`STAGING_LOCK`]) and a
+/// dash; removed before a write returns unless a replaced output could not be put back
 /// ([`OutputError::NotRestored`]).
 pub const STAGING_PREFIX: &str = ".profcodec-staging-";
+
+/// The file inside a staging folder that its run holds locked (`flock`, exclusive) while it
+/// writes: a staging folder whose lock can be taken belongs to no live run.
+pub const STAGING_LOCK: &str = ".profcodec-lock";
 
 /// The file every folder written through this module holds, so that [`Overwrite::SameKind`]
 /// knows the folder for one profcodec may replace. Readers of every format ignore it.
@@ -135,15 +147,28 @@ impl Overwrite {
 pub enum Existing {
     /// A regular file.
     File,
-    /// A symbolic link (replacing it replaces the link, never what it points to).
+    /// A symbolic link to a file, or to nothing (replacing it replaces the link, never what it
+    /// points to).
     Symlink,
+    /// A symbolic link to a folder.
+    SymlinkToFolder,
+    /// A symbolic link to a character device, a FIFO or another special file (`/dev/stdout`).
+    SymlinkToSpecial,
     /// A folder that profcodec wrote (it holds [`FOLDER_MARKER`]).
     ProfcodecFolder,
     /// A folder that is a database, measurement or session of this format.
     Database(Format),
     /// Any other folder that is not empty.
     Folder,
-    /// A block device or a socket.
+    /// A character device (`/dev/null`, a terminal).
+    CharDevice,
+    /// A FIFO (a named pipe).
+    Fifo,
+    /// A block device (a disk).
+    BlockDevice,
+    /// A socket.
+    Socket,
+    /// A special file of a kind this system does not tell.
     Special,
 }
 
@@ -152,10 +177,18 @@ impl fmt::Display for Existing {
         match self {
             Existing::File => f.write_str("a file"),
             Existing::Symlink => f.write_str("a symbolic link"),
+            Existing::SymlinkToFolder => f.write_str("a symbolic link to a folder"),
+            Existing::SymlinkToSpecial => {
+                f.write_str("a symbolic link to a device, FIFO or other special file")
+            }
             Existing::ProfcodecFolder => f.write_str("a folder that profcodec wrote"),
             Existing::Database(format) => write!(f, "a folder of {}", format.name()),
             Existing::Folder => f.write_str("a folder that is not empty"),
-            Existing::Special => f.write_str("a block device or socket"),
+            Existing::CharDevice => f.write_str("a character device"),
+            Existing::Fifo => f.write_str("a FIFO (named pipe)"),
+            Existing::BlockDevice => f.write_str("a block device"),
+            Existing::Socket => f.write_str("a socket"),
+            Existing::Special => f.write_str("a special file"),
         }
     }
 }
@@ -253,11 +286,14 @@ pub enum OutputError {
         /// The output.
         path: PathBuf,
     },
-    /// A folder output names a file: never replaced.
-    #[error("{} is a file, and a folder output never replaces a file", .path.display())]
+    /// A folder output names something that is not a folder (a file, a symbolic link, a
+    /// device, a FIFO): never replaced.
+    #[error("{} is {existing}, which a folder output never replaces", .path.display())]
     IsAFile {
         /// The output.
         path: PathBuf,
+        /// What is there.
+        existing: Existing,
     },
     /// The output exists and is of the output's kind, and [`Overwrite::Never`] was asked for;
     /// [`Overwrite::SameKind`] replaces it.
@@ -302,6 +338,17 @@ pub enum OutputError {
         .path.display()
     )]
     AppearedMeanwhile {
+        /// The output.
+        path: PathBuf,
+    },
+    /// Another run is adding to the folder an append names: it holds the folder's
+    /// [`FOLDER_MARKER`] locked from its check until its last entry is in.
+    #[error(
+        "another profcodec run is adding to {} (it holds {} locked); try again once it ends",
+        .path.display(),
+        .path.join(FOLDER_MARKER).display()
+    )]
+    InUse {
         /// The output.
         path: PathBuf,
     },
@@ -368,12 +415,13 @@ impl OutputError {
                 folder
             }
             OutputError::IsAFolder { path }
-            | OutputError::IsAFile { path }
+            | OutputError::IsAFile { path, .. }
             | OutputError::Exists { path, .. }
             | OutputError::NotReplaceable { path, .. }
             | OutputError::NotAppendable { path, .. }
             | OutputError::OverlapsInput { path, .. }
             | OutputError::AppearedMeanwhile { path }
+            | OutputError::InUse { path }
             | OutputError::Io { path, .. }
             | OutputError::NotRestored { path, .. } => path,
         }
@@ -401,6 +449,7 @@ pub struct OutputPath {
     inputs: Vec<PathBuf>,
     format: Option<Format>,
     append: bool,
+    commit_last: Option<PathBuf>,
 }
 
 impl OutputPath {
@@ -423,6 +472,7 @@ impl OutputPath {
             inputs: Vec::new(),
             format: None,
             append: false,
+            commit_last: None,
         }
     }
 
@@ -470,6 +520,16 @@ impl OutputPath {
         self
     }
 
+    /// The entry of the staged folder (a path relative to it) that an append moves in after
+    /// every other: the append's commit point. A reader that counts only what that entry lists
+    /// (a dataset's table of its inputs) sees the folder as it was until that one rename, and
+    /// as it is after; entries moved in before it by an append that was killed are left over,
+    /// for the folder's own format to tell and remove.
+    pub fn commit_last(mut self, entry: impl Into<PathBuf>) -> OutputPath {
+        self.commit_last = Some(entry.into());
+        self
+    }
+
     /// The format a folder output is written in: an existing database of that format may be
     /// replaced under [`Overwrite::SameKind`] although profcodec did not write it.
     pub fn format(mut self, format: Format) -> OutputPath {
@@ -504,6 +564,10 @@ impl OutputPath {
         }
         self.check_inputs(&folder)?;
         let plan = self.plan()?;
+        let append_lock = match plan {
+            Plan::Merge => Some(self.lock_appended()?),
+            _ => None,
+        };
         let removed_stale_staging = remove_stale_staging(&folder);
         Ok(CheckedOutput {
             path: self.path,
@@ -511,7 +575,31 @@ impl OutputPath {
             folder,
             plan,
             removed_stale_staging,
+            commit_last: self.commit_last,
+            append_lock,
         })
+    }
+
+    /// Takes the lock of the folder appended to (an exclusive `flock` on its
+    /// [`FOLDER_MARKER`]), held until the append ends: appends to one folder follow each other,
+    /// and what one has moved in before its commit point is never taken for a killed append's
+    /// leftovers by another.
+    fn lock_appended(&self) -> Result<File, OutputError> {
+        let marker = self.path.join(FOLDER_MARKER);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&marker)
+            .map_err(io_at(Step::InspectOutput, &marker))?;
+        match try_lock(&file) {
+            Ok(true) => Ok(file),
+            // Without flock (not Unix) nothing is locked, and nothing is removed as leftovers.
+            Ok(false) if cfg!(not(unix)) => Ok(file),
+            Ok(false) => Err(OutputError::InUse {
+                path: self.path.clone(),
+            }),
+            Err(e) => Err(io_at(Step::InspectOutput, &marker)(e)),
+        }
     }
 
     /// Refuses an output that is, holds or lies inside an input.
@@ -578,22 +666,31 @@ impl OutputPath {
                 }
                 existing => existing,
             }
-        } else if kind.is_file() || kind.is_symlink() {
-            if self.kind == OutputKind::Folder {
-                return Err(OutputError::IsAFile { path: path() });
-            }
-            if kind.is_symlink() {
-                Existing::Symlink
-            } else {
-                Existing::File
-            }
-        } else if is_written_through(&kind) && self.kind == OutputKind::File {
-            return Ok(Plan::WriteThrough);
         } else {
-            return Err(OutputError::NotReplaceable {
-                path: path(),
-                existing: Existing::Special,
-            });
+            let existing = what_is(&self.path, &kind);
+            if self.kind == OutputKind::Folder {
+                return Err(OutputError::IsAFile {
+                    path: path(),
+                    existing,
+                });
+            }
+            match existing {
+                Existing::File | Existing::Symlink | Existing::SymlinkToFolder => existing,
+                // Written through as `cp` writes: `-o /dev/stdout`, `-o /dev/null`, a pipe.
+                Existing::CharDevice | Existing::Fifo => return Ok(Plan::WriteThrough),
+                Existing::SymlinkToSpecial
+                    if std::fs::metadata(&self.path)
+                        .is_ok_and(|target| is_written_through(&target.file_type())) =>
+                {
+                    return Ok(Plan::WriteThrough);
+                }
+                existing => {
+                    return Err(OutputError::NotReplaceable {
+                        path: path(),
+                        existing,
+                    });
+                }
+            }
         };
         match self.overwrite {
             Overwrite::Never => Err(OutputError::Exists {
@@ -634,11 +731,10 @@ impl OutputPath {
         } else if kind.is_file() {
             return Err(OutputError::IsAFile {
                 path: self.path.clone(),
+                existing: Existing::File,
             });
-        } else if kind.is_symlink() {
-            Existing::Symlink
         } else {
-            Existing::Special
+            what_is(&self.path, &kind)
         };
         Err(OutputError::NotAppendable {
             path: self.path.clone(),
@@ -659,6 +755,45 @@ impl OutputPath {
             _ => Existing::Folder,
         }
     }
+}
+
+/// What stands at `path`, which is no folder; `kind` is its own type (a symbolic link not
+/// followed), and a symbolic link is told by what it leads to.
+fn what_is(path: &Path, kind: &std::fs::FileType) -> Existing {
+    if kind.is_symlink() {
+        return match std::fs::metadata(path) {
+            Ok(target) if target.is_dir() => Existing::SymlinkToFolder,
+            Ok(target) if !target.is_file() => Existing::SymlinkToSpecial,
+            // A link to a file, or to nothing (replacing it replaces the link).
+            _ => Existing::Symlink,
+        };
+    }
+    if kind.is_file() {
+        return Existing::File;
+    }
+    special_kind(kind)
+}
+
+/// The kind of a special file (neither a file, a folder nor a symbolic link).
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> Existing {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_char_device() {
+        Existing::CharDevice
+    } else if kind.is_fifo() {
+        Existing::Fifo
+    } else if kind.is_block_device() {
+        Existing::BlockDevice
+    } else if kind.is_socket() {
+        Existing::Socket
+    } else {
+        Existing::Special
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> Existing {
+    Existing::Special
 }
 
 /// Whether a special file is written through rather than replaced: character devices and FIFOs.
@@ -699,12 +834,23 @@ pub struct CheckedOutput {
     folder: PathBuf,
     plan: Plan,
     removed_stale_staging: Vec<PathBuf>,
+    commit_last: Option<PathBuf>,
+    /// An append's lock on the folder appended to, held until the append ends.
+    append_lock: Option<File>,
 }
 
 impl CheckedOutput {
     /// The output path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this is an append to a folder that is there, which this check has locked
+    /// against every other append until the write ends: what an append killed before its
+    /// commit point left in the folder may be removed now (by the folder's own format, which
+    /// alone can tell it).
+    pub fn holds_appended_folder(&self) -> bool {
+        self.append_lock.is_some()
     }
 
     /// Staging folders of killed profcodec processes that the check found beside the output
@@ -770,7 +916,11 @@ impl CheckedOutput {
                 return Err(OutputError::IsAFolder { path: self.path }.into());
             }
             (OutputKind::Folder, false) => {
-                return Err(OutputError::IsAFile { path: self.path }.into());
+                return Err(OutputError::IsAFile {
+                    path: self.path,
+                    existing: Existing::File,
+                }
+                .into());
             }
             // The folder appended to is marked already.
             (OutputKind::Folder, true) if self.plan == Plan::Merge => {}
@@ -837,7 +987,21 @@ impl CheckedOutput {
             Plan::WriteThrough => Ok(()),
             Plan::Merge => {
                 let mut moved = Vec::new();
-                let merged = merge(staged, output, &mut moved);
+                let mut merge = Merge {
+                    last: self.commit_last.as_deref().map(|last| staged.join(last)),
+                    moved: &mut moved,
+                    renames_left: renames_before_abort(),
+                };
+                let merged = merge.merge(staged, output).and_then(|()| {
+                    // The commit point: one rename, after every other entry is in.
+                    match self.commit_last.as_deref() {
+                        Some(last) if staged.join(last).exists() => {
+                            merge.last = None;
+                            merge.entry(&staged.join(last), &output.join(last))
+                        }
+                        _ => Ok(()),
+                    }
+                });
                 if merged.is_err() {
                     // Back out, newest first, what this append had moved in. A move that
                     // fails leaves a whole staged file or folder in the output.
@@ -851,41 +1015,81 @@ impl CheckedOutput {
     }
 }
 
-/// Moves each entry of the folder `staged` into the folder `output` where `output` has no
-/// entry of that name (a whole folder in one rename), and merges the folders both have,
-/// recording each move in `moved`; an entry of the same name that is not a folder in both
-/// fails with [`OutputError::AppearedMeanwhile`].
-fn merge(
-    staged: &Path,
-    output: &Path,
-    moved: &mut Vec<(PathBuf, PathBuf)>,
-) -> Result<(), OutputError> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(staged).map_err(io_at(Step::Rename, staged))? {
-        names.push(entry.map_err(io_at(Step::Rename, staged))?.file_name());
-    }
-    names.sort();
-    for name in names {
-        let (from, to) = (staged.join(&name), output.join(&name));
-        let from_dir = std::fs::symlink_metadata(&from)
-            .map_err(io_at(Step::Rename, &from))?
-            .is_dir();
-        match std::fs::symlink_metadata(&to) {
-            Ok(meta) if meta.is_dir() && from_dir => merge(&from, &to, moved)?,
-            Ok(_) => return Err(OutputError::AppearedMeanwhile { path: to }),
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                rename_noreplace(&from, &to).map_err(|e| match e.kind() {
-                    ErrorKind::AlreadyExists | ErrorKind::DirectoryNotEmpty => {
-                        OutputError::AppearedMeanwhile { path: to.clone() }
-                    }
-                    _ => io_at(Step::Rename, &to)(e),
-                })?;
-                moved.push((from, to));
+/// An append's moves of a staged folder's entries into the folder appended to.
+struct Merge<'a> {
+    /// The staged entry moved in last, by the caller, once every other is in.
+    last: Option<PathBuf>,
+    /// Each move made, (from, to), for backing out.
+    moved: &'a mut Vec<(PathBuf, PathBuf)>,
+    /// Tests only: the renames after which the process aborts, as a kill would stop it.
+    renames_left: Option<u64>,
+}
+
+impl Merge<'_> {
+    /// Moves each entry of the folder `staged` into the folder `output` (but the one kept for
+    /// last), recursing into the folders both have.
+    fn merge(&mut self, staged: &Path, output: &Path) -> Result<(), OutputError> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(staged).map_err(io_at(Step::Rename, staged))? {
+            names.push(entry.map_err(io_at(Step::Rename, staged))?.file_name());
+        }
+        names.sort();
+        for name in names {
+            let from = staged.join(&name);
+            if self.last.as_deref() == Some(from.as_path()) {
+                continue;
             }
-            Err(e) => return Err(io_at(Step::InspectOutput, &to)(e)),
+            self.entry(&from, &output.join(&name))?;
+        }
+        Ok(())
+    }
+
+    /// Moves `from` to `to` where nothing is there (a whole folder in one rename), merges two
+    /// folders, and fails with [`OutputError::AppearedMeanwhile`] on anything else at `to`.
+    fn entry(&mut self, from: &Path, to: &Path) -> Result<(), OutputError> {
+        let from_dir = std::fs::symlink_metadata(from)
+            .map_err(io_at(Step::Rename, from))?
+            .is_dir();
+        match std::fs::symlink_metadata(to) {
+            Ok(meta) if meta.is_dir() && from_dir => self.merge(from, to),
+            Ok(_) => Err(OutputError::AppearedMeanwhile {
+                path: to.to_path_buf(),
+            }),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if let Some(left) = self.renames_left.as_mut() {
+                    if *left == 0 {
+                        std::process::abort();
+                    }
+                    *left -= 1;
+                }
+                rename_noreplace(from, to).map_err(|e| match e.kind() {
+                    ErrorKind::AlreadyExists | ErrorKind::DirectoryNotEmpty => {
+                        OutputError::AppearedMeanwhile {
+                            path: to.to_path_buf(),
+                        }
+                    }
+                    _ => io_at(Step::Rename, to)(e),
+                })?;
+                self.moved.push((from.to_path_buf(), to.to_path_buf()));
+                Ok(())
+            }
+            Err(e) => Err(io_at(Step::InspectOutput, to)(e)),
         }
     }
-    Ok(())
+}
+
+/// Tests only (builds with debug assertions): how many of an append's renames are made before
+/// the process aborts, from `PROFCODEC_TEST_ABORT_AFTER_RENAMES`, so that a test can stop an
+/// append at each of its steps as a `kill -9` would.
+fn renames_before_abort() -> Option<u64> {
+    if cfg!(debug_assertions) {
+        std::env::var("PROFCODEC_TEST_ABORT_AFTER_RENAMES")
+            .ok()?
+            .parse()
+            .ok()
+    } else {
+        None
+    }
 }
 
 /// Renames `from` to `to` unless something is at `to`, atomically where the OS can
@@ -927,13 +1131,16 @@ pub fn remove_live_staging() -> usize {
         .count()
 }
 
-/// A staging folder beside an output, named after this process, registered for
+/// A staging folder beside an output, named after this process (for the person who finds
+/// one), held by this run through the lock on its [`STAGING_LOCK`], registered for
 /// [`remove_live_staging`] and removed (with what it holds) when dropped.
 #[derive(Debug)]
 struct Staging {
     /// `None` once kept or closed.
     dir: Option<tempfile::TempDir>,
     path: PathBuf,
+    /// The open lock file, holding the lock; `None` once kept.
+    lock: Option<File>,
 }
 
 impl Staging {
@@ -943,10 +1150,12 @@ impl Staging {
             .tempdir_in(folder)
             .map_err(io_at(Step::CreateStaging, folder))?;
         let path = dir.path().to_path_buf();
+        let lock = take_staging_lock(&path).map_err(io_at(Step::CreateStaging, folder))?;
         live_staging().push(path.clone());
         Ok(Staging {
             dir: Some(dir),
             path,
+            lock: Some(lock),
         })
     }
 
@@ -954,9 +1163,12 @@ impl Staging {
         &self.path
     }
 
-    /// Leaves the folder behind: it holds the only copy of a replaced output.
+    /// Leaves the folder behind: it holds the only copy of a replaced output. Its lock file
+    /// goes, so that no later run takes it for a killed run's staging and removes it.
     fn keep(&mut self) {
         if let Some(dir) = self.dir.take() {
+            let _ = std::fs::remove_file(self.path.join(STAGING_LOCK));
+            drop(self.lock.take());
             let _ = dir.keep();
         }
     }
@@ -972,7 +1184,8 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        // The TempDir, if still held, removes the folder as it drops after this.
+        // The TempDir, if still held, removes the folder as it drops after this; the lock is
+        // released after that, as the lock file closes.
         live_staging().retain(|p| *p != self.path);
     }
 }
@@ -982,35 +1195,83 @@ fn live_staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LIVE_STAGING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Removes the staging folders in `folder` left by profcodec processes that no longer run (a
-/// `kill -9`, a power cut), returning their paths. A folder whose process may still run (or
-/// whose process cannot be told) is left alone.
+/// Makes the lock file of the new staging folder `dir` and takes its lock. The file is made
+/// under another name, locked, then renamed to [`STAGING_LOCK`]: a lock file that can be seen
+/// is locked already, so no other run can find it free between its making and its locking.
+fn take_staging_lock(dir: &Path) -> io::Result<File> {
+    let unnamed = dir.join(".profcodec-lock-new");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&unnamed)?;
+    if !try_lock(&file)? {
+        return Err(io::Error::new(
+            ErrorKind::WouldBlock,
+            "the new staging folder's lock file is locked by another process",
+        ));
+    }
+    std::fs::rename(&unnamed, dir.join(STAGING_LOCK))?;
+    Ok(file)
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `false` when another open file (of
+/// this process or another) holds it. Locks are per open file description, so a second
+/// `open` of the same file in one process is refused as another process would be. On a
+/// network file system Linux takes the lock on the server (NFS: byte-range locks), so runs
+/// on other hosts see it too.
+#[cfg(unix)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Without `flock`, no lock is taken, and none is ever found free: no staging folder is
+/// judged dead.
+#[cfg(not(unix))]
+fn try_lock(_: &File) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Whether the staging folder `dir` belongs to no live run: its [`STAGING_LOCK`] exists and
+/// its lock could be taken (the lock, on `Some`, is held until the file returned is dropped).
+/// A folder without a lock file is never judged dead: it was kept on purpose, made by an
+/// older profcodec that judged by process id, or is being made at this moment.
+fn dead_staging(dir: &Path) -> Option<File> {
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dir.join(STAGING_LOCK))
+        .ok()?;
+    try_lock(&lock).ok()?.then_some(lock)
+}
+
+/// Removes the staging folders in `folder` left by profcodec runs that no longer run (a
+/// `kill -9`, a power cut, in this container or another, on this host or another), returning
+/// their paths. A folder whose lock a run holds, or which has no lock file, is left alone.
 fn remove_stale_staging(folder: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
-    // Without /proc, whether a process runs cannot be told without unsafe code: nothing is
-    // removed.
-    if !Path::new("/proc/self").exists() {
-        return removed;
-    }
     let Ok(entries) = std::fs::read_dir(folder) else {
         return removed;
     };
-    let own = std::process::id();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
+        let is_staging = entry
+            .file_name()
             .to_str()
-            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == own || Path::new("/proc").join(pid.to_string()).exists() {
+            .is_some_and(|n| n.starts_with(STAGING_PREFIX));
+        if !is_staging || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let path = entry.path();
-        if entry.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(&path).is_ok() {
+        // The lock stays taken while the folder is removed: no other run can judge it again.
+        let Some(_lock) = dead_staging(&path) else {
+            continue;
+        };
+        if std::fs::remove_dir_all(&path).is_ok() {
             removed.push(path);
         }
     }

@@ -164,12 +164,14 @@ pub(crate) fn merge<'py>(
     out: PathBuf,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
+    // The inputs as given: the output may not lie inside a folder of profiles (as for export),
+    // where it would be one more profile, counted again by every later read.
     let output = convert::check(
         OutputPath::file(out)
             .overwrite(Overwrite::from_force(overwrite))
             .inputs(&inputs),
     )?;
+    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
     let report = py
         .detach(|| profcodec::merge_files(&inputs, output))
         .map_err(|e| convert::write_error(e, Error::from))?;

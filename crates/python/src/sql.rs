@@ -235,6 +235,7 @@ mod imp {
                 profcodec::output::OutputPath::folder(out)
                     .overwrite(profcodec::output::Overwrite::from_force(export.overwrite))
                     .append(export.append)
+                    .commit_last(parquet::COMMIT_LAST)
                     .inputs(paths),
             )?),
             None => None,
@@ -242,7 +243,23 @@ mod imp {
         // The dataset added to: the numbers its new inputs take, and which it has already.
         let dataset = match &output {
             Some(output) if export.append => {
-                let dataset = parquet::Dataset::read(output.path(), paths).map_err(error)?;
+                let mut dataset = parquet::Dataset::read(output.path(), paths).map_err(error)?;
+                // What an append killed before its commit left; this call holds the dataset.
+                if output.holds_appended_folder() {
+                    for left in dataset.remove_leftovers().map_err(error)? {
+                        let message = format!(
+                            "removed {}, left by an append that did not complete",
+                            left.display()
+                        );
+                        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+                        PyErr::warn(
+                            py,
+                            category.as_any(),
+                            &std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?,
+                            1,
+                        )?;
+                    }
+                }
                 for (i, path) in paths.iter().enumerate() {
                     if let Some(k) = dataset.present(i) {
                         let message = format!(

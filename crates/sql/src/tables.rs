@@ -167,6 +167,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
         let checked = profcodec::output::OutputPath::folder(&args.parquet)
             .overwrite(profcodec::output::Overwrite::from_force(args.force))
             .append(args.append)
+            .commit_last(parquet::COMMIT_LAST)
             .inputs(&args.inputs)
             .check()?;
         profcodec_cli::failure::note_stale_staging(&checked);
@@ -174,8 +175,18 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
     };
     // The dataset added to: the numbers its new inputs take, and which it has already.
     let dataset = match (&output, args.append) {
-        (Some(_), true) => {
-            let dataset = parquet::Dataset::read(&args.parquet, &args.inputs).map_err(failure)?;
+        (Some(output), true) => {
+            let mut dataset =
+                parquet::Dataset::read(&args.parquet, &args.inputs).map_err(failure)?;
+            // What an append killed before its commit left; this run holds the dataset.
+            if output.holds_appended_folder() {
+                for left in dataset.remove_leftovers().map_err(failure)? {
+                    eprintln!(
+                        "profcodec: removed {}, left by an append that did not complete",
+                        left.display()
+                    );
+                }
+            }
             for (i, path) in args.inputs.iter().enumerate() {
                 if let Some(k) = dataset.present(i) {
                     eprintln!(

@@ -462,3 +462,147 @@ fn duckdb_reads_an_appended_dataset_as_profcodec_sql_reads_its_inputs() {
     assert_eq!(answers[3], serde_json::Value::Array(paths));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An append killed at any of its renames (`kill -9`: no handler runs) leaves the dataset as
+/// it was or as the append makes it, never a mix: its inputs table lists the old inputs, or
+/// all of them, each with every partition. The next append removes what the killed one left
+/// (saying so) and adds its inputs as if nothing had happened.
+#[cfg(unix)]
+#[test]
+fn an_append_killed_at_any_step_commits_whole_or_not_at_all() {
+    let dir = scratch("killed");
+    let (a, b, c) = (
+        testdata("nytprof/hello.nytprof.out"),
+        testdata("hpctoolkit/demo.d"),
+        testdata("nytprof/hello.nytprof.out"),
+    );
+    type Tables = BTreeMap<PathBuf, Vec<u8>>;
+    let tables = |ds: &Path| -> Tables {
+        files(ds)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("inputs") && !p.starts_with(".profcodec-output"))
+            .map(|(p, (bytes, _))| (p, bytes))
+            .collect()
+    };
+    let partition_inputs = |t: &Tables| -> std::collections::BTreeSet<String> {
+        t.keys()
+            .filter_map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .find(|c| c.starts_with("input="))
+            })
+            .collect()
+    };
+    let (old, new, old_then_c, new_then_c) = (
+        dir.join("old"),
+        dir.join("new"),
+        dir.join("old-c"),
+        dir.join("new-c"),
+    );
+    ok(export(&[], &old, std::slice::from_ref(&a)));
+    ok(export(&[], &new, &[a.clone(), b.clone()]));
+    ok(export(&[], &old_then_c, &[a.clone(), c.clone()]));
+    ok(export(&[], &new_then_c, &[a.clone(), b.clone(), c.clone()]));
+    let (old_rows, new_rows) = (inputs_rows(&old), inputs_rows(&new));
+    let mut step = 0;
+    loop {
+        let run = dir.join(format!("run-{step}"));
+        std::fs::create_dir(&run).unwrap();
+        let ds = run.join("ds");
+        ok(export(&[], &ds, std::slice::from_ref(&a)));
+        let killed = Command::new(env!("CARGO_BIN_EXE_profcodec-sql"))
+            .env("PROFCODEC_TEST_ABORT_AFTER_RENAMES", step.to_string())
+            .args(["export", "--append", "--parquet"])
+            .arg(&ds)
+            .arg(&b)
+            .output()
+            .unwrap();
+        let done = killed.status.success();
+        // Old or new, by its inputs table, and each input it lists whole.
+        let rows = inputs_rows(&ds);
+        let committed = rows.len() == new_rows.len();
+        assert!(
+            rows == old_rows || rows == new_rows,
+            "step {step}: {rows:?}"
+        );
+        let now = tables(&ds);
+        let whole = if committed {
+            tables(&new)
+        } else {
+            tables(&old)
+        };
+        for (path, bytes) in &whole {
+            assert!(
+                now.get(path) == Some(bytes),
+                "step {step}: {} missing",
+                path.display()
+            );
+        }
+        // Partitions of no listed input: the killed append's leftovers, and nothing else.
+        for extra in now.keys().filter(|p| !whole.contains_key(*p)) {
+            assert!(
+                !committed,
+                "step {step}: {} after the commit",
+                extra.display()
+            );
+            assert!(
+                partition_inputs(&now).contains("input=1"),
+                "step {step}: {}",
+                extra.display()
+            );
+        }
+        // The next append repairs and adds.
+        let next = ok(export(&["--append"], &ds, std::slice::from_ref(&c)));
+        let expected = if committed { &new_then_c } else { &old_then_c };
+        assert!(
+            tables(&ds) == tables(expected),
+            "step {step}: {}",
+            stderr(&next)
+        );
+        assert_eq!(inputs_rows(&ds).len(), inputs_rows(expected).len());
+        let left_over = now.len() > whole.len();
+        assert_eq!(
+            stderr(&next).contains("left by an append that did not complete"),
+            left_over,
+            "step {step}: {}",
+            stderr(&next)
+        );
+        // No staging is left beside the dataset either.
+        assert_eq!(
+            std::fs::read_dir(&run).unwrap().count(),
+            1,
+            "step {step}: staging left"
+        );
+        if done {
+            break;
+        }
+        step += 1;
+        assert!(step < 200, "the append never completed");
+    }
+    assert!(step > 2, "only {step} renames");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A leftover partition that holds a file profcodec does not write is not removed: the append
+/// is refused, naming it, and nothing changes.
+#[cfg(unix)]
+#[test]
+fn a_leftover_holding_foreign_files_is_refused_by_name() {
+    let dir = scratch("foreign");
+    let ds = dir.join("ds");
+    let input = [testdata("nytprof/hello.nytprof.out")];
+    ok(export(&[], &ds, &input));
+    let leftover = ds.join("nytprof/lines/input=5");
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(leftover.join("notes.txt"), "mine").unwrap();
+    let before = files(&ds);
+    let out = export(&["--append"], &ds, &input);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("input=5") && stderr(&out).contains("\"notes.txt\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(files(&ds) == before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -378,29 +378,137 @@ fn a_relative_output_goes_into_the_current_folder() {
     assert!(checked.is_ok(), "{checked:?}");
 }
 
+/// A staging folder as a run of profcodec makes it, named after `pid`, with a half-written
+/// output and its lock file (not held).
+fn staging_of(dir: &Path, pid: u32, tail: &str) -> PathBuf {
+    let staging = dir.join(format!("{STAGING_PREFIX}{pid}-{tail}"));
+    std::fs::create_dir(&staging).unwrap();
+    std::fs::write(staging.join("output"), "half").unwrap();
+    std::fs::write(staging.join(STAGING_LOCK), "").unwrap();
+    staging
+}
+
+/// Holds the lock of `staging` through an open file description of its own, as a live run
+/// (in another container, on another host) holds it.
+fn hold(staging: &Path) -> File {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(staging.join(STAGING_LOCK))
+        .unwrap();
+    assert!(try_lock(&file).unwrap());
+    file
+}
+
+#[cfg(unix)]
 #[test]
-fn staging_left_by_a_killed_process_is_removed_by_the_next_check() {
+fn staging_whose_lock_nobody_holds_is_removed_by_the_next_check() {
     let dir = tempfile::tempdir().unwrap();
-    // A process that has ended: its pid is free (until reused, which the check allows for by
-    // leaving the staging of any running process alone).
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let dead = child.id();
-    child.wait().unwrap();
-    let stale = dir.path().join(format!("{STAGING_PREFIX}{dead}-abc123"));
-    std::fs::create_dir(&stale).unwrap();
-    std::fs::write(stale.join("output"), "half").unwrap();
-    // pid 1 runs: its staging stays.
-    let running = dir.path().join(format!("{STAGING_PREFIX}1-def456"));
-    std::fs::create_dir(&running).unwrap();
+    // The pid in the name does not matter: pid 1 runs here, and the folder is still dead.
+    let stale = staging_of(dir.path(), 1, "abc123");
     let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
-    if Path::new("/proc/self").exists() {
-        assert_eq!(
-            checked.removed_stale_staging(),
-            std::slice::from_ref(&stale)
+    assert_eq!(
+        checked.removed_stale_staging(),
+        std::slice::from_ref(&stale)
+    );
+    assert!(!stale.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn staging_whose_lock_a_live_run_holds_survives_whatever_its_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    // A pid no process has here (a run in another pid namespace or on another host): judged
+    // by the pid, it would be removed.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let live = staging_of(dir.path(), gone, "def456");
+    let held = hold(&live);
+    let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
+    assert!(checked.removed_stale_staging().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(live.join("output")).unwrap(),
+        "half"
+    );
+    // Once its run ends (its lock is released), it is a killed run's staging.
+    drop(held);
+    let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
+    assert_eq!(checked.removed_stale_staging(), std::slice::from_ref(&live));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_lock_of_another_process_keeps_its_staging() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = staging_of(dir.path(), 1, "ghi789");
+    // flock(1) holds the lock from another process while its command sleeps (`--close`: the
+    // command does not inherit it, so killing flock(1) releases it).
+    let Ok(mut holder) = std::process::Command::new("flock")
+        .args(["--exclusive", "--close"])
+        .arg(live.join(STAGING_LOCK))
+        .args(["sleep", "30"])
+        .spawn()
+    else {
+        println!("no flock(1): the lock of another process not tried");
+        return;
+    };
+    // Until flock(1) holds it, the lock can be taken here.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let probe = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(live.join(STAGING_LOCK))
+            .unwrap();
+        if !try_lock(&probe).unwrap() {
+            break;
+        }
+        drop(probe);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "flock(1) took no lock"
         );
-        assert!(!stale.exists());
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(running.exists());
+    let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
+    assert!(checked.removed_stale_staging().is_empty());
+    assert!(live.join("output").is_file());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
+    assert_eq!(checked.removed_stale_staging(), std::slice::from_ref(&live));
+}
+
+#[test]
+fn staging_without_a_lock_file_is_left_alone() {
+    // Kept on purpose (the only copy of a replaced output), or made by an older profcodec.
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join(format!("{STAGING_PREFIX}1-kept"));
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::write(kept.join("replaced"), "the old output").unwrap();
+    let checked = OutputPath::file(dir.path().join("out")).check().unwrap();
+    assert!(checked.removed_stale_staging().is_empty());
+    assert!(kept.join("replaced").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_holds_its_own_staging_while_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    OutputPath::file(&out)
+        .check()
+        .unwrap()
+        .write_file(|w| {
+            // Another run checking an output in the same folder meanwhile.
+            let other = OutputPath::file(dir.path().join("other")).check().unwrap();
+            assert!(other.removed_stale_staging().is_empty());
+            w.write_all(b"whole")
+        })
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "whole");
+    assert_eq!(names(dir.path()), ["out"]);
 }
 
 #[test]
@@ -477,4 +585,107 @@ fn an_append_adds_beside_what_is_there_and_backs_out_whole() {
             "{err:?}"
         );
     }
+}
+
+/// What stands at a refused output is named by its kind, never "a file" for what is not one.
+#[cfg(unix)]
+#[test]
+fn refusals_name_each_kind_of_what_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let to_folder = dir.path().join("to-folder");
+    std::os::unix::fs::symlink(&folder, &to_folder).unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let socket = dir.path().join("socket");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let folder_output = |path: &Path| OutputPath::folder(path).check().unwrap_err().to_string();
+    let file_output = |path: &Path| OutputPath::file(path).check().unwrap_err().to_string();
+
+    let message = folder_output(&to_folder);
+    assert!(
+        message.ends_with("is a symbolic link to a folder, which a folder output never replaces"),
+        "{message}"
+    );
+    let message = file_output(&to_folder);
+    assert!(
+        message.ends_with("already exists (a symbolic link to a folder)"),
+        "{message}"
+    );
+    let message = folder_output(&fifo);
+    assert!(
+        message.ends_with("is a FIFO (named pipe), which a folder output never replaces"),
+        "{message}"
+    );
+    let message = folder_output(Path::new("/dev/null"));
+    assert!(
+        message.ends_with("is a character device, which a folder output never replaces"),
+        "{message}"
+    );
+    let message = folder_output(&socket);
+    assert!(
+        message.ends_with("is a socket, which a folder output never replaces"),
+        "{message}"
+    );
+    let message = file_output(&socket);
+    assert!(
+        message.ends_with("is a socket, which profcodec did not write and never replaces"),
+        "{message}"
+    );
+    let message = OutputPath::folder(&to_folder)
+        .append(true)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.ends_with(
+            "is a symbolic link to a folder, which profcodec did not write and never adds to"
+        ),
+        "{message}"
+    );
+    if Path::new("/dev/stdout").is_symlink() {
+        let message = folder_output(Path::new("/dev/stdout"));
+        assert!(
+            message.ends_with(
+                "is a symbolic link to a device, FIFO or other special file, which a folder \
+                 output never replaces"
+            ),
+            "{message}"
+        );
+    }
+}
+
+/// A symbolic link to a FIFO is written through, as the FIFO itself is (`-o /dev/stdout`).
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_to_a_fifo_is_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read_to_string(fifo).unwrap()
+    });
+    OutputPath::file(&link)
+        .check()
+        .unwrap()
+        .write_file(write_text("through"))
+        .unwrap();
+    assert_eq!(reader.join().unwrap(), "through");
+    assert!(link.is_symlink());
 }

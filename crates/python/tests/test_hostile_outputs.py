@@ -1,0 +1,26 @@
+"""Outputs against hostile inputs (HOSTILE.md class 9): an output never lies inside an input
+folder, where it would become one more of its profiles."""
+
+import pytest
+
+import profcodec
+
+
+def test_merge_refuses_an_output_inside_a_folder_of_inputs(testdata, tmp_path):
+    hello = testdata / "nytprof" / "hello.nytprof.out"
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ["nytprof.out.1", "nytprof.out.2"]:
+        (runs / name).write_bytes(hello.read_bytes())
+    inside = runs / "merged.out"
+    for overwrite in [False, True]:
+        with pytest.raises(profcodec.FileError, match="lies inside the input"):
+            profcodec.merge([runs], inside, overwrite=overwrite)
+        assert sorted(p.name for p in runs.iterdir()) == ["nytprof.out.1", "nytprof.out.2"]
+    # One left there by an earlier run is not taken for a profile and replaced.
+    inside.write_bytes(hello.read_bytes())
+    with pytest.raises(profcodec.FileError, match="lies inside the input"):
+        profcodec.merge([runs], inside, overwrite=True)
+    assert inside.read_bytes() == hello.read_bytes()
+    # Beside the folder, the merge goes ahead.
+    assert profcodec.merge([runs], tmp_path / "merged.out")["inputs"] == 2

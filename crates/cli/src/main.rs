@@ -203,6 +203,16 @@ fn open_and<T>(
     result.map_err(|e| failure_of(file, &opened, e))
 }
 
+/// The inputs `paths` stand for (a folder of profiles, its profiles), each entry of a folder
+/// passed over said on standard error with the reason.
+fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let expanded = profcodec::expand_inputs(paths)?;
+    for warning in expanded.warnings() {
+        eprintln!("profcodec: {warning}");
+    }
+    Ok(expanded.paths)
+}
+
 /// `e` as a failure whose message names the file and the format it was taken for.
 fn failure_of(file: &std::path::Path, opened: &profcodec::Opened, e: OpError) -> Failure {
     let mut f = Failure::from(e);
@@ -390,7 +400,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .overwrite(Overwrite::from_force(force))
                 .inputs(&inputs)
                 .check()?;
-            let inputs = profcodec::expand_inputs(&inputs)?;
+            let inputs = expand_inputs(&inputs)?;
             note_stale_staging(&checked);
             let report = profcodec::merge_files(&inputs, checked).map_err(|e| match e {
                 profcodec::output::WriteError::Write(e) => Failure::from(e),
@@ -408,7 +418,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             query.filter.refuse_depth("top")?;
             query.use_binary_path();
-            let inputs = profcodec::expand_inputs(&inputs)?;
+            let inputs = expand_inputs(&inputs)?;
             let q = query.query();
             let merged = profcodec::merged_profile_for(&inputs, &q, &query.merge_options())?;
             let (format, profile) = (merged.format(), merged.profile);
@@ -424,13 +434,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Convert(mut args) => {
-            args.inputs = profcodec::expand_inputs(&args.inputs)?;
+            args.inputs = expand_inputs(&args.inputs)?;
             convert::run(&args)
         }
         Command::Export(args) => external::run("export", &args),
         Command::Sql(args) => external::run("sql", &args),
         Command::Report(mut args) => {
-            args.inputs = profcodec::expand_inputs(&args.inputs)?;
+            args.inputs = expand_inputs(&args.inputs)?;
             report::run(&args)
         }
         Command::Diff {

@@ -113,3 +113,116 @@ fn a_folder_without_profiles_is_refused_with_the_reason() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the folder holds no profile"), "{stderr}");
 }
+
+/// `profcodec ARGS`, stopped if it runs past a minute (a FIFO read would block forever).
+fn run_bounded(args: &[&OsStr]) -> std::process::Output {
+    let mut child = profcodec()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run profcodec");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().expect("kill");
+            panic!("profcodec {args:?} still runs after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// A folder of one good profile beside what a folder of profiles may also hold: an empty file,
+/// a FIFO, a symbolic link to nothing and a folder that is no input.
+fn folder_with_strays() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir(&runs).expect("mkdir");
+    std::fs::copy(
+        testdata("nytprof/hello.nytprof.out"),
+        runs.join("nytprof.out.1"),
+    )
+    .expect("copy");
+    std::fs::write(runs.join("nytprof.out.2"), b"").expect("write");
+    let status = std::process::Command::new("mkfifo")
+        .arg(runs.join("nytprof.out.3"))
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+    std::os::unix::fs::symlink(tmp.path().join("gone"), runs.join("nytprof.out.4"))
+        .expect("symlink");
+    std::fs::create_dir(runs.join("nytprof.out.5")).expect("mkdir");
+    std::fs::write(runs.join("nytprof.out.5/notes.txt"), "no profile").expect("write");
+    (tmp, runs)
+}
+
+#[test]
+fn each_entry_of_a_folder_that_is_skipped_is_said_with_the_reason() {
+    let (tmp, runs) = folder_with_strays();
+    let good = runs.join("nytprof.out.1");
+    for verb in [&["top", "--json"][..], &["convert", "--to", "folded"][..]] {
+        let mut args: Vec<&OsStr> = verb.iter().map(OsStr::new).collect();
+        args.push(runs.as_os_str());
+        let out = run_bounded(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{verb:?}: {stderr}");
+        let at = |name: &str| runs.join(name).display().to_string();
+        let expected = [
+            format!(
+                "profcodec: {}: skipped: not a profile: unknown format: at byte 0x0: expected \
+                 a profiler file's magic but found an empty input",
+                at("nytprof.out.2")
+            ),
+            format!(
+                "profcodec: {}: skipped: a FIFO is not read (reading one could block): \
+                 profiles are read from files",
+                at("nytprof.out.3")
+            ),
+            format!(
+                "profcodec: {}: skipped: a symbolic link to {}, which does not exist",
+                at("nytprof.out.4"),
+                tmp.path().join("gone").display()
+            ),
+            format!(
+                "profcodec: {}: skipped: a folder that is no HPCToolkit database, hpcrun \
+                 measurement folder or Devel::StatProfiler session (the folders inside a folder \
+                 of profiles are not searched)",
+                at("nytprof.out.5")
+            ),
+        ];
+        let skips: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains(": skipped: "))
+            .collect();
+        assert_eq!(skips, expected, "{verb:?}");
+        // What was read is the one profile, as if it alone had been named.
+        let mut alone: Vec<&OsStr> = verb.iter().map(OsStr::new).collect();
+        alone.push(good.as_os_str());
+        assert_eq!(out.stdout, run_ok(alone).stdout, "{verb:?}");
+    }
+}
+
+#[test]
+fn a_damaged_profile_in_a_folder_fails_the_run_naming_it() {
+    let (_tmp, runs) = folder_with_strays();
+    let hello = std::fs::read(testdata("nytprof/hello.nytprof.out")).expect("read");
+    // A profile cut short: its magic is there, the rest of it is not.
+    let damaged = runs.join("nytprof.out.0");
+    std::fs::write(&damaged, &hello[..hello.len() / 2]).expect("write");
+    let out = run_bounded(&[
+        OsStr::new("top"),
+        OsStr::new("--json"),
+        runs.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "{stderr}");
+    // The skipped entries are still said, and the failure names the damaged file.
+    assert_eq!(stderr.matches(": skipped: ").count(), 4, "{stderr}");
+    let last = stderr.lines().last().expect("a message");
+    assert!(
+        last.contains(&*damaged.display().to_string()),
+        "the failure names the file: {stderr}"
+    );
+}

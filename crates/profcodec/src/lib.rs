@@ -103,7 +103,7 @@ pub use conversion::{
 };
 pub use detect::{Format, UnknownFormat};
 pub use error::ReadError;
-pub use inputs::expand_inputs;
+pub use inputs::{Expanded, SkipReason, Skipped, expand_inputs};
 #[cfg(feature = "inspect")]
 pub use inspect::{Info, MergeReport, dump, info, merge_files, rewrite, validate};
 #[cfg(feature = "profile")]

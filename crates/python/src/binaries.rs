@@ -37,7 +37,8 @@ pub(crate) fn resolving<T: Send>(
     Ok(out)
 }
 
-fn warn(
+/// Warns `message` in `category`, a NUL (which a C string cannot hold) shown as U+FFFD.
+pub(crate) fn warn(
     py: Python<'_>,
     category: &Bound<'_, pyo3::types::PyType>,
     message: String,

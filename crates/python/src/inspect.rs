@@ -171,7 +171,7 @@ pub(crate) fn merge<'py>(
             .overwrite(Overwrite::from_force(overwrite))
             .inputs(&inputs),
     )?;
-    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
+    let inputs = crate::profile::expand_inputs(py, &inputs)?;
     let report = py
         .detach(|| profcodec::merge_files(&inputs, output))
         .map_err(|e| convert::write_error(e, Error::from))?;

@@ -431,6 +431,18 @@ impl Top {
     }
 }
 
+/// The inputs `inputs` stand for (a folder of profiles, its profiles), with a `UserWarning`
+/// for each entry of a folder passed over and why, in the words of the command line's standard
+/// error.
+pub(crate) fn expand_inputs(py: Python<'_>, inputs: &[PathBuf]) -> PyResult<Vec<PathBuf>> {
+    let expanded = profcodec::expand_inputs(inputs).map_err(Error::from)?;
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for warning in expanded.warnings() {
+        crate::binaries::warn(py, &category, warning)?;
+    }
+    Ok(expanded.paths)
+}
+
 /// `profcodec.merged_profile(inputs, *, jobs=None, binary_path=None)`: many inputs as one
 /// profile, as `profcodec top A B ...` and `profcodec convert` read them. Each input is a file,
 /// a database, measurement or session folder, or a folder of profiles (its profiles in name
@@ -450,7 +462,7 @@ pub(crate) fn merged_profile(
             "merged_profile needs at least one input",
         ));
     }
-    let inputs = profcodec::expand_inputs(&inputs).map_err(Error::from)?;
+    let inputs = expand_inputs(py, &inputs)?;
     let options = profcodec::MergeOptions::new().jobs(jobs.unwrap_or(0));
     let merged = crate::binaries::resolving(py, binary_path.unwrap_or_default(), || {
         profcodec::merged_profile(&inputs, &options)

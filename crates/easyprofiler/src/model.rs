@@ -7,7 +7,9 @@
 use crate::raw;
 
 /// A packed version: `major << 24 | minor << 16 | patch`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+///
+/// `Debug` and `Display` print its parts (`Version(2.1.0)`, `2.1.0`), not the packed number.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Version(pub u32);
@@ -55,6 +57,12 @@ impl Version {
 impl std::fmt::Display for Version {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}.{}", self.major(), self.minor(), self.patch())
+    }
+}
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Version({self})")
     }
 }
 
@@ -482,5 +490,17 @@ impl Capture {
             self.counters.threads_count = self.threads.len() as u32;
             self.counters.bookmarks_count = self.bookmarks.len() as u16;
         }
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn versions_debug_print_their_parts() {
+        assert_eq!(format!("{:?}", Version::V2_1_0), "Version(2.1.0)");
+        assert_eq!(format!("{:?}", Version::new(1, 3, 7)), "Version(1.3.7)");
+        assert_eq!(Version::V1_2_0.to_string(), "1.2.0");
     }
 }

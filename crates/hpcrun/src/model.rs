@@ -411,7 +411,11 @@ impl Epoch {
 }
 
 /// An element of the 04.00 identifier tuple (id-tuple.h, `pms_id_t`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///
+/// `Debug` names the kind as hpcrun's standard dictionary does (`kind: RANK`, with the
+/// interpretation after it when it is not 0: `kind: RANK | logical_global`); a kind past that
+/// dictionary prints its number.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct IdTupleEntry {
@@ -432,6 +436,30 @@ impl IdTupleEntry {
     /// The interpretation (0 both valid, 1 logical local, 2 logical global, 3 logical only).
     pub fn interpretation(&self) -> u16 {
         self.kind >> 14
+    }
+}
+
+impl std::fmt::Debug for IdTupleEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        /// The kind, named, and its interpretation when it is not 0.
+        struct Kind(IdTupleEntry);
+        impl std::fmt::Debug for Kind {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match STANDARD_KIND_NAMES.get(usize::from(self.0.kind_id())) {
+                    Some(name) => f.write_str(name)?,
+                    None => write!(f, "{}", self.0.kind_id())?,
+                }
+                match self.0.interpretation() {
+                    0 => Ok(()),
+                    _ => write!(f, " | {}", self.0.interpretation_kind()),
+                }
+            }
+        }
+        f.debug_struct("IdTupleEntry")
+            .field("kind", &Kind(*self))
+            .field("physical", &self.physical)
+            .field("logical", &self.logical)
+            .finish()
     }
 }
 
@@ -516,25 +544,28 @@ pub struct DictionaryEntry {
     pub name: Text,
 }
 
+/// The kind names of the dictionary hpcrun writes into every 04.00 file, by kind id.
+pub const STANDARD_KIND_NAMES: [&str; 8] = [
+    "SUMMARY",
+    "NODE",
+    "RANK",
+    "THREAD",
+    "GPUDEVICE",
+    "GPUCONTEXT",
+    "GPUSTREAM",
+    "CORE",
+];
+
 /// The dictionary hpcrun writes into every 04.00 file (`hpcrun_fmt_idtuple_dxnry_fwrite`).
 pub fn standard_dictionary() -> Vec<DictionaryEntry> {
-    [
-        "SUMMARY",
-        "NODE",
-        "RANK",
-        "THREAD",
-        "GPUDEVICE",
-        "GPUCONTEXT",
-        "GPUSTREAM",
-        "CORE",
-    ]
-    .iter()
-    .enumerate()
-    .map(|(kind, name)| DictionaryEntry {
-        kind: kind as u16,
-        name: Text::from(*name),
-    })
-    .collect()
+    STANDARD_KIND_NAMES
+        .iter()
+        .enumerate()
+        .map(|(kind, name)| DictionaryEntry {
+            kind: kind as u16,
+            name: Text::from(*name),
+        })
+        .collect()
 }
 
 /// One non-zero value of a 04.00 profile.
@@ -730,5 +761,30 @@ impl Trace {
     pub fn is_data_centric(&self) -> bool {
         self.version == TraceVersion::V0101B
             && self.flags & crate::raw::TRACE_FLAG_DATA_CENTRIC != 0
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn id_tuple_entries_debug_print_their_kind_by_name() {
+        let rank = IdTupleEntry {
+            kind: 2,
+            physical: 0,
+            logical: 3,
+        };
+        assert_eq!(
+            format!("{rank:?}"),
+            "IdTupleEntry { kind: RANK, physical: 0, logical: 3 }"
+        );
+        let thread = IdTupleEntry {
+            kind: 3 | 2 << 14,
+            ..rank
+        };
+        assert!(format!("{thread:?}").contains("kind: THREAD | logical_global,"));
+        let unknown = IdTupleEntry { kind: 99, ..rank };
+        assert!(format!("{unknown:?}").contains("kind: 99,"));
     }
 }

@@ -1,6 +1,58 @@
 //! Read and write HPCToolkit database v4 files (meta.db, profile.db, cct.db, trace.db) with
 //! zero-copy views.
 //!
+//! One context's metrics, named as hpcviewer and hatchet name them: the context that costs the
+//! most exclusive CPU time, and every statistic the summary profile holds for it
+//! (`testdata/hpctoolkit/demo.d`, made by this crate's synthetic generator):
+//!
+//! ```
+//! use profcodec_hpctoolkit::{ContextNode, Database, MetricRole};
+//!
+//! let db = Database::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/hpctoolkit/demo.d"))?;
+//! // Every context's inclusive and exclusive cost, from the summary profile.
+//! let costs = db.context_costs("CPUTIME")?.expect("a CPUTIME metric and a profile.db");
+//! let costliest = costs.iter().max_by(|a, b| a.exclusive.total_cmp(&b.exclusive)).expect("a context");
+//! // What that context is: here, a context of a function.
+//! let function = match db.context(costliest.ctx_id).transpose()? {
+//!     Some(ContextNode::Context(c)) => match c.function {
+//!         Some(f) => db.meta().function(f)?.name,
+//!         None => None,
+//!     },
+//!     _ => None,
+//! };
+//! println!("context {} in {}", costliest.ctx_id, function.unwrap_or("?"));
+//! // Every statistic stored for it: `CPUTIME (sec):Sum (I)` (hpcviewer), `time (inc)` (hatchet).
+//! let summary = db.profile().expect("a profile.db").profile(0)?;
+//! for value in summary.metrics_of(costliest.ctx_id) {
+//!     let name = db.metric_name(value.metric_id(), MetricRole::Summary)?.expect("in meta.db");
+//!     println!("  {:<28} {:<14} {}", name.to_string(), name.hatchet(), value.value());
+//! }
+//! # assert_eq!(function, Some("main"));
+//! # assert_eq!(db.metric_name(summary.metrics_of(costliest.ctx_id)[1].metric_id(), MetricRole::Summary)?.map(|n| n.hatchet()).as_deref(), Some("time (inc)"));
+//! # Ok::<(), profcodec_hpctoolkit::Error>(())
+//! ```
+//!
+//! The functions that cost the most (hpcviewer's flat view), through the format-neutral profile
+//! model (feature `profile`, on by default):
+//!
+//! ```
+//! # #[cfg(feature = "profile")] {
+//! use profcodec_hpctoolkit::Database;
+//! use profcodec_hpctoolkit::profile::ProfileOptions;
+//! use profcodec_profile::Query;
+//!
+//! let db = Database::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/hpctoolkit/demo.d"))?;
+//! let profile = db.to_profile(&ProfileOptions::new())?;      // the summary profile, every metric
+//! let top = profile.top(&Query::new().value_type("CPUTIME").limit(5)).expect("CPUTIME");
+//! for row in &top.rows {
+//!     // self: hpcviewer's exclusive (function scope); inclusive: its execution scope.
+//!     println!("{:10.3} {:10.3} {}  {}", row.self_value, row.inclusive.unwrap_or(0.0), top.unit, row.name);
+//! }
+//! # assert_eq!(top.rows[0].name, "func_1");
+//! # }
+//! # Ok::<(), profcodec_hpctoolkit::Error>(())
+//! ```
+//!
 //! The reading half borrows the bytes of each file (memory-map them or read them into memory)
 //! and never copies a large array: value blocks, context indices and trace lines are slices of
 //! alignment-1 `zerocopy` records ([`raw::Value`], [`raw::CtxIndex`], [`raw::ProfValue`],
@@ -43,21 +95,10 @@
 //! blocks would otherwise cost work once per alias); memory is at most 32 bytes per array or
 //! string pointer plus the context index (24 bytes per context), never a count from the file.
 //!
-//! ```no_run
-//! use profcodec_hpctoolkit::Database;
-//!
-//! let db = Database::open("hpctoolkit-database")?;
-//! db.validate()?;
-//! let profiles = db.profile().expect("the database has a profile.db");
-//! let summary = profiles.profile(0)?;
-//! // The value of metric 3 at the global context (ctxId 0) of the summary profile.
-//! println!("{:?}", summary.value(0, 3));
-//! for node in db.meta().walk() {
-//!     let node = node?;
-//!     println!("{}{}", "  ".repeat(node.depth as usize), node.node.ctx_id());
-//! }
-//! # Ok::<(), profcodec_hpctoolkit::Error>(())
-//! ```
+//! The types a reader meets are at the crate root: the views and the database, the
+//! contexts and metrics of meta.db ([`ContextNode`], [`MetricRole`], [`MetricName`]) and the
+//! enumerations ([`Relation`], [`LexicalType`], ...); their modules ([`read`], [`raw::enums`])
+//! name them too.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -97,7 +138,16 @@ pub mod tables;
 
 pub use error::Error;
 pub use raw::FileKind;
-pub use read::{CctDb, Database, MetaDb, ProfileDb, TraceDb};
+// What a reader of a database meets, at the root (the module paths keep working).
+pub use files::DatabaseFiles;
+pub use read::{
+    CctDb, Combine, Context, ContextChildren, ContextCost, ContextIndex, ContextNode,
+    ContextValues, Database, EntryPoint, EntryPointKind, FileHead, FileIndex, Function,
+    FunctionIndex, IdTuple, LexicalType, LoadModule, MetaDb, Metric, MetricName, MetricRef,
+    MetricRole, ModuleIndex, Profile, ProfileDb, PropagationScope, PropagationScopeInstance,
+    Relation, ScopeIndex, ScopeType, SourceFile, SummaryStatistic, Trace, TraceDb, TraceLine,
+    TraceReader, TreeNode, Walk,
+};
 
 // The README's examples use the profile model.
 #[doc = include_str!("../README.md")]

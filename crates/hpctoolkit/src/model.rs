@@ -271,7 +271,10 @@ pub struct Context {
 }
 
 /// One identifier of a hierarchical identifier tuple ({Id} in profile.db).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// `Debug` names the kind as hpcprof names it (`kind: RANK`; a kind past hpcprof's names
+/// prints its number).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Identifier {

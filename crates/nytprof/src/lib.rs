@@ -1,6 +1,33 @@
 //! Read and write Devel::NYTProf v5.0 profiles (`nytprof.out`), compressed or not, as
 //! Devel::NYTProf 6.12 writes and reads them.
 //!
+//! The 5 hottest lines and the subs with the most exclusive time of a profile, as
+//! `Devel::NYTProf::Data` and nytprofhtml count them:
+//!
+//! ```
+//! use profcodec_nytprof::Profile;
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/nytprof/hello.nytprof.out");
+//! let profile = Profile::from_bytes(&std::fs::read(path)?)?;
+//!
+//! let mut lines: Vec<_> = profile.line_times.iter()
+//!     .flat_map(|(fid, lines)| lines.iter().map(move |(line, t)| (*fid, *line, *t)))
+//!     .collect();
+//! lines.sort_by(|a, b| b.2.time.total_cmp(&a.2.time));
+//! for (fid, line, t) in lines.iter().take(5) {
+//!     let file = profile.files.get(fid).map_or("?", |f| f.name.as_str());
+//!     println!("{file}:{line}  {:.6} s  {} statements", t.time, t.count);
+//! }
+//!
+//! let mut subs: Vec<_> = profile.subs.values().filter(|s| s.calls > 0).collect();
+//! subs.sort_by(|a, b| b.excl.total_cmp(&a.excl));
+//! for sub in subs.iter().take(3) {
+//!     println!("{}  {} calls  {:.6} s exclusive", sub.name, sub.calls, sub.excl);
+//! }
+//! # assert!(!lines.is_empty() && !subs.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The grammar is the one Devel::NYTProf 6.12's `FileHandle.xs` and `NYTProf.xs` write:
 //! big-endian prefix-length varints, tagged strings, native (little-endian x86-64) doubles, no
 //! record framing, and one zlib stream after the `z` tag.
@@ -26,6 +53,8 @@
 //! Fidelity: reading then writing the records of an uncompressed file gives the same bytes;
 //! for a compressed file it gives the same inflated stream (the deflate bytes depend on the zlib
 //! build) and the same trailer text.
+//!
+//! The records of a file as they are stored, then the profile they make:
 //!
 //! ```
 //! use profcodec_nytprof::{Profile, Record};
@@ -68,7 +97,11 @@ pub use dump::perl_nv;
 pub struct ReadmeDoctests;
 pub use calls::CallPaths;
 pub use error::Error;
-pub use model::{LoadReport, ModelOptions, Profile};
+// What a reader of a profile meets, at the root (the module paths keep working).
+pub use model::{
+    AttrValue, CallInfo, EvalParent, FileInfo, LineTime, LoadReport, ModelOptions, PidRun, Profile,
+    SubInfo, Totals,
+};
 pub use read::{
     File, Header, Line, MAX_RECORD_RATIO, Reader, Record, Records, Str, Trailing, parse,
 };

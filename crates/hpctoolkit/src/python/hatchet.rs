@@ -319,20 +319,7 @@ fn hatchet_function_name(raw: &str) -> String {
 /// A metric's name as hatchet matches it against `metric_names`: lower case, without its
 /// `(unit)`, CPUTIME, REALTIME and CYCLES called "time".
 fn hatchet_metric_name(raw: &str) -> String {
-    let mut name = raw.to_lowercase().trim().to_owned();
-    if let Some(stripped) = name.strip_suffix(')') {
-        name = stripped
-            .split('(')
-            .next()
-            .unwrap_or("")
-            .to_lowercase()
-            .trim()
-            .to_owned();
-    }
-    if matches!(name.as_str(), "cputime" | "realtime" | "cycles") {
-        name = "time".to_owned();
-    }
-    name
+    crate::read::hatchet_metric_base(raw)
 }
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;

@@ -15,7 +15,10 @@ macro_rules! open_enum {
         ///
         /// Unknown values (from newer minor versions) are kept as they are, never rejected
         /// (FORMATS.md, Reader compatibility).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        ///
+        /// `Debug` prints the constant's path (`Relation::CALL`), and an unknown value as the
+        /// type around its number (`Relation(7)`), as gimli prints DWARF constants.
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub struct $name(pub $repr);
@@ -29,6 +32,24 @@ macro_rules! open_enum {
                 match self.0 {
                     $($val => Some($label),)*
                     _ => None,
+                }
+            }
+
+            /// The name of a known value's constant (`"INLINED_CALL"`; `None` for a value this
+            /// crate does not know).
+            pub const fn constant_name(self) -> Option<&'static str> {
+                match self.0 {
+                    $($val => Some(stringify!($konst)),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self.constant_name() {
+                    Some(konst) => write!(f, "{}::{konst}", stringify!($name)),
+                    None => write!(f, "{}({})", stringify!($name), self.0),
                 }
             }
         }
@@ -126,5 +147,27 @@ mod tests {
         assert_eq!(ScopeType::TRANSITIVE.to_string(), "transitive");
         assert_eq!(Combine(9).to_string(), "unknown_9");
         assert_eq!(Relation::INLINED_CALL.to_string(), "inlined_call");
+    }
+
+    #[test]
+    fn debug_prints_the_constant_and_unknown_values_their_number() {
+        assert_eq!(format!("{:?}", Relation::CALL), "Relation::CALL");
+        assert_eq!(format!("{:?}", Relation(2)), "Relation::INLINED_CALL");
+        assert_eq!(format!("{:?}", LexicalType(0)), "LexicalType::FUNCTION");
+        assert_eq!(format!("{:?}", Relation(7)), "Relation(7)");
+        assert_eq!(
+            format!("{:?}", ScopeType::EXECUTION),
+            "ScopeType::EXECUTION"
+        );
+        assert_eq!(format!("{:?}", Combine(9)), "Combine(9)");
+        assert_eq!(
+            format!("{:?}", EntryPointKind::MAIN_THREAD),
+            "EntryPointKind::MAIN_THREAD"
+        );
+        // Inside a derived Debug, as a context prints.
+        assert_eq!(
+            format!("{:?}", Some(LexicalType::LOOP)),
+            "Some(LexicalType::LOOP)"
+        );
     }
 }

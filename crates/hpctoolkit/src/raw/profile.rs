@@ -63,18 +63,11 @@ pub struct IdTupleHeader {
 }
 
 /// {Id}: one identification of a hierarchical identifier tuple (0x10 bytes).
+///
+/// `Debug` names the kind as hpcprof names it (`kind: RANK`; a kind past hpcprof's names
+/// prints its number).
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    FromBytes,
-    IntoBytes,
-    KnownLayout,
-    Immutable,
-    Unaligned,
+    Clone, Copy, PartialEq, Eq, Default, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
 #[repr(C)]
 pub struct Identifier {

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use crate::Error;
 use crate::raw::FileKind;
+use crate::raw::enums::{Combine, ScopeType};
 
 use super::bytes::MetricSet;
 use super::cct::{CctDb, CctLayout};
@@ -32,6 +33,103 @@ pub struct MetricRef {
     pub role: MetricRole,
     /// Position of the {PSI} or {SS} within the metric.
     pub position: u16,
+}
+
+/// A metric id named: what [`Database::metric_name`] gives, the three pieces hpcviewer and
+/// hatchet build a column name from (the metric, its propagation scope and, for a summary
+/// statistic, how the profiles were combined).
+///
+/// `Display` gives hpcviewer's column name: `CPUTIME (sec):Sum (I)` for the inclusive sum
+/// statistic, `CPUTIME (sec) (E)` for a thread profile's exclusive value; [`Self::hatchet`]
+/// gives hatchet's (`time (inc)`, `time`, `time:max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricName<'a> {
+    /// The metric's name as stored, unit included (`"CPUTIME (sec)"`).
+    pub metric: &'a str,
+    /// The propagation scope's name (`"execution"`, `"function"`, `"point"`, `"lex_aware"`).
+    pub scope: &'a str,
+    /// The propagation scope's type.
+    pub scope_type: ScopeType,
+    /// Propagated value or summary statistic.
+    pub role: MetricRole,
+    /// How a summary statistic combines the profiles' values (`None` for a propagated value).
+    pub combine: Option<Combine>,
+}
+
+impl MetricName<'_> {
+    /// hpcviewer's letter for the scope: `I` (inclusive: `execution`), `E` (exclusive:
+    /// `function`), `P` (`point`); `None` for another scope.
+    pub fn scope_letter(&self) -> Option<char> {
+        match self.scope {
+            "execution" => Some('I'),
+            "function" => Some('E'),
+            "point" => Some('P'),
+            _ => None,
+        }
+    }
+
+    /// hatchet's column name for this statistic, as `GraphFrame.from_hpctoolkit_latest` names
+    /// it: the metric lowercased without its unit (`cputime`, `realtime` and `cycles` become
+    /// `time`), `:min` or `:max` after it for those statistics, and ` (inc)` for the
+    /// `execution` scope.
+    ///
+    /// ```
+    /// use profcodec_hpctoolkit::{Combine, MetricName, MetricRole, ScopeType};
+    /// let name = MetricName {
+    ///     metric: "CPUTIME (sec)",
+    ///     scope: "execution",
+    ///     scope_type: ScopeType::EXECUTION,
+    ///     role: MetricRole::Summary,
+    ///     combine: Some(Combine::SUM),
+    /// };
+    /// assert_eq!(name.hatchet(), "time (inc)");
+    /// assert_eq!(name.to_string(), "CPUTIME (sec):Sum (I)");
+    /// ```
+    pub fn hatchet(&self) -> String {
+        let mut name = hatchet_metric_base(self.metric);
+        match self.combine {
+            Some(Combine::MIN) => name.push_str(":min"),
+            Some(Combine::MAX) => name.push_str(":max"),
+            _ => {}
+        }
+        if self.scope.trim().eq_ignore_ascii_case("execution") {
+            name.push_str(" (inc)");
+        }
+        name
+    }
+}
+
+/// hpcviewer's column name: the metric, `:Sum`, `:Min` or `:Max` for a summary statistic, and
+/// the scope's letter (or name) in parentheses.
+impl std::fmt::Display for MetricName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.metric)?;
+        match self.combine {
+            Some(Combine::SUM) => f.write_str(":Sum")?,
+            Some(Combine::MIN) => f.write_str(":Min")?,
+            Some(Combine::MAX) => f.write_str(":Max")?,
+            Some(other) => write!(f, ":{other}")?,
+            None => {}
+        }
+        match self.scope_letter() {
+            Some(letter) => write!(f, " ({letter})"),
+            None => write!(f, " ({})", self.scope),
+        }
+    }
+}
+
+/// A metric's name as hatchet's HPCToolkit reader makes it, before the statistic and scope:
+/// lowercased, without the unit in parentheses, with `cputime`, `realtime` and `cycles` named
+/// `time`.
+pub fn hatchet_metric_base(stored: &str) -> String {
+    let mut name = stored.to_lowercase().trim().to_owned();
+    if let Some(stripped) = name.strip_suffix(')') {
+        name = stripped.split('(').next().unwrap_or("").trim().to_owned();
+    }
+    if matches!(name.as_str(), "cputime" | "realtime" | "cycles") {
+        name = "time".to_owned();
+    }
+    name
 }
 
 /// The files of a database, parsed and cross-linked: ctxId to context, profIndex to identifier
@@ -188,6 +286,30 @@ impl<B: AsRef<[u8]>> Database<B> {
         map.binary_search_by_key(&id, |e| e.0)
             .ok()
             .map(|i| map[i].1)
+    }
+
+    /// The name of metric id `id` in the given role, in one call: the metric, its scope and
+    /// its statistic ([`MetricName`], which displays as hpcviewer's column name, e.g.
+    /// `CPUTIME (sec):Sum (I)`, and gives hatchet's with [`MetricName::hatchet`]). `Ok(None)`
+    /// when meta.db has no such id.
+    pub fn metric_name(&self, id: u16, role: MetricRole) -> Result<Option<MetricName<'_>>, Error> {
+        let Some(r) = self.metric(id, role) else {
+            return Ok(None);
+        };
+        let meta = self.meta();
+        let metric = meta.metric(r.metric)?;
+        let scope = meta.scope(r.scope)?;
+        let combine = match role {
+            MetricRole::Propagated => None,
+            MetricRole::Summary => Some(meta.summary(&metric, r.position)?.combine),
+        };
+        Ok(Some(MetricName {
+            metric: metric.name,
+            scope: scope.name,
+            scope_type: scope.kind,
+            role,
+            combine,
+        }))
     }
 
     /// The value of `metric_id` at `ctx_id` in profile `prof_index`, from profile.db

@@ -21,7 +21,7 @@ mod stream;
 mod trace;
 
 pub use cct::{CctDb, ContextValues};
-pub use database::{ContextCost, Database, MetricRef, MetricRole};
+pub use database::{ContextCost, Database, MetricName, MetricRef, MetricRole, hatchet_metric_base};
 pub use meta::{
     Context, ContextChildren, ContextIndex, ContextNode, EntryPoint, FileIndex, Function,
     FunctionIndex, LoadModule, MetaDb, Metric, ModuleIndex, PropagationScope,

@@ -42,6 +42,40 @@ impl std::fmt::Display for IdTuple<'_> {
     }
 }
 
+/// An identifier's `kind` in `Debug` output: hpcprof's name for it (`RANK`), else its number.
+struct KindName(u8);
+
+impl std::fmt::Debug for KindName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match crate::model::DatabaseBuilder::DEFAULT_ID_NAMES.get(usize::from(self.0)) {
+            Some(name) => f.write_str(name),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl std::fmt::Debug for Identifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identifier")
+            .field("kind", &KindName(self.kind))
+            .field("flags", &self.flags.get())
+            .field("logical_id", &self.logical_id.get())
+            .field("physical_id", &self.physical_id.get())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for crate::model::Identifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identifier")
+            .field("kind", &KindName(self.kind))
+            .field("flags", &self.flags)
+            .field("logical_id", &self.logical_id)
+            .field("physical_id", &self.physical_id)
+            .finish()
+    }
+}
+
 /// One profile: its {PI} and its Profile-Major Sparse Value Block as zero-copy slices.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Profile<'a> {
@@ -460,5 +494,31 @@ impl<'a> ProfileDb<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_debug_print_their_kind_by_name() {
+        let raw = Identifier::new(2, 0, 3, 0);
+        assert_eq!(
+            format!("{raw:?}"),
+            "Identifier { kind: RANK, flags: 0, logical_id: 3, physical_id: 0 }"
+        );
+        let model = crate::model::Identifier {
+            kind: 1,
+            flags: 1,
+            logical_id: 0,
+            physical_id: 7,
+        };
+        assert_eq!(
+            format!("{model:?}"),
+            "Identifier { kind: NODE, flags: 1, logical_id: 0, physical_id: 7 }"
+        );
+        // A kind past hpcprof's names keeps its number.
+        assert!(format!("{:?}", Identifier::new(40, 0, 0, 0)).contains("kind: 40,"));
     }
 }

@@ -1,6 +1,25 @@
 //! Read and write EasyProfiler `.prof` captures of every version, with the block tree the C++
 //! reader builds.
 //!
+//! The blocks that take the most self time in a capture, with their calls and totals:
+//!
+//! ```
+//! use profcodec_easyprofiler::parse;
+//!
+//! let bytes = std::fs::read("../../testdata/easyprofiler/small_v210_gui_bookmarks.prof")?;
+//! let view = parse(&bytes)?;
+//! let tree = view.tree()?;
+//! let mut totals = tree.totals();
+//! totals.sort_by_key(|t| std::cmp::Reverse(t.self_time));
+//! println!("{:<24} {:>6} {:>10} {:>10}", "block", "calls", "self ns", "total ns");
+//! for t in totals.iter().take(5) {
+//!     let name = tree.descriptor(t.descriptor).map(|d| d.name()).unwrap_or_default();
+//!     println!("{name:<24} {:>6} {:>10} {:>10}", t.count, t.self_time, t.total);
+//! }
+//! assert_eq!(totals[0].count, 96); // "leaf"
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The layout followed is what yse/easy_profiler writes and reads (see [The format](#the-format)
 //! below); where the original format document disagrees, the real tool wins.
 //!

@@ -1,6 +1,34 @@
 //! Read and write hpcrun measurement files (`.hpcrun`, every version from 02.00l to 04.00b) and
 //! `.hpctrace` traces.
 //!
+//! The call paths that cost the most CPU time in a measurement:
+//!
+//! ```
+//! use profcodec_hpcrun::{CctIndex, read_measurement};
+//!
+//! let bytes = std::fs::read("../../testdata/hpcrun/demo-04.00b.hpcrun")?;
+//! let m = read_measurement(&bytes)?;
+//! let (metric, desc) = m.metric_by_name("CPUTIME (sec)").expect("a CPUTIME metric");
+//! let epoch = &m.epochs[0];
+//! let inclusive = m.inclusive_sums(0, metric); // every node's subtree total, in one pass
+//! let index = CctIndex::new(&epoch.cct);
+//! let lms = epoch.load_module_index();
+//!
+//! let mut nodes: Vec<usize> = (0..epoch.cct.len()).collect();
+//! nodes.sort_by(|&a, &b| inclusive[b].total_cmp(&inclusive[a]));
+//! println!("top call paths by {desc}", desc = desc.name);
+//! for &n in nodes.iter().take(3) {
+//!     let path: Vec<String> = index.path_to_root(n).iter().rev().map(|&i| {
+//!         let node = &epoch.cct[i];
+//!         let module = lms.get(&node.lm_id).map_or("?".into(), |lm| lm.name.to_string());
+//!         format!("{module}+{:#x}", node.ip)
+//!     }).collect();
+//!     println!("{:>10.4}  {}", inclusive[n], path.join(" > "));
+//! }
+//! # assert!(inclusive[nodes[0]] > 0.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The byte grammar of every version is in [`format`](mod@format), as HPCToolkit's `hpcrun-fmt.{h,c}` and
 //! `write_data.c` read and write it.
 //!

@@ -1,6 +1,35 @@
 //! Read and write Devel::StatProfiler files: Snappy packets, the logical stream, multi-file
 //! sessions.
 //!
+//! The folded stacks of a profile (what flame graph tools read), weighted in ticks:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use profcodec_statprofiler::{Reader, TraceReader};
+//!
+//! // A file the profiler wrote (`perl -d:StatProfiler prog.pl` writes `statprof.out.<id>.<n>`).
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/statprofiler/features.statprof");
+//! let bytes = std::fs::read(path)?;
+//! let mut traces = TraceReader::new(Reader::from_slice(&bytes)?);
+//! println!("sampled every {} µs", traces.reader().header().tick_duration_us.unwrap_or(0));
+//!
+//! // Folded stacks, as flame graph tools read them: outermost frame first, weight in ticks.
+//! let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+//! while let Some(trace) = traces.next_trace()? {
+//!     if trace.weight == 0 {
+//!         continue; // the reader's empty traces at section records
+//!     }
+//!     // Frames come innermost first: reversed, the outermost first.
+//!     let names: Vec<String> = trace.frames().rev().map(|frame| frame.to_string()).collect();
+//!     *folded.entry(names.join(";")).or_default() += u64::from(trace.weight);
+//! }
+//! for (stack, ticks) in &folded {
+//!     println!("{stack} {ticks}");
+//! }
+//! # assert!(!folded.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The format is described below ("The format"), as the profiler writes it and its reader reads
 //! it; where the early design note (`fileformat.txt`) disagrees, the real tool wins.
 //!

@@ -48,6 +48,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+mod api;
 mod cgroup;
 mod easyprofiler;
 mod export;
@@ -245,6 +246,7 @@ fn test(ws: &Workspace) -> Result<()> {
     run(ws
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
+    api::check(ws)?;
     newcomer_examples(ws)?;
     hostile::run_all(ws)?;
     fuzz::replay(ws)?;

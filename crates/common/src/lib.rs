@@ -10,6 +10,10 @@
 //!   in a file unless the remaining input could hold that many items.
 //! - [`source`]: one input as the caller opened it (a file's bytes, or a folder's files opened
 //!   on demand), which the format crates' verbs and conversions read.
+//! - [`terminal`]: text from an input made safe to print on a terminal ([`terminal::escape`]:
+//!   control characters, escape sequences and bidi controls made visible), used by every
+//!   printer of profcodec; [`json`] (feature `json`): JSON written with those characters
+//!   escaped too.
 //! - [`named`]: the rule for files a path inside an input names (a source file, a binary):
 //!   read only under a folder the user allowed, never under `/proc`, `/sys` or `/dev`, only
 //!   regular files within a size limit.
@@ -30,8 +34,11 @@ pub mod bound;
 mod cursor;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+#[cfg(feature = "json")]
+pub mod json;
 pub mod named;
 pub mod source;
+pub mod terminal;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};

@@ -117,6 +117,9 @@ pub use open::{OpenError, OpenOptions, Opened, STDIN, open, open_stdin};
 #[cfg(feature = "profile")]
 pub use profcodec_profile as profile;
 
+/// Text from an input made safe for a terminal (`terminal::escape`): what every face escapes
+/// names, paths and messages with before printing them.
+pub use profcodec_common::terminal;
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;
 #[cfg(feature = "hpcrun")]

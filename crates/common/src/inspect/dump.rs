@@ -89,7 +89,8 @@ impl<'w> Dump<'w> {
                     self.out.write_all(b" ")?;
                     self.write_pretty(header, b"")?;
                 } else {
-                    serde_json::to_writer(&mut *self.out, header).map_err(io::Error::other)?;
+                    crate::json::to_writer(&mut *self.out, header, false)
+                        .map_err(io::Error::other)?;
                 }
                 self.out.write_all(if self.options.pretty {
                     b",\n\"records\": ["
@@ -99,7 +100,8 @@ impl<'w> Dump<'w> {
             }
             DumpLayout::Ndjson => {
                 self.scratch.clear();
-                serde_json::to_writer(&mut self.scratch, header).map_err(io::Error::other)?;
+                crate::json::to_writer(&mut self.scratch, header, false)
+                    .map_err(io::Error::other)?;
                 // `{"record":"header",` followed by the header's own fields.
                 self.out.write_all(b"{\"record\":\"header\"")?;
                 match self.scratch.get(1..) {
@@ -131,11 +133,12 @@ impl<'w> Dump<'w> {
                     if self.records > 0 {
                         self.out.write_all(b",")?;
                     }
-                    serde_json::to_writer(&mut *self.out, record).map_err(io::Error::other)?;
+                    crate::json::to_writer(&mut *self.out, record, false)
+                        .map_err(io::Error::other)?;
                 }
             }
             DumpLayout::Ndjson => {
-                serde_json::to_writer(&mut *self.out, record).map_err(io::Error::other)?;
+                crate::json::to_writer(&mut *self.out, record, false).map_err(io::Error::other)?;
                 self.out.write_all(b"\n")?;
             }
         }
@@ -187,7 +190,7 @@ impl<'w> Dump<'w> {
     /// Pretty-prints `value`, indenting every line after the first by `indent`.
     fn write_pretty(&mut self, value: &impl Serialize, indent: &[u8]) -> Result<(), Error> {
         self.scratch.clear();
-        serde_json::to_writer_pretty(&mut self.scratch, value).map_err(io::Error::other)?;
+        crate::json::to_writer(&mut self.scratch, value, true).map_err(io::Error::other)?;
         for (i, line) in self.scratch.split(|&b| b == b'\n').enumerate() {
             if i > 0 {
                 self.out.write_all(b"\n")?;

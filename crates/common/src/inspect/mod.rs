@@ -160,7 +160,7 @@ impl Error {
 
 /// Writes `value` as pretty JSON followed by a newline.
 pub fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    crate::json::to_writer(&mut *out, value, true).map_err(io::Error::other)?;
     out.write_all(b"\n")
 }
 

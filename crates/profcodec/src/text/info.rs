@@ -7,6 +7,8 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
+use crate::terminal::escape;
+
 /// Significant digits of a rounded floating-point number.
 const SIGNIFICANT_DIGITS: i32 = 4;
 
@@ -85,21 +87,29 @@ fn entry(fields: &Map<String, Value>) -> String {
 
 /// Writes `details` (an [`Info`](crate::Info)'s) as `key  value` lines indented by `depth`
 /// levels of two spaces, keys aligned; a nested map gets a `key:` line and its own lines one
-/// level deeper, down to the second level, and is [`inline`]d below that.
+/// level deeper, down to the second level, and is [`inline`]d below that. Keys and values are
+/// printed [`escape`]d for the terminal.
 pub fn write_details(
     out: &mut dyn Write,
     details: &Map<String, Value>,
     depth: usize,
 ) -> io::Result<()> {
-    let width = details.keys().map(String::len).max().unwrap_or(0);
+    // Keys and values may be names from the input: printed escaped, aligned on the escaped
+    // keys.
+    let width = details
+        .keys()
+        .map(|k| escape(k).chars().count())
+        .max()
+        .unwrap_or(0);
     let indent = "  ".repeat(depth);
     for (key, value) in details {
+        let key = escape(key);
         match value {
             Value::Object(inner) if depth < MAX_NESTED_LINES && !inner.is_empty() => {
                 writeln!(out, "{indent}{key}:")?;
                 write_details(out, inner, depth + 1)?;
             }
-            _ => writeln!(out, "{indent}{key:width$}  {}", inline(value))?,
+            _ => writeln!(out, "{indent}{key:width$}  {}", escape(&inline(value)))?,
         }
     }
     Ok(())
@@ -142,6 +152,27 @@ mod tests {
             inline(&serde_json::json!([{"a": [1]}])),
             "[{\"a\":[1]}]",
             "nested deeper: JSON"
+        );
+    }
+
+    /// A name in the details (a top sub, a thread name) is printed escaped: no control
+    /// character or bidi control of the input reaches the terminal, and a newline in it
+    /// breaks no line.
+    #[test]
+    fn details_are_escaped() {
+        let details = serde_json::json!({
+            "title": "run\x1b]0;owned\x07\n\u{202e}",
+            "top_subs": [{"name": "main::\u{9b}2J", "calls": 1}],
+            "k\x1b[2J": 1,
+        });
+        let mut out = Vec::new();
+        write_details(&mut out, details.as_object().unwrap(), 0).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "title     run\\x1b]0;owned\\x07\\n\\u{202e}\n\
+             top_subs  main::\\u{9b}2J: calls 1\n\
+             k\\x1b[2J  1\n"
         );
     }
 

@@ -3,6 +3,8 @@
 
 use std::io::{self, Write};
 
+use crate::terminal::escape;
+
 /// The narrowest a cut name or file column gets.
 const MIN_TEXT_WIDTH: usize = 16;
 
@@ -74,6 +76,8 @@ pub(crate) fn write_table_cut(
     max: Option<usize>,
     names_keep_end: bool,
 ) -> io::Result<()> {
+    let escaped = escape_rows(rows);
+    let rows = escaped.as_deref().unwrap_or(rows);
     let widths = column_widths(rows);
     let columns = widths.len();
     let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
@@ -95,6 +99,19 @@ pub(crate) fn write_table_cut(
     write_table(out, &cut_rows, left)
 }
 
+/// `rows` with every cell [`escape`]d for the terminal, when any cell needs it: a name from an
+/// input may hold control characters, escape sequences or bidi controls, and a tab or newline
+/// would break its row. Escaped before the widths are measured, so that columns align on what
+/// is printed.
+fn escape_rows(rows: &[Vec<String>]) -> Option<Vec<Vec<String>>> {
+    let unsafe_cell = |cell: &String| cell.contains(crate::terminal::is_unsafe);
+    rows.iter().flatten().any(unsafe_cell).then(|| {
+        rows.iter()
+            .map(|r| r.iter().map(|cell| escape(cell).into_owned()).collect())
+            .collect()
+    })
+}
+
 /// The width of each column of `rows`, in characters: its widest cell.
 fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -110,7 +127,8 @@ fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
 }
 
 /// Writes `rows` (each a list of cells) with right-aligned value columns and left-aligned text
-/// columns (`left[i]`), two spaces apart, without trailing blanks.
+/// columns (`left[i]`), two spaces apart, without trailing blanks. Cells are printed
+/// [`escape`]d: control characters and bidi controls of a name show as `\x1b`, `\u{202e}`.
 ///
 /// ```
 /// let rows = vec![
@@ -123,6 +141,8 @@ fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn write_table(out: &mut dyn Write, rows: &[Vec<String>], left: &[bool]) -> io::Result<()> {
+    let escaped = escape_rows(rows);
+    let rows = escaped.as_deref().unwrap_or(rows);
     let widths = column_widths(rows);
     for row in rows {
         let mut line = String::new();
@@ -169,6 +189,40 @@ mod tests {
         // A path keeps its end: the file name, after a mark where its start was cut.
         assert!(text.contains("…dd") && text.contains("d/f.c"), "{text}");
         assert!(!text.contains("/very/long"), "{text}");
+    }
+
+    /// A name's control characters and bidi controls are printed escaped, and the columns
+    /// align on the escaped text.
+    #[test]
+    fn cells_are_escaped_and_aligned_on_what_is_printed() {
+        let rows = vec![
+            vec!["self".to_owned(), "name".to_owned(), "file".to_owned()],
+            vec![
+                "1".to_owned(),
+                "a\x1b]52;c;cm0=\x07\tb".to_owned(),
+                "x.c".to_owned(),
+            ],
+            vec![
+                "2".to_owned(),
+                "\u{202e}cba".to_owned(),
+                "\u{9b}2J".to_owned(),
+            ],
+        ];
+        for max in [None, Some(30)] {
+            let mut out = Vec::new();
+            write_table_within(&mut out, &rows, &[false, true, true], max).unwrap_or_default();
+            let text = String::from_utf8_lossy(&out);
+            assert!(!text.contains(|c: char| c != '\n' && crate::terminal::is_unsafe(c)));
+            assert_eq!(text.lines().count(), 3, "{text}");
+            if max.is_none() {
+                assert_eq!(
+                    text,
+                    "self  name                    file\n   \
+                     1  a\\x1b]52;c;cm0=\\x07\\tb  x.c\n   \
+                     2  \\u{202e}cba             \\u{9b}2J\n"
+                );
+            }
+        }
     }
 
     #[test]

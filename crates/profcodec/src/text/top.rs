@@ -4,6 +4,10 @@
 //! column chosen from the total; counts with thousands separators), each value's share of the
 //! total, and a total line. The JSON forms are arrays of full-precision values in the model's
 //! own unit (schemas in the CLI README).
+//!
+//! Names, files and metric names come from the input: the text tables print them escaped for
+//! the terminal ([`crate::terminal`]), and the JSON forms escape C1 and bidi controls as
+//! `\uXXXX` besides what JSON escapes ([`profcodec_common::json`]).
 
 use std::io::{self, Write};
 
@@ -15,6 +19,7 @@ use serde::{Serialize, Serializer};
 
 use super::grouped;
 use super::table::write_table_cut;
+use crate::terminal::escape;
 
 /// How the text tables of [`write_top`] and [`write_diff`] are headed and shown: what the query
 /// asked (its order, grouping, contexts and how they were combined), whether names are shortened,
@@ -358,7 +363,7 @@ impl<'a> JsonRow<'a> {
 pub fn write_top_json(out: &mut dyn Write, table: &Table) -> io::Result<()> {
     let total = table.total.self_value;
     let rows: Vec<JsonRow<'_>> = table.rows.iter().map(|r| JsonRow::new(r, total)).collect();
-    serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+    profcodec_common::json::to_writer(&mut *out, &rows, true).map_err(io::Error::other)?;
     writeln!(out)
 }
 
@@ -397,7 +402,7 @@ pub fn write_top(
         let how = if options.mean { "mean of" } else { "sum of" };
         heading.push_str(&format!(", {how} {} contexts", table.contexts));
     }
-    writeln!(out, "{heading}")?;
+    writeln!(out, "{}", escape(&heading))?;
     // Columns no row fills are left out: flat line values have no inclusive value, and
     // lines are not called.
     let has_inclusive =
@@ -558,7 +563,7 @@ pub fn write_diff_json(out: &mut dyn Write, diff: &Diff) -> io::Result<()> {
         .iter()
         .map(|r| JsonDiffRow::new(r, diff))
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &rows).map_err(io::Error::other)?;
+    profcodec_common::json::to_writer(&mut *out, &rows, true).map_err(io::Error::other)?;
     writeln!(out)
 }
 
@@ -602,7 +607,7 @@ pub fn write_diff(
     if let Some(only) = &options.only {
         heading.push_str(&format!(", {only}"));
     }
-    writeln!(out, "{heading}")?;
+    writeln!(out, "{}", escape(&heading))?;
     let mut rows = vec![vec![
         "base".to_owned(),
         "new".to_owned(),

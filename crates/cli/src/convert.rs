@@ -202,7 +202,7 @@ fn export(
         && to == Target::Folded
         && let Ok(words) = e::folded::values_in_words(profile, options)
     {
-        eprintln!("profcodec: folded values: {words}");
+        profcodec_cli::failure::say(format_args!("profcodec: folded values: {words}"));
     }
     result.map_err(|err| match err {
         e::ExportError::Io(io) => OpError::Io(io),

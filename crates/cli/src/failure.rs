@@ -110,13 +110,30 @@ impl From<profcodec::MergeError> for Failure {
     }
 }
 
+/// Prints `message` as a line on standard error, escaped for the terminal
+/// ([`profcodec::terminal`]): an error or warning may quote names and paths from an input,
+/// whose control characters, escape sequences and bidi controls must not reach the terminal.
+/// Every message of both programs goes through here.
+pub fn say(message: impl std::fmt::Display) {
+    eprintln!("{}", profcodec::terminal::escape_display(&message));
+}
+
+impl Failure {
+    /// Prints the message, if any, after `profcodec: `, escaped ([`say`]).
+    pub fn say(&self) {
+        if !self.message.is_empty() {
+            say(format_args!("profcodec: {}", self.message));
+        }
+    }
+}
+
 /// Says on standard error which staging folders of killed runs a check removed beside an
 /// output.
 pub fn note_stale_staging(checked: &CheckedOutput) {
     for stale in checked.removed_stale_staging() {
-        eprintln!(
+        say(format_args!(
             "profcodec: removed {}, left by an earlier run that was killed",
             stale.display()
-        );
+        ));
     }
 }

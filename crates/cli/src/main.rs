@@ -20,7 +20,8 @@ mod top;
 pub(crate) use profcodec::inspect::Error as OpError;
 use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
 use profcodec::output::{OutputPath, Overwrite};
-use profcodec_cli::failure::{Failure, note_stale_staging};
+use profcodec::terminal::{escape, escape_display};
+use profcodec_cli::failure::{Failure, note_stale_staging, say};
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
 /// Devel::NYTProf, EasyProfiler and Devel::StatProfiler.
@@ -208,7 +209,7 @@ fn open_and<T>(
 fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let expanded = profcodec::expand_inputs(paths)?;
     for warning in expanded.warnings() {
-        eprintln!("profcodec: {warning}");
+        say(format_args!("profcodec: {warning}"));
     }
     Ok(expanded.paths)
 }
@@ -274,9 +275,9 @@ fn for_each_file(
     let bar = progress(files);
     let mut worst: Option<u8> = None;
     for file in files {
-        bar.set_message(file.display().to_string());
+        bar.set_message(escape_display(&file.display()));
         if let Err(f) = each(file, &bar) {
-            bar.suspend(|| eprintln!("{}", f.message));
+            bar.suspend(|| say(&f.message));
             worst = worst.max(Some(f.status));
         }
         bar.inc(1);
@@ -304,7 +305,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     return Ok(());
                 }
                 bar.suspend(|| -> io::Result<()> {
-                    writeln!(out, "{}: {} {}", file.display(), info.format, info.version)?;
+                    let head = format!("{}: {} {}", file.display(), info.format, info.version);
+                    writeln!(out, "{}", escape(&head))?;
                     profcodec::text::write_details(&mut out, &info.details, 1)
                 })?;
                 Ok(())
@@ -322,7 +324,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut failed = false;
             for finding in &validated.findings {
                 failed |= !allow_trailing;
-                bar.suspend(|| eprintln!("{}: {finding}", file.display()));
+                bar.suspend(|| say(format_args!("{}: {finding}", file.display())));
             }
             if failed {
                 return Err(Failure {
@@ -334,7 +336,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     ),
                 });
             }
-            bar.suspend(|| writeln!(out, "{}: valid", file.display()))?;
+            bar.suspend(|| writeln!(out, "{}: valid", escape_display(&file.display())))?;
             Ok(())
         }),
         Command::Dump {
@@ -382,10 +384,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 e => e.into(),
             })?;
             for dropped in &report.dropped {
-                eprintln!("{}: dropped: {dropped}", input.display());
+                say(format_args!("{}: dropped: {dropped}", input.display()));
             }
             for copied in &report.copied {
-                eprintln!("{}: copied unchanged: {copied}", output.display());
+                say(format_args!(
+                    "{}: copied unchanged: {copied}",
+                    output.display()
+                ));
             }
             Ok(())
         }
@@ -407,7 +412,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 e => e.into(),
             })?;
             for warning in &report.warnings {
-                eprintln!("{}: warning: {warning}", output.display());
+                say(format_args!("{}: warning: {warning}", output.display()));
             }
             Ok(())
         }
@@ -494,9 +499,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            if !f.message.is_empty() {
-                eprintln!("profcodec: {}", f.message);
-            }
+            f.say();
             ExitCode::from(f.status)
         }
     }

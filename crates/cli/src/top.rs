@@ -141,7 +141,7 @@ pub(crate) fn use_binary_path(dirs: &[PathBuf]) {
     let say = move |line: String| {
         let new = said.lock().map_or(true, |mut s| s.insert(line.clone()));
         if new {
-            eprintln!("{line}");
+            profcodec_cli::failure::say(&line);
         }
     };
     profcodec::symbols::set_reporter(move |report| {

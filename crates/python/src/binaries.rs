@@ -37,13 +37,15 @@ pub(crate) fn resolving<T: Send>(
     Ok(out)
 }
 
-/// Warns `message` in `category`, a NUL (which a C string cannot hold) shown as U+FFFD.
+/// Warns `message` in `category`, escaped for the terminal (`profcodec::terminal`): a NUL,
+/// which a C string cannot hold, shows as `\x00`.
 pub(crate) fn warn(
     py: Python<'_>,
     category: &Bound<'_, pyo3::types::PyType>,
     message: String,
 ) -> PyResult<()> {
-    // A path from a hostile load map may hold a NUL, which a C string cannot.
-    let message = std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?;
+    // Python prints a warning on standard error as it is: a name or path from a hostile input
+    // is escaped for the terminal, its NUL (which a C string cannot hold) included.
+    let message = std::ffi::CString::new(profcodec::terminal::escape(&message).into_owned())?;
     PyErr::warn(py, category.as_any(), &message, 1)
 }

@@ -59,9 +59,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            if !f.message.is_empty() {
-                eprintln!("profcodec: {}", f.message);
-            }
+            f.say();
             ExitCode::from(f.status)
         }
     }

@@ -107,6 +107,24 @@ pub enum Error {
         /// The fid found.
         fid: u32,
     },
+    /// A string eval names as the file it ran in (its NEW_FID `eval_fid`) a fid that no NEW_FID
+    /// of the profile defines. NYTProf.xs warns ("has unknown invoking fid") and leaves an empty
+    /// slot in its file table, on which Devel::NYTProf::Data dies (`Can't call method "fid" on
+    /// an undefined value`, in `all_fileinfos`). An invoking file defined later in the profile
+    /// is no error: the eval is then read as a plain file, as the real reader does.
+    #[error(
+        "a string eval names a file the profile never defines as the file it ran in, which Devel::NYTProf cannot load: {what}: at byte {offset:#x}: expected a fid some NEW_FID defines but found fid {eval_fid}"
+    )]
+    UndefinedEvalFid {
+        /// Offset of the eval's NEW_FID record (0 when the writer refuses a model).
+        offset: u64,
+        /// The field at fault.
+        what: &'static str,
+        /// The fid of the eval.
+        fid: u32,
+        /// The invoking fid it names.
+        eval_fid: u32,
+    },
     /// The file defines fid 0, which the loader reserves (Data.pm drops it).
     #[error(
         "a file defined with the reserved id 0: NEW_FID: at byte {offset:#x}: expected a fid of at least 1 but found 0"
@@ -205,6 +223,7 @@ impl Error {
             | Error::Inflate { offset, .. }
             | Error::InflationRatio { offset, .. }
             | Error::UndefinedFid { offset, .. }
+            | Error::UndefinedEvalFid { offset, .. }
             | Error::ReservedFid { offset }
             | Error::MissingTicksPerSec { offset }
             | Error::ValueOutOfRange { offset, .. }

@@ -414,6 +414,8 @@ impl Profile {
         }
         let second_thread = options.second_thread;
         let error = match Self::load_slice_into(data, &file, &mut loader, report, second_thread) {
+            // In the real reader's order: Data.pm divides by the tick rate before it lists
+            // the files.
             Ok(end) => check_ticks_per_sec_value(
                 loader
                     .profile
@@ -422,6 +424,7 @@ impl Profile {
                     .map(String::as_str),
                 end,
             )
+            .and_then(|()| loader.check_eval_fids())
             .err(),
             Err(e) => Some(e),
         };
@@ -1152,6 +1155,10 @@ pub struct Loader {
     sub_index: SubIndex,
     /// What a merge reads besides the model, when asked ([`Profile::from_bytes_for_merge`]).
     merge_scan: Option<MergeScan>,
+    /// The string evals whose invoking file was not defined when they were (fid, eval_fid,
+    /// offset of the NEW_FID): [`Loader::check_eval_fids`] refuses those whose invoking file
+    /// the profile never defines.
+    evals_of_unknown_fids: Vec<(u32, u32, u64)>,
 }
 
 /// The index of [`Loader`]'s subs by name, hashed with a seed drawn at random (names come from
@@ -1187,6 +1194,27 @@ impl Loader {
             subs: Vec::new(),
             sub_index: SubIndex::default(),
             merge_scan: None,
+            evals_of_unknown_fids: Vec::new(),
+        }
+    }
+
+    /// Refuses a string eval whose invoking file no NEW_FID of the whole profile defines
+    /// ([`Error::UndefinedEvalFid`]): NYTProf.xs leaves an empty slot in its file table for it,
+    /// which Devel::NYTProf::Data dies on. Called at the end of the input.
+    fn check_eval_fids(&self) -> Result<(), Error> {
+        let files = &self.profile.files;
+        match self
+            .evals_of_unknown_fids
+            .iter()
+            .find(|(_, eval_fid, _)| !files.contains_key(eval_fid))
+        {
+            Some(&(fid, eval_fid, offset)) => Err(Error::UndefinedEvalFid {
+                offset,
+                what: "NEW_FID eval_fid",
+                fid,
+                eval_fid,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -1314,12 +1342,16 @@ impl Loader {
                 if fid == 0 {
                     return Err(Error::ReservedFid { offset });
                 }
-                // An eval whose parent is unknown is kept as a plain file (4140-4150).
+                // An eval whose parent is unknown is kept as a plain file (4140-4150), if the
+                // parent is defined by the end ([`Loader::check_eval_fids`]).
                 let eval =
                     (eval_fid != 0 && p.files.contains_key(&eval_fid)).then_some(EvalParent {
                         fid: eval_fid,
                         line: eval_line,
                     });
+                if eval_fid != 0 && eval.is_none() {
+                    self.evals_of_unknown_fids.push((fid, eval_fid, offset));
+                }
                 p.files.insert(
                     fid,
                     FileInfo {
@@ -1589,10 +1621,13 @@ impl Loader {
     }
 
     /// [`Loader::finish`], then, when no error came before, the `ticks_per_sec` check at the
-    /// input's end `offset`.
+    /// input's end `offset` and the check of the evals' invoking files.
     fn finish_checked(self, offset: u64, error: Option<Error>) -> (Profile, Option<Error>) {
+        let evals = self.check_eval_fids().err();
         let p = self.finish();
-        let error = error.or_else(|| p.check_ticks_per_sec(offset).err());
+        let error = error
+            .or_else(|| p.check_ticks_per_sec(offset).err())
+            .or(evals);
         (p, error)
     }
 

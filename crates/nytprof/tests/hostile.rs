@@ -249,3 +249,82 @@ fn writer_refuses_attributes_the_reader_would_not_see() {
         Err(Error::MissingTicksPerSec { .. })
     ));
 }
+
+/// A profile written with the crate's own record encoder: the tick rate, a script at fid 1,
+/// then the files `fids` define, each `(fid, eval_fid, name)`; with where each NEW_FID record
+/// starts.
+fn profile_of_files(fids: &[(u32, u32, &str)]) -> (Vec<u8>, Vec<u64>) {
+    use profcodec_nytprof::write::encode_record;
+    use profcodec_nytprof::{Line, Record, Str};
+    let mut out = b"NYTProf 5 0\n".to_vec();
+    for text in [&b"ticks_per_sec=10000000"[..], b"nv_size=8"] {
+        encode_record(&mut out, &Record::Attribute(Line { text }));
+    }
+    let mut offsets = Vec::new();
+    for &(fid, eval_fid, name) in [(1, 0, "/app/a.pl")].iter().chain(fids) {
+        offsets.push(out.len() as u64);
+        let record = Record::NewFid {
+            fid,
+            eval_fid,
+            eval_line: u32::from(eval_fid != 0),
+            flags: 0,
+            size: 0,
+            mtime: 0,
+            name: Str::bytes(name.as_bytes()),
+        };
+        encode_record(&mut out, &record);
+    }
+    (out, offsets)
+}
+
+/// A string eval that names as the file it ran in a fid the profile never defines: NYTProf.xs
+/// warns "Eval '(eval 1)[/app/a.pl:1]' (fid 2, flags:) has unknown invoking fid 9" and
+/// Devel::NYTProf::Data then dies: `Can't call method "fid" on an undefined value at
+/// Devel/NYTProf/Data.pm line 296` (tests/interop.rs runs it). Refused with the eval's record.
+#[test]
+fn an_eval_of_a_file_never_defined_is_refused() {
+    let (bytes, offsets) = profile_of_files(&[(2, 9, "(eval 1)[/app/a.pl:1]")]);
+    let expected = Error::UndefinedEvalFid {
+        offset: offsets[1],
+        what: "NEW_FID eval_fid",
+        fid: 2,
+        eval_fid: 9,
+    };
+    let err = Profile::from_bytes(&bytes).unwrap_err();
+    assert_eq!(err, expected);
+    assert_eq!(err.offset(), Some(offsets[1]));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "a string eval names a file the profile never defines as the file it ran in, which \
+             Devel::NYTProf cannot load: NEW_FID eval_fid: at byte {:#x}: expected a fid some \
+             NEW_FID defines but found fid 9",
+            offsets[1]
+        )
+    );
+    // The streaming reader, and the load that keeps what came before the damage, agree.
+    assert_eq!(Profile::from_reader(&bytes[..]).unwrap_err(), expected);
+    let (partial, e) = Profile::from_bytes_partial(&bytes);
+    assert_eq!(e, Some(expected));
+    assert!(partial.files.contains_key(&2));
+
+    // An invoking file defined later loads, the eval read as a plain file, as the real reader
+    // reads it.
+    let (later, _) = profile_of_files(&[(2, 3, "(eval 1)[/app/b.pl:1]"), (3, 0, "/app/b.pl")]);
+    let p = Profile::from_bytes(&later).unwrap();
+    assert_eq!(p.files[&2].eval, None);
+
+    // The writer refuses a model with such an eval, rather than write what no reader loads.
+    let mut model = Profile::from_bytes(&later).unwrap();
+    model.files.get_mut(&2).unwrap().eval =
+        Some(profcodec_nytprof::model::EvalParent { fid: 9, line: 1 });
+    assert_eq!(
+        model.check_writable(),
+        Err(Error::UndefinedEvalFid {
+            offset: 0,
+            what: "eval fid",
+            fid: 2,
+            eval_fid: 9
+        })
+    );
+}

@@ -489,3 +489,79 @@ fn real_devel_nytprof_agrees() {
         .arg(dir.join("py.html"))
         .current_dir(dir));
 }
+
+/// A profile of a script (fid 1) and the files `rest` define, each `(fid, eval_fid, name)`,
+/// written with the crate's writer.
+fn files_profile(rest: &[(u32, u32, &str)]) -> Vec<u8> {
+    use profcodec_nytprof::{Line, Record, Str, Writer};
+    let mut w = Writer::new(Vec::new());
+    w.header(5, 0).unwrap();
+    w.record(&Record::Attribute(Line {
+        text: b"ticks_per_sec=10000000",
+    }))
+    .unwrap();
+    for &(fid, eval_fid, name) in [(1, 0, "/app/a.pl")].iter().chain(rest) {
+        w.record(&Record::NewFid {
+            fid,
+            eval_fid,
+            eval_line: u32::from(eval_fid != 0),
+            flags: 0,
+            size: 0,
+            mtime: 0,
+            name: Str::bytes(name.as_bytes()),
+        })
+        .unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// A string eval naming as the file it ran in a fid no NEW_FID defines: Devel::NYTProf::Data
+/// dies on it, and so does our reader (with a typed error); an invoking file defined later
+/// loads in both.
+#[test]
+fn an_eval_of_a_file_never_defined_is_refused_as_data_pm_refuses_it() {
+    if !have_nytprof() {
+        println!("interop tests not run: perl -MDevel::NYTProf::Data is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let load = |name: &str, bytes: &[u8]| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        Command::new("perl")
+            .args([
+                "-MDevel::NYTProf::Data",
+                "-e",
+                "Devel::NYTProf::Data->new({filename => shift, quiet => 1})",
+            ])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let never = files_profile(&[(2, 9, "(eval 1)[/app/a.pl:1]")]);
+    let out = load("never.out", &never);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "Data.pm loaded it: {stderr}");
+    assert!(
+        stderr.contains("has unknown invoking fid 9")
+            && stderr.contains("Can't call method \"fid\" on an undefined value"),
+        "{stderr}"
+    );
+    assert!(matches!(
+        Profile::from_bytes(&never),
+        Err(profcodec_nytprof::Error::UndefinedEvalFid {
+            fid: 2,
+            eval_fid: 9,
+            ..
+        })
+    ));
+
+    let later = files_profile(&[(2, 3, "(eval 1)[/app/b.pl:1]"), (3, 0, "/app/b.pl")]);
+    let out = load("later.out", &later);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(Profile::from_bytes(&later).is_ok());
+}

@@ -332,6 +332,18 @@ impl Profile {
         if self.files.contains_key(&0) || self.files.iter().any(|(k, f)| *k != f.fid) {
             return Err(Error::ReservedFid { offset: 0 });
         }
+        // An eval of a file that is not written: the reader (and Devel::NYTProf) would refuse it.
+        if let Some((fid, eval_fid)) = self.files.values().find_map(|f| {
+            let parent = f.eval?.fid;
+            (parent != 0 && !self.files.contains_key(&parent)).then_some((f.fid, parent))
+        }) {
+            return Err(Error::UndefinedEvalFid {
+                offset: 0,
+                what: "eval fid",
+                fid,
+                eval_fid,
+            });
+        }
         if let Some(v) = written.get("nv_size") {
             let n = crate::read::atoi(v.as_bytes());
             if n != 8 {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use profcodec::report::{Input, Options, SourceRoot, Step, report_filtered};
-use profcodec_cli::failure::{Failure, note_stale_staging};
+use profcodec_cli::failure::{Failure, note_stale_staging, say};
 
 /// Arguments of `profcodec report`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,9 @@ pub(crate) struct ReportArgs {
     #[arg(long, default_value_t = 10)]
     pub(crate) source_files: usize,
     /// Where source files are looked for: a folder, or FROM=TO to replace a recorded path
-    /// prefix; may be given several times.
+    /// prefix; may be given several times. Source files are read from disk only under these
+    /// folders and each input's own folder, never under /proc, /sys or /dev, and only regular
+    /// files of at most 16 MiB; stderr says which files the page embeds, and why others not.
     #[arg(long, value_name = "[FROM=]TO")]
     pub(crate) source_root: Vec<SourceRoot>,
     /// Which threads and ranks the page and its trace show (the base's too).
@@ -78,5 +80,10 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
             }
         });
     bar.finish_and_clear();
-    Ok(written.map(drop)?)
+    let written = written?;
+    // What the page embeds besides the inputs, so that nothing is shared unseen.
+    for source in &written.sources {
+        say(format_args!("profcodec: {source}"));
+    }
+    Ok(())
 }

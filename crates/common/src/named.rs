@@ -58,7 +58,8 @@ pub struct Named {
     pub bytes: Vec<u8>,
 }
 
-/// Why a file named inside an input was not read.
+/// Why a file named inside an input was not read. Its words follow "is" ([`Refusal::explain`]
+/// puts the path in front).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Refusal {
@@ -66,13 +67,13 @@ pub enum Refusal {
     #[error("not found")]
     Missing,
     /// The path resolves under `/proc`, `/sys` or `/dev`.
-    #[error("resolves to {}, under /proc, /sys or /dev, which are never read", resolved.display())]
+    #[error("under /proc, /sys or /dev, which are never read")]
     System {
         /// The path resolved.
         resolved: PathBuf,
     },
     /// The path resolves outside every allowed folder.
-    #[error("resolves to {}, outside the folders allowed ({allowed})", resolved.display())]
+    #[error("outside the folders allowed ({allowed})")]
     Outside {
         /// The path resolved.
         resolved: PathBuf,
@@ -80,7 +81,7 @@ pub enum Refusal {
         allowed: String,
     },
     /// The path is a folder, a FIFO, a socket or a device.
-    #[error("{} is {kind}, not a regular file", resolved.display())]
+    #[error("{kind}, not a regular file")]
     NotRegular {
         /// The path resolved.
         resolved: PathBuf,
@@ -88,7 +89,7 @@ pub enum Refusal {
         kind: &'static str,
     },
     /// The file is larger than the limit.
-    #[error("{} is {bytes} bytes, over the limit of {limit} bytes", resolved.display())]
+    #[error("{bytes} bytes, over the limit of {limit} bytes")]
     TooLarge {
         /// The path resolved.
         resolved: PathBuf,
@@ -98,13 +99,40 @@ pub enum Refusal {
         limit: u64,
     },
     /// The file could not be read.
-    #[error("{} cannot be read: {error}", resolved.display())]
+    #[error("unreadable: {error}")]
     Unreadable {
         /// The path resolved.
         resolved: PathBuf,
         /// The system's words.
         error: String,
     },
+}
+
+impl Refusal {
+    /// The path resolved (links and `..` followed), where it was.
+    pub fn resolved(&self) -> Option<&Path> {
+        match self {
+            Refusal::Missing => None,
+            Refusal::System { resolved }
+            | Refusal::Outside { resolved, .. }
+            | Refusal::NotRegular { resolved, .. }
+            | Refusal::TooLarge { resolved, .. }
+            | Refusal::Unreadable { resolved, .. } => Some(resolved),
+        }
+    }
+
+    /// This refusal of `path` in words: `path` (and what it resolves to, where that differs)
+    /// is ... .
+    pub fn explain(&self, path: &Path) -> String {
+        match self.resolved() {
+            Some(resolved) if resolved != path => format!(
+                "{} (resolving to {}) is {self}",
+                path.display(),
+                resolved.display()
+            ),
+            _ => format!("{} is {self}", path.display()),
+        }
+    }
 }
 
 impl Allowed {

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use profcodec_profile::{Profile, ProfileBuilder, Selection};
 use profcodec_report::{Activity, Input as Page};
-pub use profcodec_report::{Options, ReportError, SourceRoot, Written};
+pub use profcodec_report::{Options, ReportError, SourceRoot, SourceUse, Written};
 
 use crate::output::{CheckedOutput, WriteError};
 use crate::timeline::{Filter, Format as TraceFormat, Timeline, TimelineWriter};
@@ -106,12 +106,13 @@ pub enum Error {
     NoMatch(#[from] profcodec_profile::NoMatch),
 }
 
-/// One side of a report read: the merged profile, its formats' names, its paths and the source
-/// its inputs save.
+/// One side of a report read: the merged profile, its formats' names, its paths, the folders
+/// whose source files it may show and the source its inputs save.
 struct Side {
     profile: Profile,
     formats: Vec<String>,
     paths: Vec<String>,
+    folders: Vec<PathBuf>,
     sources: SavedSources,
 }
 
@@ -230,6 +231,7 @@ fn read_side(
         profile: Profile::default(),
         formats: Vec::new(),
         paths: Vec::new(),
+        folders: Vec::new(),
         sources: Vec::new(),
     };
     let mut builder = (inputs.len() > 1).then(ProfileBuilder::new);
@@ -259,6 +261,10 @@ fn read_side(
             side.formats.push(format);
         }
         side.paths.push(path.display().to_string());
+        let folder = input_folder(path);
+        if !side.folders.contains(&folder) {
+            side.folders.push(folder);
+        }
         side.sources.extend(sources);
         match &mut builder {
             // Several inputs are merged by frame identity, each input's contexts kept apart.
@@ -277,11 +283,27 @@ fn read_side(
     Ok(side)
 }
 
+/// The folder whose source files an input may name and the page show: a folder input itself
+/// (a database with its copied sources in `src/`, a measurement or session folder), else the
+/// folder that holds the input file.
+fn input_folder(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_owned();
+    }
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// The page's view of one side.
 fn page_input(side: &Side) -> Page<'_> {
     let mut page = Page::new(&side.profile).format(side.formats.join(", "));
     for path in &side.paths {
         page = page.path(path.clone());
+    }
+    for folder in &side.folders {
+        page = page.source_folder(folder.clone());
     }
     for (file, lines) in &side.sources {
         page = page.embedded_source(file.clone(), lines.clone());
@@ -299,6 +321,12 @@ fn page_input(side: &Side) -> Page<'_> {
 /// measurement folder with traces), [`TRACE_FILE`], its Perfetto trace, within `convert`'s
 /// output budget (100 times the inputs' size plus 64 MiB; above it the page says so and holds
 /// no trace). The base's timeline is not read.
+///
+/// Source files the inputs name are shown line by line from the text an input saves, else
+/// read from disk only under [`Options::source_roots`] and each input's own folder (a folder
+/// input itself, or the folder holding an input file), never under `/proc`, `/sys` or `/dev`,
+/// only regular files of at most 16 MiB: [`Written::sources`] says where each file's text came
+/// from, or why the page has none, for the front end to tell the user.
 ///
 /// Memory: the models of both sides and one input's bytes at a time.
 ///

@@ -56,6 +56,7 @@ use std::path::{Path, PathBuf};
 use profcodec_profile::Profile;
 
 pub use activity::{Activity, ActivitySink};
+pub use source::SourceUse;
 
 mod activity;
 mod calls;
@@ -75,6 +76,7 @@ pub struct Input<'a> {
     format: Option<String>,
     paths: Vec<String>,
     embedded: HashMap<String, Vec<String>>,
+    source_folders: Vec<PathBuf>,
     timelines: Timelines,
 }
 
@@ -95,6 +97,7 @@ impl<'a> Input<'a> {
             format: None,
             paths: Vec::new(),
             embedded: HashMap::new(),
+            source_folders: Vec::new(),
             timelines: Timelines::default(),
         }
     }
@@ -115,6 +118,17 @@ impl<'a> Input<'a> {
     /// model names the file), line 1 first: preferred over the file on disk.
     pub fn embedded_source(mut self, file: impl Into<String>, lines: Vec<String>) -> Input<'a> {
         self.embedded.insert(file.into(), lines);
+        self
+    }
+
+    /// This input with one more folder whose files it may name as its sources and the page
+    /// may show: the input's own folder (a database's, whose `src/` holds the copied sources,
+    /// a measurement folder, the folder of a profile file). A source file is read from disk
+    /// only under these folders and [`Options::source_roots`], never under `/proc`, `/sys` or
+    /// `/dev`, and only a regular file of at most 16 MiB ([`profcodec_common::named`]); which
+    /// files were shown, and why others were not, is [`Written::sources`].
+    pub fn source_folder(mut self, folder: impl Into<PathBuf>) -> Input<'a> {
+        self.source_folders.push(folder.into());
         self
     }
 
@@ -195,7 +209,8 @@ pub struct Options {
     pub source_lines: usize,
     /// The most value types shown as columns. Default 8.
     pub value_types: usize,
-    /// Where source files are looked for on disk, in order, before the recorded path itself.
+    /// Where source files are looked for on disk, in order, before the recorded path itself;
+    /// files under these folders may be shown (as those under [`Input::source_folder`]).
     pub source_roots: Vec<SourceRoot>,
     /// The main value type by name (flame graph, ordering, comparison); `None` for the profile's
     /// default.
@@ -269,6 +284,9 @@ pub struct Written {
     pub files: Vec<PathBuf>,
     /// Their total size in bytes.
     pub bytes: u64,
+    /// Where the text of each source file shown line by line came from, or why the page has
+    /// none: what a front end says of the files it read besides its inputs.
+    pub sources: Vec<SourceUse>,
 }
 
 /// Writes the report of `input` (compared with `base` when given) into the folder `folder`,
@@ -284,6 +302,7 @@ pub fn write_report(
     let mut written = Written {
         files: Vec::new(),
         bytes: 0,
+        sources: rendered.sources.clone(),
     };
     let mut put = |name: &str, bytes: &[u8]| -> Result<(), ReportError> {
         let path = folder.join(name);

@@ -23,6 +23,8 @@ const SCRIPT: &str = include_str!("../templates/script.js");
 pub(crate) struct Rendered {
     pub(crate) index: String,
     pub(crate) extra: Vec<(&'static str, Vec<u8>)>,
+    /// Where each source file's text came from, or why there is none.
+    pub(crate) sources: Vec<source::SourceUse>,
 }
 
 #[derive(Serialize)]
@@ -978,6 +980,10 @@ pub(crate) fn render(
     let (edge_columns, edge_source, functions) =
         call_lists(profile, main, totals.as_ref(), &function_names);
     let (line_columns, sources, no_sources) = sources(input, &shown, options)?;
+    let source_uses = sources
+        .iter()
+        .map(|s| source::SourceUse::of(&s.path, s.from.as_deref(), s.note.as_deref()))
+        .collect();
     let timelines = timelines(input);
     let timeline_note = input.timelines.note.clone().or_else(|| {
         timelines
@@ -1042,5 +1048,9 @@ pub(crate) fn render(
         .get_template("index.html")
         .and_then(|t| t.render(&page))
         .map_err(|e| ReportError::Template(format!("{e:#}")))?;
-    Ok(Rendered { index, extra })
+    Ok(Rendered {
+        index,
+        extra,
+        sources: source_uses,
+    })
 }

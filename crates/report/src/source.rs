@@ -1,11 +1,24 @@
-//! The text of source files: embedded in the profile, else read from disk.
+//! The text of source files: embedded in the profile, else read from disk where the user allows
+//! it.
+//!
+//! A profile names its source files, and a profile may come from someone else: a file it names
+//! is read only under a folder the user allowed (a `--source-root` folder, or the folder of the
+//! input itself: a database's `src/`, a measurement folder, the folder of a profile file), never
+//! under `/proc`, `/sys` or `/dev`, only when it is a regular file of at most 16 MiB
+//! ([`profcodec_common::named`], the rule every file named inside an input follows).
 
 use std::path::{Path, PathBuf};
+
+use profcodec_common::named::{Allowed, Refusal};
 
 use crate::{Input, SourceRoot};
 
 /// The largest source file read from disk.
 const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// How a front end allows a folder of sources, named where a file outside them is refused.
+const ALLOW: &str = "--source-root DIR (Python: source_roots=[DIR]) allows a folder, \
+                     --source-root FROM=TO maps recorded paths to this machine's";
 
 /// Where a file's text came from, or why there is none.
 pub(crate) enum Text {
@@ -13,8 +26,59 @@ pub(crate) enum Text {
     Missing { note: String },
 }
 
-/// The candidate paths of `file` on this machine, in the order they are tried.
-fn candidates(file: &str, roots: &[SourceRoot]) -> Vec<PathBuf> {
+/// Where the text of one source file shown line by line came from, or why the page has none:
+/// what a front end tells the user of the files the page embeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceUse {
+    /// The file's text is on the page.
+    Embedded {
+        /// The file as the profile names it.
+        file: String,
+        /// Where the text was read: a path on this machine, or the profile's saved source.
+        from: String,
+    },
+    /// The page shows the file's line values without its text.
+    Left {
+        /// The file as the profile names it.
+        file: String,
+        /// Why: not found, or which rule kept it out and how to let it in.
+        why: String,
+    },
+}
+
+impl SourceUse {
+    /// The use of `file` as the page shows it: text `from` somewhere, else the `note` that says
+    /// why not.
+    pub(crate) fn of(file: &str, from: Option<&str>, note: Option<&str>) -> SourceUse {
+        match from {
+            Some(from) => SourceUse::Embedded {
+                file: file.to_owned(),
+                from: from.to_owned(),
+            },
+            None => SourceUse::Left {
+                file: file.to_owned(),
+                why: note.unwrap_or_default().to_owned(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SourceUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceUse::Embedded { file, from } => {
+                write!(f, "source of {file} embedded in the page, from {from}")
+            }
+            SourceUse::Left { file, why } => write!(f, "source of {file} not embedded. {why}"),
+        }
+    }
+}
+
+/// The candidate paths of `file` on this machine, in the order they are tried: under each
+/// `--source-root`, then a relative recorded path under each of the input's folders, then the
+/// recorded path itself.
+fn candidates(file: &str, roots: &[SourceRoot], folders: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let recorded = Path::new(file);
     for root in roots {
@@ -32,12 +96,28 @@ fn candidates(file: &str, roots: &[SourceRoot]) -> Vec<PathBuf> {
             }
         }
     }
+    if recorded.is_relative() {
+        out.extend(folders.iter().map(|folder| folder.join(recorded)));
+    }
     out.push(recorded.to_path_buf());
+    out.dedup();
     out
 }
 
-/// The text of `file`: embedded in `input`, else the first candidate on disk that is a readable
-/// file.
+/// The folders whose files `input` may show: the `--source-root` folders and the input's own.
+fn allowed(input: &Input<'_>, roots: &[SourceRoot]) -> Allowed {
+    let mut allowed = Allowed::new();
+    for root in roots {
+        allowed.allow(&root.to, "--source-root");
+    }
+    for folder in &input.source_folders {
+        allowed.allow(folder, "the input's folder");
+    }
+    allowed
+}
+
+/// The text of `file`: embedded in `input`, else the first candidate on disk that the rule of
+/// [`profcodec_common::named`] allows; else why none was read.
 pub(crate) fn text(input: &Input<'_>, file: &str, roots: &[SourceRoot]) -> Text {
     if let Some(lines) = input.embedded.get(file) {
         return Text::Found {
@@ -45,30 +125,50 @@ pub(crate) fn text(input: &Input<'_>, file: &str, roots: &[SourceRoot]) -> Text 
             from: "the profile (saved source)".to_owned(),
         };
     }
-    let tried = candidates(file, roots);
+    let allowed = allowed(input, roots);
+    let tried = candidates(file, roots, &input.source_folders);
+    let mut refused: Vec<String> = Vec::new();
     for path in &tried {
-        let Ok(meta) = std::fs::metadata(path) else {
-            continue;
-        };
-        if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
-            continue;
-        }
-        if let Ok(bytes) = std::fs::read(path) {
-            let text = String::from_utf8_lossy(&bytes);
-            return Text::Found {
-                lines: text.lines().map(str::to_owned).collect(),
-                from: path.display().to_string(),
-            };
+        match allowed.read(path, MAX_SOURCE_BYTES) {
+            Ok(named) => {
+                let text = String::from_utf8_lossy(&named.bytes);
+                return Text::Found {
+                    lines: text.lines().map(str::to_owned).collect(),
+                    from: path.display().to_string(),
+                };
+            }
+            Err(Refusal::Missing) => {}
+            Err(why) => {
+                let why = match why {
+                    Refusal::TooLarge { bytes, .. } => format!(
+                        "{} is too large: {} ({bytes} bytes), over the {} a report reads",
+                        path.display(),
+                        crate::text::bytes(bytes),
+                        crate::text::bytes(MAX_SOURCE_BYTES),
+                    ),
+                    Refusal::Outside { .. } => format!("{}; {ALLOW}", why.explain(path)),
+                    why => why.explain(path),
+                };
+                if !refused.contains(&why) {
+                    refused.push(why);
+                }
+            }
         }
     }
-    let looked: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-    Text::Missing {
-        note: format!(
+    let note = if refused.is_empty() {
+        let looked: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+        format!(
             "The source is not in the profile and was not found on disk (looked at {}); \
-             --source-root FROM=TO maps recorded paths to this machine's.",
+             {ALLOW}.",
             looked.join(", ")
-        ),
-    }
+        )
+    } else {
+        format!(
+            "The source is not in the profile and was not read from disk: {}.",
+            refused.join("; ")
+        )
+    };
+    Text::Missing { note }
 }
 
 #[cfg(test)]
@@ -81,7 +181,7 @@ mod tests {
             "/build=/src".parse().unwrap_or_else(|e| match e {}),
             "/x".parse().unwrap_or_else(|e| match e {}),
         ];
-        let c = candidates("/build/a/b.pl", &roots);
+        let c = candidates("/build/a/b.pl", &roots, &[PathBuf::from("/in")]);
         assert_eq!(
             c,
             [
@@ -91,5 +191,7 @@ mod tests {
                 PathBuf::from("/build/a/b.pl"),
             ]
         );
+        let c = candidates("src/a.c", &[], &[PathBuf::from("/db")]);
+        assert_eq!(c, [PathBuf::from("/db/src/a.c"), PathBuf::from("src/a.c")]);
     }
 }

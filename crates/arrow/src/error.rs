@@ -74,11 +74,24 @@ pub enum Error {
     },
     /// A query needed more memory than the session's limit, and was stopped.
     #[cfg(feature = "sql")]
-    #[error("the query needs more than {} of memory", crate::sql::bytes(*.limit))]
+    #[error("the query needs more than {} of memory", crate::sql::bytes(*.limit as u64))]
     MemoryLimit {
         /// The limit, in bytes.
         limit: usize,
         /// DataFusion's account of the reservation that failed.
+        source: datafusion::error::DataFusionError,
+    },
+    /// A query over the memory limit spilled more to the system's temporary folder than the
+    /// session's spill limit allows, and was stopped (its temporary files are removed).
+    #[cfg(feature = "sql")]
+    #[error(
+        "the query needs more than {} of temporary files to spill its sorts and aggregations to",
+        crate::sql::bytes(*.limit)
+    )]
+    SpillLimit {
+        /// The limit, in bytes.
+        limit: u64,
+        /// DataFusion's account of the spill that failed.
         source: datafusion::error::DataFusionError,
     },
     /// A query ran longer than the session's timeout, and was cancelled.

@@ -24,11 +24,9 @@
 //!
 //! (NYTProf's `top` reads its per-sub table, `flat_values`, instead of the tree.)
 
-use std::sync::OnceLock;
-
 use profcodec_profile::{IdKind, Measured, Profile, Quantity};
 
-use profcodec_tables::{Batches, Error, ScanOptions, TableSet, Tables, batches, table};
+use profcodec_tables::{Batches, Error, OnceCell, ScanOptions, TableSet, Tables, batches, table};
 
 table! {
     /// profile `contexts`: where values were measured (a thread, rank, process, or the summary).
@@ -162,9 +160,10 @@ pub const SET: TableSet = TableSet::new(
 type MakeProfile =
     dyn Fn() -> Result<Profile, Box<dyn std::error::Error + Send + Sync>> + Send + Sync;
 
-/// The `profile` tables of one profile: given, or made when first read.
+/// The `profile` tables of one profile: given, or made when first read, once, whatever the
+/// number of threads reading its tables at once (the others wait for it and share it).
 pub struct ProfileTables {
-    profile: OnceLock<Profile>,
+    profile: OnceCell<Profile>,
     make: Option<Box<MakeProfile>>,
 }
 
@@ -180,7 +179,7 @@ impl ProfileTables {
     /// The tables of `profile`.
     pub fn new(profile: Profile) -> Self {
         ProfileTables {
-            profile: OnceLock::from(profile),
+            profile: OnceCell::with_value(profile),
             make: None,
         }
     }
@@ -195,22 +194,21 @@ impl ProfileTables {
         + 'static,
     ) -> Self {
         ProfileTables {
-            profile: OnceLock::new(),
+            profile: OnceCell::new(),
             make: Some(Box::new(make)),
         }
     }
 
-    /// The profile, made now if it was not yet.
+    /// The profile, made now if it was not yet; a thread that asks while another makes it
+    /// waits for that one, so that the input is converted once.
     pub fn profile(&self) -> Result<&Profile, Error> {
-        if let Some(p) = self.profile.get() {
-            return Ok(p);
-        }
-        let make = self
-            .make
-            .as_ref()
-            .ok_or_else(|| Error::Profile("no profile and no way to make one".into()))?;
-        let profile = make().map_err(Error::Profile)?;
-        Ok(self.profile.get_or_init(|| profile))
+        self.profile.get_or_try_init(|| {
+            let make = self
+                .make
+                .as_ref()
+                .ok_or_else(|| Error::Profile("no profile and no way to make one".into()))?;
+            make().map_err(Error::Profile)
+        })
     }
 }
 

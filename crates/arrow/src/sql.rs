@@ -15,9 +15,11 @@
 //! one (`CREATE EXTERNAL TABLE`), change a table (`INSERT`) or the session (`SET`) is refused
 //! before it runs, so a query handed over by someone else cannot write where its user can.
 //! Its operators share a memory pool of [`Limits::memory`] (1 GiB by default): a sort or an
-//! aggregation over it spills to the system's temporary folder where DataFusion can, and
-//! otherwise the query fails with [`Error::MemoryLimit`] instead of the process being killed.
-//! [`Limits::timeout`] cancels a query still running then ([`Error::Timeout`]).
+//! aggregation over it spills to the system's temporary folder where DataFusion can, up to
+//! [`Limits::spill`] (2 GiB by default; beyond, [`Error::SpillLimit`]), and otherwise the query
+//! fails with [`Error::MemoryLimit`] instead of the process being killed. [`Limits::timeout`]
+//! (10 minutes by default) cancels a query still running then ([`Error::Timeout`]): a recursive
+//! query that never ends, or a join of billions of rows, ends with an error.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,12 +30,15 @@ use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::DataFusionError;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::stream::RecordBatchReceiverStream;
 use datafusion::physical_plan::streaming::PartitionStream;
-use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
+use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use futures::StreamExt;
 use futures::future::Either;
 
@@ -57,6 +62,16 @@ const AHEAD: usize = 2;
 /// error on a laptop instead of being killed.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
 
+/// How long a query may run by default: 10 minutes, far more than a query over the tables of
+/// large profiles takes, and an end to one that would never end (a recursive query without a
+/// stop).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The bytes a query may spill to the temporary folder by default: 2 GiB, twice the default
+/// memory, so that a large sort still finishes, while one runaway query cannot fill the disk
+/// (or, where the temporary folder is in memory, the memory).
+pub const DEFAULT_SPILL_LIMIT: u64 = 2 << 30;
+
 /// What a session's queries may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -66,15 +81,25 @@ pub struct Limits {
     pub memory: Option<usize>,
     /// How long a query may run, from its planning to its last row; `None`: no limit.
     pub timeout: Option<Duration>,
+    /// The bytes the session's sorts and aggregations may spill to the system's temporary
+    /// folder at once, over the memory limit; `None`: no limit of profcodec's own.
+    pub spill: Option<u64>,
 }
 
 impl Limits {
-    /// The default: [`DEFAULT_MEMORY_LIMIT`] and no timeout.
+    /// The default: [`DEFAULT_MEMORY_LIMIT`], [`DEFAULT_TIMEOUT`] and [`DEFAULT_SPILL_LIMIT`].
     pub fn new() -> Self {
         Limits {
             memory: Some(DEFAULT_MEMORY_LIMIT),
-            timeout: None,
+            timeout: Some(DEFAULT_TIMEOUT),
+            spill: Some(DEFAULT_SPILL_LIMIT),
         }
+    }
+
+    /// These limits with at most `bytes` spilled to the temporary folder (`None`: no limit).
+    pub fn spill(mut self, bytes: Option<u64>) -> Self {
+        self.spill = bytes;
+        self
     }
 
     /// These limits with `bytes` of memory (`None`: no limit).
@@ -158,6 +183,7 @@ impl Session {
             // it refuses one.
             env = env.with_memory_limit(bytes, 1.0);
         }
+        env = env.with_max_temp_directory_size(limits.spill.unwrap_or(u64::MAX));
         let context = SessionContext::new_with_config_rt(config, env.build_arc()?);
         // A set by its place in `sets`, then its name.
         let key = |set: TableSet| {
@@ -269,7 +295,11 @@ impl Session {
             if let Err(e) = read_only.verify_plan(&plan) {
                 return Err(Error::ReadOnly { what: refused(&e) });
             }
-            let frame = self.context.execute_logical_plan(plan).await?;
+            let frame = if recursive(&plan)? {
+                DataFrame::new(without_projection_pruning(state), plan)
+            } else {
+                self.context.execute_logical_plan(plan).await?
+            };
             let mut rows = frame.execute_stream().await?;
             // Pulled by a task of the runtime's own, so that the thread waiting for the rows
             // sees the timeout even when a plan computes them without ever yielding; dropping
@@ -295,7 +325,7 @@ impl Session {
     }
 
     /// Runs `work` on the session's runtime, cancelled (dropped) at `deadline`; memory
-    /// exhaustion becomes [`Error::MemoryLimit`].
+    /// exhaustion becomes [`Error::MemoryLimit`], spills past their limit [`Error::SpillLimit`].
     fn within<T>(
         &self,
         deadline: Option<&Deadline>,
@@ -320,10 +350,19 @@ impl Session {
             }
         });
         result.map_err(|e| match e {
-            Error::Sql(source) => match (source.find_root(), self.limits.memory) {
-                (DataFusionError::ResourcesExhausted(_), Some(limit)) => {
-                    Error::MemoryLimit { limit, source }
+            Error::Sql(source) => match source.find_root() {
+                // DataFusion tells the two apart only in words: the disk manager's refusal
+                // speaks of disk space, the memory pool's of memory.
+                DataFusionError::ResourcesExhausted(why) if why.contains("disk space") => {
+                    Error::SpillLimit {
+                        limit: self.limits.spill.unwrap_or(u64::MAX),
+                        source,
+                    }
                 }
+                DataFusionError::ResourcesExhausted(_) => match self.limits.memory {
+                    Some(limit) => Error::MemoryLimit { limit, source },
+                    None => Error::Sql(source),
+                },
                 _ => Error::Sql(source),
             },
             other => other,
@@ -396,6 +435,38 @@ impl Deadline {
             _alive: alive,
         })
     }
+}
+
+/// Whether `plan` has a recursive query (`WITH RECURSIVE`), in its subqueries too.
+fn recursive(plan: &LogicalPlan) -> Result<bool, DataFusionError> {
+    let mut found = false;
+    plan.apply_with_subqueries(|node| {
+        found = matches!(node, LogicalPlan::RecursiveQuery(_));
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(found)
+}
+
+/// `state` without DataFusion's projection pruning (`optimize_projections`), for the plans of
+/// recursive queries: it empties the recursive term of a query whose reader needs none of its
+/// columns (`SELECT count(*) FROM r`), whose work table then has no column the term reads, and
+/// the query fails with `project index 0 out of bounds`. Unpruned, such a query reads its few
+/// columns and counts right.
+fn without_projection_pruning(state: SessionState) -> SessionState {
+    let rules = state
+        .optimizer()
+        .rules
+        .iter()
+        .filter(|rule| rule.name() != "optimize_projections")
+        .cloned()
+        .collect();
+    SessionStateBuilder::new_from_existing(state)
+        .with_optimizer_rules(rules)
+        .build()
 }
 
 /// What `statement` would write or change, if anything, in the words that begin it (`COPY`,
@@ -482,7 +553,7 @@ pub(crate) fn message(e: &DataFusionError) -> String {
 }
 
 /// `bytes` in binary units, as a person reads them: `1 GiB`, `1.5 MiB`, `100 bytes`.
-pub(crate) fn bytes(bytes: usize) -> String {
+pub(crate) fn bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     let mut unit = None;
     let mut value = bytes as f64;

@@ -190,3 +190,65 @@ fn an_unknown_table_is_named_with_the_tables_the_inputs_have() {
         assert!(!message.contains("datafusion."), "{sql}: {message}");
     }
 }
+
+#[test]
+fn every_session_has_a_timeout_and_a_spill_limit_by_default() {
+    use profcodec_arrow::sql::{DEFAULT_MEMORY_LIMIT, DEFAULT_SPILL_LIMIT, DEFAULT_TIMEOUT};
+    let limits = Limits::new();
+    assert_eq!(limits.memory, Some(DEFAULT_MEMORY_LIMIT));
+    assert_eq!(limits.timeout, Some(DEFAULT_TIMEOUT));
+    assert_eq!(limits.spill, Some(DEFAULT_SPILL_LIMIT));
+    assert_eq!(DEFAULT_TIMEOUT, Duration::from_secs(600));
+    assert_eq!(DEFAULT_SPILL_LIMIT, 2 << 30);
+    assert_eq!(Limits::default(), limits);
+}
+
+#[test]
+fn an_endless_recursive_query_is_cancelled_at_the_timeout() {
+    let session = open_session(Limits::new().timeout(Some(Duration::from_millis(500))));
+    let start = Instant::now();
+    let e = error_of(
+        &session,
+        "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+    );
+    assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_sort_past_the_spill_limit_fails_saying_so() {
+    let session = open_session(Limits::new().memory(Some(32 << 20)).spill(Some(1 << 20)));
+    let e = error_of(
+        &session,
+        "SELECT value, repeat('x', 50) AS pad FROM generate_series(1, 2000000) \
+         ORDER BY value DESC",
+    );
+    assert!(
+        matches!(e, Error::SpillLimit { limit, .. } if limit == 1 << 20),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "the query needs more than 1 MiB of temporary files to spill its sorts and aggregations to"
+    );
+}
+
+#[test]
+fn count_star_over_a_recursive_query_counts_its_rows() {
+    let session = open_session(Limits::new());
+    let rows = session
+        .query(
+            "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 10) \
+             SELECT count(*) AS c FROM r",
+        )
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let count = rows[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .unwrap()
+        .value(0);
+    assert_eq!(count, 10);
+}

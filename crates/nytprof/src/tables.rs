@@ -23,8 +23,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::sync::OnceLock;
-
 use profcodec_common::Source;
 use profcodec_tables::{Batches, Error, ScanOptions, SourceTables, TableSet, batches, table};
 
@@ -90,28 +88,27 @@ const NAME: &str = crate::FORMAT_NAME;
 /// The `nytprof` set: its tables, in order.
 pub const SET: TableSet = TableSet::new(NAME, &[Files::DEF, Lines::DEF, Subs::DEF, Calls::DEF]);
 
-/// The tables of one profile: its model, read on first use.
+/// The tables of one profile: its model, read on first use, once, whatever the number of
+/// threads reading its tables at once (the others wait for it and share it).
 #[derive(Debug)]
 pub struct TableReader {
-    model: OnceLock<Profile>,
+    model: profcodec_tables::OnceCell<Profile>,
 }
 
 impl TableReader {
     /// The tables of the profile `source` holds (its bytes are read when a table first is).
     pub fn open(_source: &Source<'_>) -> Result<TableReader, Error> {
         Ok(TableReader {
-            model: OnceLock::new(),
+            model: profcodec_tables::OnceCell::new(),
         })
     }
 
     /// The aggregated model of `source`, read once.
     fn model(&self, source: &Source<'_>) -> Result<&Profile, Error> {
-        if let Some(model) = self.model.get() {
-            return Ok(model);
-        }
-        let model = Profile::from_bytes(source.bytes)
-            .map_err(|e| Error::invalid(source.path, NAME, e.offset(), e))?;
-        Ok(self.model.get_or_init(|| model))
+        self.model.get_or_try_init(|| {
+            Profile::from_bytes(source.bytes)
+                .map_err(|e| Error::invalid(source.path, NAME, e.offset(), e))
+        })
     }
 }
 

@@ -38,18 +38,22 @@ fn paths_of(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 /// and `inputs`; a bare `<table>` works where one set of the inputs has it.
 /// `SELECT * FROM information_schema.columns` lists them. COPY, CREATE, INSERT, DROP and SET
 /// are refused. `memory_limit`: the bytes the query's joins, sorts and aggregations may hold at
-/// once (None: no limit); `timeout`: seconds after which the query is cancelled.
+/// once (None: no limit); `spill_limit`: the bytes of temporary files a query over its memory
+/// may spill sorts and aggregations to, in the system's temporary folder (2 GiB by default;
+/// None: no limit); `timeout`: seconds after which the query is cancelled (600 by default, so
+/// that a recursive query that never ends stops; None: never).
 ///
 /// Raises profcodec.QueryError for a query refused or over its limits, an unknown table, and
 /// profcodec.UnsupportedError when the package was built without its `sql` feature.
 #[pyfunction]
-#[pyo3(signature = (query, paths, *, memory_limit=Some(1 << 30), timeout=None))]
+#[pyo3(signature = (query, paths, *, memory_limit=Some(1 << 30), timeout=Some(600.0), spill_limit=Some(2 << 30)))]
 pub(crate) fn sql<'py>(
     py: Python<'py>,
     query: &str,
     paths: &Bound<'py, PyAny>,
     memory_limit: Option<usize>,
     timeout: Option<f64>,
+    spill_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let paths = paths_of(paths)?;
     let timeout = match timeout {
@@ -65,7 +69,16 @@ pub(crate) fn sql<'py>(
         ),
         None => None,
     };
-    imp::sql(py, query, &paths, memory_limit, timeout)
+    imp::sql(
+        py,
+        query,
+        &paths,
+        imp::Limits {
+            memory_limit,
+            timeout,
+            spill_limit,
+        },
+    )
 }
 
 /// Exports the tables of the inputs at `paths` (a path or a list of them, numbered from 0 in
@@ -153,7 +166,7 @@ mod imp {
     use std::time::Duration;
 
     use profcodec_arrow::parquet::{self, ExportOptions};
-    use profcodec_arrow::sql::{Limits, Session};
+    use profcodec_arrow::sql::Session;
     use profcodec_arrow::{Error as TablesError, InputTables};
     use pyo3::prelude::*;
 
@@ -186,17 +199,26 @@ mod imp {
         Ok(())
     }
 
+    /// What a query may use, as the keywords of `sql()` give it.
+    pub(super) struct Limits {
+        pub(super) memory_limit: Option<usize>,
+        pub(super) timeout: Option<Duration>,
+        pub(super) spill_limit: Option<u64>,
+    }
+
     pub(super) fn sql<'py>(
         py: Python<'py>,
         query: &str,
         paths: &[PathBuf],
-        memory_limit: Option<usize>,
-        timeout: Option<Duration>,
+        limits: Limits,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pyarrow = pyarrow(py)?;
         let stream = py.detach(|| -> Result<ArrowStream, Error> {
             let inputs = open_inputs(paths)?;
-            let limits = Limits::new().memory(memory_limit).timeout(timeout);
+            let limits = profcodec_arrow::sql::Limits::new()
+                .memory(limits.memory_limit)
+                .timeout(limits.timeout)
+                .spill(limits.spill_limit);
             let session = Session::with_limits(
                 &inputs,
                 profcodec::tables::SETS,
@@ -347,6 +369,10 @@ mod imp {
                 Kind::Query,
                 format!("{e}; memory_limit= raises it (None for no limit)"),
             ),
+            TablesError::SpillLimit { .. } => Error::new(
+                Kind::Query,
+                format!("{e}; spill_limit= raises it (None for no limit)"),
+            ),
             TablesError::Timeout { .. } => Error::new(
                 Kind::Query,
                 format!("{e}; timeout= sets how long a query may run"),
@@ -403,13 +429,20 @@ mod imp {
         .into()
     }
 
+    /// What a query may use, as the keywords of `sql()` give it.
+    pub(super) struct Limits {
+        pub(super) memory_limit: Option<usize>,
+        pub(super) timeout: Option<Duration>,
+        pub(super) spill_limit: Option<u64>,
+    }
+
     pub(super) fn sql<'py>(
         _: Python<'py>,
         _: &str,
         _: &[PathBuf],
-        _: Option<usize>,
-        _: Option<Duration>,
+        limits: Limits,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = (limits.memory_limit, limits.timeout, limits.spill_limit);
         Err(not_built("sql"))
     }
 

@@ -8,9 +8,9 @@
 //! also be run directly.
 //!
 //! Exit status: 0 success (a closed standard output, as under `| head`, ends quietly with 0), 1
-//! an input is invalid, 2 usage error (a query refused, an unknown table, over the memory
-//! limit), 3 the export could not be written where asked, 124 a `sql --timeout` ran out, 130
-//! interrupted (SIGINT, SIGTERM: the staging of an export being written is removed first).
+//! an input is invalid, 2 usage error (a query refused, an unknown table, over the memory or
+//! spill limit), 3 the export could not be written where asked, 124 a `sql --timeout` ran out,
+//! 130 interrupted (SIGINT, SIGTERM: the staging of an export being written is removed first).
 
 use std::process::ExitCode;
 

@@ -87,15 +87,20 @@ pub(crate) struct SqlArgs {
     format: SqlFormat,
     /// The memory the query's joins, sorts and aggregations may hold at once: a size in
     /// binary units (`512M`, `4G`, `1.5GiB`, bytes without a unit), or `none`. A sort over it
-    /// spills to the temporary folder where it can; otherwise the query stops with an error
-    /// (exit status 2).
+    /// spills to the temporary folder where it can (up to --spill-limit); otherwise the query
+    /// stops with an error (exit status 2).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = memory_limit)]
     memory_limit: MemoryLimit,
+    /// The temporary files a query over --memory-limit may spill its sorts and aggregations to,
+    /// in the system's temporary folder (TMPDIR): a size as for --memory-limit, or `none` (no
+    /// limit). Beyond it the query stops with an error (exit status 2) and its temporary files
+    /// are removed.
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = memory_limit)]
+    spill_limit: MemoryLimit,
     /// Cancel the query if it still runs after this many seconds (exit status 124, as
-    /// `timeout(1)`). No limit by
-    /// default.
-    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
-    timeout: Option<std::time::Duration>,
+    /// `timeout(1)`), or `none`: a recursive query that never ends stops there.
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = timeout)]
+    timeout: Timeout,
     /// Inputs (files, database, measurement or session folders), numbered from 0 in order
     /// (the `input` column).
     #[arg(required = true)]
@@ -143,14 +148,24 @@ fn memory_limit(text: &str) -> Result<MemoryLimit, String> {
     Ok(MemoryLimit(Some(bytes as usize)))
 }
 
-/// Parses `--timeout`: positive seconds, fractions allowed.
-fn timeout(text: &str) -> Result<std::time::Duration, String> {
+/// The `--timeout` of `profcodec sql`: a duration, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timeout(Option<std::time::Duration>);
+
+/// Parses `--timeout`: positive seconds, fractions allowed, or `none`.
+fn timeout(text: &str) -> Result<Timeout, String> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(Timeout(None));
+    }
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|s| s.is_finite() && *s > 0.0)
         .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| format!("{text:?} is no timeout: write a positive number of seconds"))
+        .map(|d| Timeout(Some(d)))
+        .ok_or_else(|| {
+            format!("{text:?} is no timeout: write a positive number of seconds, or none")
+        })
 }
 
 /// The most rows the table format of `sql` keeps to align its columns: the rest are counted
@@ -276,7 +291,8 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     let inputs = open_inputs(&args.inputs)?;
     let limits = Limits::new()
         .memory(args.memory_limit.0)
-        .timeout(args.timeout);
+        .spill(args.spill_limit.0.map(|bytes| bytes as u64))
+        .timeout(args.timeout.0);
     let session = Session::with_limits(
         &inputs,
         profcodec::tables::SETS,
@@ -287,11 +303,11 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     let rows = session.query(&args.query).map_err(sql_failure)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let io = |e: arrow::error::ArrowError| match &e {
-        arrow::error::ArrowError::IoError(_, io) if io.kind() == std::io::ErrorKind::BrokenPipe => {
-            Failure::quiet()
-        }
-        _ => Failure {
+    // Every format ends on what writing to standard output failed with as `writeln!` does
+    // (`From<io::Error> for Failure`): a closed standard output (`| head`) quietly.
+    let io = |e: arrow::error::ArrowError| match e {
+        arrow::error::ArrowError::IoError(_, io) => Failure::from(io),
+        e => Failure {
             status: 1,
             message: e.to_string(),
         },
@@ -327,19 +343,26 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
             }
         }
         SqlFormat::Csv => {
+            // Each batch is encoded in memory, then written as the table is: arrow's CSV
+            // writer words an I/O error as text, and a closed standard output would be
+            // reported as a failure.
             let schema = rows.schema();
-            let mut writer = arrow::csv::WriterBuilder::new()
-                .with_header(true)
-                .build(&mut out);
-            let mut wrote = false;
+            let encoded = |batch: &arrow::record_batch::RecordBatch, header: bool| {
+                let mut writer = arrow::csv::WriterBuilder::new()
+                    .with_header(header)
+                    .build(Vec::new());
+                writer.write(batch).map_err(io)?;
+                Ok::<_, Failure>(writer.into_inner())
+            };
+            let mut header = true;
             for batch in rows {
-                writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
-                wrote = true;
+                out.write_all(&encoded(&batch.map_err(sql_failure)?, header)?)?;
+                header = false;
             }
             // An empty result still has its header line, for the scripts that read it.
-            if !wrote {
+            if header {
                 let empty = arrow::record_batch::RecordBatch::new_empty(schema);
-                writer.write(&empty).map_err(io)?;
+                out.write_all(&encoded(&empty, true)?)?;
             }
         }
         SqlFormat::Json => {
@@ -387,6 +410,9 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Vec<profcodec_arrow::InputTables>, F
 fn sql_failure(e: profcodec_arrow::Error) -> Failure {
     let hint = match &e {
         profcodec_arrow::Error::MemoryLimit { .. } => "; --memory-limit raises it",
+        profcodec_arrow::Error::SpillLimit { .. } => {
+            "; --spill-limit raises it (or --memory-limit, to spill less)"
+        }
         profcodec_arrow::Error::Timeout { .. } => "; --timeout sets how long a query may run",
         _ => "",
     };
@@ -399,7 +425,8 @@ fn sql_failure(e: profcodec_arrow::Error) -> Failure {
 const QUERY_TIMED_OUT: u8 = 124;
 
 /// The exit status and message of a tables error: damaged or unreadable input 1, a usage error
-/// (an unknown table, a query DataFusion refuses or that needs more than the memory limit, an
+/// (an unknown table, a query DataFusion refuses or that needs more than the memory or spill
+/// limit, an
 /// input the tables do not read) 2, a query cancelled at its timeout 124.
 fn failure(e: profcodec_arrow::Error) -> Failure {
     use profcodec::tables::Error as Tables;
@@ -417,7 +444,8 @@ fn failure(e: profcodec_arrow::Error) -> Failure {
         Error::NoSuchTable { .. }
         | Error::AmbiguousTable { .. }
         | Error::ReadOnly { .. }
-        | Error::MemoryLimit { .. } => 2,
+        | Error::MemoryLimit { .. }
+        | Error::SpillLimit { .. } => 2,
         Error::Timeout { .. } => QUERY_TIMED_OUT,
         // The dataset appended to cannot take the inputs: the output's failure.
         Error::Dataset { .. } => profcodec_cli::failure::OUTPUT_FAILED,
@@ -465,11 +493,15 @@ mod tests {
 
     #[test]
     fn timeouts_are_positive_seconds() {
-        assert_eq!(timeout("1").unwrap(), std::time::Duration::from_secs(1));
         assert_eq!(
-            timeout("0.25").unwrap(),
-            std::time::Duration::from_millis(250)
+            timeout("1").unwrap().0,
+            Some(std::time::Duration::from_secs(1))
         );
+        assert_eq!(
+            timeout("0.25").unwrap().0,
+            Some(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(timeout("none").unwrap().0, None);
         for bad in ["0", "-1", "soon", "inf", ""] {
             assert!(timeout(bad).is_err(), "{bad}");
         }

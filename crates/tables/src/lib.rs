@@ -26,6 +26,13 @@ pub use arrow_array;
 /// The Arrow crates the tables are made of (the macros' paths go through these).
 pub use arrow_schema;
 
+/// The cell a set of tables keeps the model it makes on first use in (a profile, a format's
+/// aggregated model): [`OnceCell::get_or_try_init`] lets the first thread that asks make it
+/// while the others wait and share it, so that tables read on several threads at once (an
+/// export's) convert their input once, not once per thread. A failed attempt leaves the cell
+/// empty: the next read tries again.
+pub use once_cell::sync::OnceCell;
+
 pub use error::Error;
 pub use set::{SourceTables, TableSet, Tables};
 pub use table::{

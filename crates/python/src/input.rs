@@ -272,13 +272,17 @@ impl Input {
     /// and with `base` (a path) a comparison with that profile. `metric`: the main value type;
     /// `min_width`: the flame graph leaves out frames narrower than this percentage of the
     /// total. `binary_path`: as for `profile()`, for the input, `base` and the timeline
-    /// (`--binary-path`).
+    /// (`--binary-path`). `source_roots`: folders (or `FROM=TO` to map a recorded path prefix)
+    /// whose source files the page may show besides the input's own folder (`--source-root`);
+    /// a file the profile names elsewhere, under /proc, /sys or /dev, not a regular file or
+    /// over 16 MiB is not read. A `UserWarning` for each source file says where its text came
+    /// from, or why the page has none.
     ///
     /// `out` follows profcodec's output policy, checked before the input is read: an existing
     /// report is replaced only with `overwrite=True`, a folder profcodec did not write never.
     /// Raises profcodec.QueryError for an unknown metric, profcodec.FileError when `out` is
     /// refused or cannot be written.
-    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1, binary_path=None))]
+    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1, binary_path=None, source_roots=None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn report(
         &self,
@@ -289,12 +293,14 @@ impl Input {
         metric: Option<String>,
         min_width: f64,
         binary_path: Option<Vec<PathBuf>>,
+        source_roots: Option<Vec<String>>,
     ) -> PyResult<()> {
         let options = crate::report::ReportOptions {
             overwrite,
             metric,
             min_width,
             binary_path: binary_path.unwrap_or_default(),
+            source_roots: source_roots.unwrap_or_default(),
         };
         crate::report::report(py, &self.opened, out, base, options)
     }

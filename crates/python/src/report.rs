@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use profcodec::output::{OutputPath, Overwrite};
-use profcodec::report::{Error as ReportError, Input, Options};
+use profcodec::report::{Error as ReportError, Input, Options, SourceRoot};
 use pyo3::prelude::*;
 
 use crate::convert::{policy_error, write_error};
@@ -36,10 +36,15 @@ pub(crate) struct ReportOptions {
     pub(crate) min_width: f64,
     /// Where the binaries of hpcrun measurements are searched first.
     pub(crate) binary_path: Vec<PathBuf>,
+    /// Folders (or `FROM=TO` mappings) whose source files the page may show, besides the
+    /// input's own folder (`--source-root`).
+    pub(crate) source_roots: Vec<String>,
 }
 
 /// Writes the report of `opened` (compared with the profile at `base`) into the folder `out`,
 /// checked against the output policy before anything is read. The GIL is released meanwhile.
+/// Where each source file's text on the page came from, or why there is none, is said by a
+/// `UserWarning` each, in the words of the command line's standard error.
 pub(crate) fn report(
     py: Python<'_>,
     opened: &profcodec::Opened,
@@ -52,6 +57,7 @@ pub(crate) fn report(
         metric,
         min_width,
         binary_path,
+        source_roots,
     } = options;
     let mut spec = OutputPath::folder(out)
         .overwrite(Overwrite::from_force(overwrite))
@@ -62,7 +68,11 @@ pub(crate) fn report(
     let checked = spec.check().map_err(policy_error)?;
     let mut options = Options::new().min_width(min_width);
     options.metric = metric;
-    crate::binaries::resolving(py, binary_path, || {
+    options.source_roots = source_roots
+        .iter()
+        .map(|root| root.parse::<SourceRoot>().unwrap_or_else(|e| match e {}))
+        .collect();
+    let written = crate::binaries::resolving(py, binary_path, || {
         let base = base.as_deref().map(Input::Path);
         profcodec::report::report(
             &[Input::Opened(opened)],
@@ -72,6 +82,10 @@ pub(crate) fn report(
             &mut |_| {},
         )
     })?
-    .map(|_| ())
-    .map_err(|e| write_error(e, report_error).into())
+    .map_err(|e| write_error(e, report_error))?;
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for source in &written.sources {
+        crate::binaries::warn(py, &category, source.to_string())?;
+    }
+    Ok(())
 }

@@ -66,9 +66,13 @@ class Input:
         metric: Optional[str] = None,
         min_width: float = 0.1,
         binary_path: Optional[Sequence[_Path]] = None,
+        source_roots: Optional[Sequence[str]] = None,
     ) -> None:
         """The HTML report ``profcodec report`` writes, into the folder ``out`` (compared
-        with the profile at ``base``); ``binary_path`` as for ``profile()``."""
+        with the profile at ``base``); ``binary_path`` as for ``profile()``. Source files are
+        read only under the input's own folder and ``source_roots`` (folders, or ``FROM=TO``;
+        ``--source-root``), never under /proc, /sys or /dev; a UserWarning per source file
+        says where its text came from, or why the page has none."""
     def rewrite(
         self, out: _Path, to: Optional[str] = None, *, overwrite: bool = False
     ) -> Dict[str, List[str]]:

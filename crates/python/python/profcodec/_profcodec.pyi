@@ -293,10 +293,13 @@ def sql(
     paths: _Paths,
     *,
     memory_limit: Optional[int] = 1 << 30,
-    timeout: Optional[float] = None,
+    timeout: Optional[float] = 600.0,
+    spill_limit: Optional[int] = 2 << 30,
 ) -> "pyarrow.Table":
-    """A read-only SQL query over the inputs' tables, as ``profcodec sql`` runs it. Needs
-    pyarrow, and the package built with its ``sql`` feature."""
+    """A read-only SQL query over the inputs' tables, as ``profcodec sql`` runs it, cancelled
+    after ``timeout`` seconds and stopped when it spills more than ``spill_limit`` bytes to the
+    temporary folder (None: no limit). Needs pyarrow, and the package built with its ``sql``
+    feature."""
 
 def export_parquet(
     paths: _Paths,

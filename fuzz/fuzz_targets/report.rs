@@ -159,7 +159,7 @@ libfuzzer_sys::fuzz_target!(|case: Case| {
     options.metric = case
         .metric
         .and_then(|m| pick(&case.side.units, m).map(|_| format!("v{}", m % 4)));
-    let _ = case.max_output;
+    options.max_output = case.max_output.map(u64::from);
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
@@ -171,5 +171,8 @@ libfuzzer_sys::fuzz_target!(|case: Case| {
             .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
             .sum();
         assert_eq!(on_disk, written.bytes);
+        if let Some(budget) = options.max_output {
+            assert!(written.bytes <= budget, "{} bytes over {budget}", written.bytes);
+        }
     }
 });

@@ -27,6 +27,11 @@ pub(crate) struct ReportArgs {
     /// (flamegraph.pl's --minwidth), so that a page for a huge profile stays small.
     #[arg(long, value_name = "PERCENT", default_value_t = 0.1)]
     pub(crate) min_width: f64,
+    /// The most bytes the report folder may take (its page, flame graphs and trace): a size
+    /// such as 500M or 2G, or `unlimited`; by default 100 times the inputs' size plus 64 MiB,
+    /// as for convert. A report projected over it is refused and nothing is written.
+    #[arg(long, value_name = "SIZE", value_parser = profcodec_export::parse_size)]
+    pub(crate) max_output: Option<u64>,
     /// The most functions per table.
     #[arg(long, default_value_t = 200)]
     pub(crate) functions: usize,
@@ -66,6 +71,7 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
     options.source_files = args.source_files;
     options.source_roots.clone_from(&args.source_root);
     options.metric.clone_from(&args.metric);
+    options.max_output = args.max_output;
     let inputs: Vec<Input<'_>> = args.inputs.iter().map(|p| Input::Path(p)).collect();
     let base = args.base.as_deref().map(Input::Path);
     let bar = crate::progress(&all);

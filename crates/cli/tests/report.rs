@@ -593,3 +593,33 @@ fn an_input_without_a_timeline_says_so() {
     let section = &page[page.find("id=\"timelines\"").unwrap()..];
     assert!(section.contains("No timeline: expected"), "{section:.400}");
 }
+
+#[test]
+fn a_report_over_max_output_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = testdata("nytprof/hello.nytprof.out");
+    let out = dir.path().join("r");
+    let refused = profcodec()
+        .args(["report", "--max-output", "10K", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    // A usage error, as convert's over its budget.
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("over the output budget of 10.0 KiB") && said.contains("--max-output"),
+        "{said}"
+    );
+    assert!(!out.exists(), "an over-budget report leaves nothing");
+    run_ok::<_, &std::ffi::OsStr>([
+        "report".as_ref(),
+        "--max-output".as_ref(),
+        "64M".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert!(out.join("index.html").is_file());
+}

@@ -320,7 +320,9 @@ fn page_input(side: &Side) -> Page<'_> {
 /// timeline (an EasyProfiler capture, an HPCToolkit database with a trace.db, an hpcrun
 /// measurement folder with traces), [`TRACE_FILE`], its Perfetto trace, within `convert`'s
 /// output budget (100 times the inputs' size plus 64 MiB; above it the page says so and holds
-/// no trace). The base's timeline is not read.
+/// no trace). The base's timeline is not read. The whole folder keeps [`Options::max_output`]
+/// (by default that same budget): a page and flame graphs projected over what the trace left
+/// of it are [`ReportError::OutputTooLarge`], and nothing is placed.
 ///
 /// Source files the inputs name are shown line by line from the text an input saves, else
 /// read from disk only under [`Options::source_roots`] and each input's own folder (a folder
@@ -354,9 +356,12 @@ pub fn report_filtered<E: From<Error>>(
     output: CheckedOutput,
     progress: &mut dyn FnMut(Step<'_>),
 ) -> Result<Written, WriteError<E>> {
-    let budget = profcodec_export::default_output_budget(profcodec_export::input_bytes(
-        &inputs.iter().map(Input::path).collect::<Vec<_>>(),
-    ));
+    // `convert`'s rule: the budget asked for, else 100 times the inputs plus 64 MiB.
+    let budget = options.max_output.unwrap_or_else(|| {
+        profcodec_export::default_output_budget(profcodec_export::input_bytes(
+            &inputs.iter().map(Input::path).collect::<Vec<_>>(),
+        ))
+    });
     let placed = output.path().to_owned();
     output.write_with(|folder| {
         let sides = Sides {
@@ -402,7 +407,21 @@ fn write_into(
         Err(None) => {}
     }
     let base_page = base.as_ref().map(page_input);
-    let mut written = profcodec_report::write_report(&page, base_page.as_ref(), options, folder)?;
+    // The page and its flame graphs get what the trace left of the budget, and are refused
+    // whole (the trace with them) when over it.
+    let trace_taken = trace_bytes.unwrap_or(0);
+    let mut page_options = options.clone();
+    page_options.max_output = Some(budget.saturating_sub(trace_taken));
+    let mut written =
+        profcodec_report::write_report(&page, base_page.as_ref(), &page_options, folder).map_err(
+            |e| match e {
+                ReportError::OutputTooLarge { projected, .. } => ReportError::OutputTooLarge {
+                    projected: projected.saturating_add(trace_taken),
+                    budget,
+                },
+                e => e,
+            },
+        )?;
     if let Some(bytes) = trace_bytes {
         written.bytes += bytes;
         written.files.push(folder.join(TRACE_FILE));
@@ -442,6 +461,8 @@ impl From<Error> for crate::inspect::Error {
                 }
             }
             Error::Report(ReportError::Query(q)) => V::Usage(q.to_string()),
+            // As convert words an output over its budget.
+            Error::Report(e @ ReportError::OutputTooLarge { .. }) => V::Usage(e.to_string()),
             Error::NoMatch(e) => V::Usage(e.to_string()),
             Error::Report(ReportError::Io(io)) | Error::Io(io) => V::Io(io),
             e => V::invalid(e, None),

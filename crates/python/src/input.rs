@@ -280,9 +280,12 @@ impl Input {
     ///
     /// `out` follows profcodec's output policy, checked before the input is read: an existing
     /// report is replaced only with `overwrite=True`, a folder profcodec did not write never.
+    /// `max_output`: the most bytes the report folder may take, by default 100 times the
+    /// input's size plus 64 MiB (`--max-output`); a report projected over it raises
+    /// profcodec.UnsupportedError and nothing is written.
     /// Raises profcodec.QueryError for an unknown metric, profcodec.FileError when `out` is
     /// refused or cannot be written.
-    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1, binary_path=None, source_roots=None))]
+    #[pyo3(signature = (out, base=None, *, overwrite=false, metric=None, min_width=0.1, binary_path=None, source_roots=None, max_output=None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn report(
         &self,
@@ -294,8 +297,10 @@ impl Input {
         min_width: f64,
         binary_path: Option<Vec<PathBuf>>,
         source_roots: Option<Vec<String>>,
+        max_output: Option<u64>,
     ) -> PyResult<()> {
         let options = crate::report::ReportOptions {
+            max_output,
             overwrite,
             metric,
             min_width,

@@ -19,6 +19,10 @@ fn report_error(e: ReportError) -> Error {
         // As the input's other methods raise it.
         ReportError::Read { source, .. } => source.into(),
         ReportError::Report(Page::Query(q)) => Error::new(Kind::Query, q.to_string()),
+        // As an export over its budget.
+        ReportError::Report(ref over @ Page::OutputTooLarge { .. }) => {
+            Error::new(Kind::Unsupported, over.to_string())
+        }
         ReportError::Report(Page::Io(ref io)) | ReportError::Io(ref io) => {
             Error::io(e.to_string(), io)
         }
@@ -28,6 +32,8 @@ fn report_error(e: ReportError) -> Error {
 
 /// The options of `Input.report()` beside its input, output and base.
 pub(crate) struct ReportOptions {
+    /// The most bytes of the report folder; `None` for `profcodec report`'s default.
+    pub(crate) max_output: Option<u64>,
     /// Replace an existing report.
     pub(crate) overwrite: bool,
     /// The main value type.
@@ -53,6 +59,7 @@ pub(crate) fn report(
     options: ReportOptions,
 ) -> PyResult<()> {
     let ReportOptions {
+        max_output,
         overwrite,
         metric,
         min_width,
@@ -68,6 +75,7 @@ pub(crate) fn report(
     let checked = spec.check().map_err(policy_error)?;
     let mut options = Options::new().min_width(min_width);
     options.metric = metric;
+    options.max_output = max_output;
     options.source_roots = source_roots
         .iter()
         .map(|root| root.parse::<SourceRoot>().unwrap_or_else(|e| match e {}))

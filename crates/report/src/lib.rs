@@ -1,6 +1,6 @@
 //! An offline HTML report of a profile in the format-neutral model ([`profcodec_profile`]), so
 //! that every format profcodec reads gets one: what was profiled, the top functions per value
-//! type, an interactive flame graph (made by [`inferno`]), callers and callees, the source line
+//! type, an interactive flame graph (drawn from the call tree), callers and callees, the source line
 //! by line, the activity of each track of a timeline, and with a base profile a comparison (a
 //! differential flame graph and the functions that changed most).
 //!
@@ -45,8 +45,11 @@
 //! The flame graph omits frames narrower than [`Options::min_width`] percent of the total (as
 //! flamegraph.pl's `--minwidth`), before the graph is drawn; the tables hold at most
 //! [`Options::functions`] functions, [`Options::contexts`] single-context tables, and the source
-//! of the [`Options::source_files`] files with the most time. The model is read a few times
-//! over, each pass linear in its size.
+//! of the [`Options::source_files`] files with the most time, a row per line of text or with
+//! values (never per line number). The flame graphs are drawn node by node from the tree,
+//! never through folded stacks that spell each whole call path. [`Options::max_output`] bounds
+//! the files together: a report over it is refused before a byte is written. The model is read
+//! a few times over, each pass linear in its size.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -59,6 +62,7 @@ pub use activity::{Activity, ActivitySink};
 pub use source::SourceUse;
 
 mod activity;
+mod budget;
 mod calls;
 mod flame;
 mod page;
@@ -217,6 +221,10 @@ pub struct Options {
     pub metric: Option<String>,
     /// The page's title; `None` for the program's name or the input's path.
     pub title: Option<String>,
+    /// The most bytes the report's files may take together (`--max-output`): a report
+    /// projected over it is refused with [`ReportError::OutputTooLarge`] before a byte is
+    /// written, and the memory it is made in stays within it. `None`: no budget.
+    pub max_output: Option<u64>,
 }
 
 impl Default for Options {
@@ -231,6 +239,7 @@ impl Default for Options {
             source_roots: Vec::new(),
             metric: None,
             title: None,
+            max_output: None,
         }
     }
 }
@@ -250,6 +259,12 @@ impl Options {
     /// These options looking for source files under `root` too.
     pub fn source_root(mut self, root: SourceRoot) -> Options {
         self.source_roots.push(root);
+        self
+    }
+
+    /// These options with an output budget of `bytes` (see [`Options::max_output`]).
+    pub fn max_output(mut self, bytes: u64) -> Options {
+        self.max_output = Some(bytes);
         self
     }
 
@@ -274,6 +289,21 @@ pub enum ReportError {
     /// The page's template failed (a bug).
     #[error("rendering the report page: {0}")]
     Template(String),
+    /// The report's files would take more than [`Options::max_output`]: nothing was written.
+    #[error(
+        "the report would take {} ({projected} bytes), over the output budget of {} ({budget} \
+         bytes): nothing was written; --max-output {} allows it (--max-output SIZE sets the \
+         budget, by default 100 times the inputs' size plus 64 MiB)",
+        text::bytes(*projected),
+        text::bytes(*budget),
+        budget::suggestion(*projected)
+    )]
+    OutputTooLarge {
+        /// The size of the files projected, in bytes.
+        projected: u64,
+        /// The budget, in bytes.
+        budget: u64,
+    },
 }
 
 /// What [`write_report`] wrote.
@@ -297,8 +327,9 @@ pub fn write_report(
     options: &Options,
     folder: &Path,
 ) -> Result<Written, ReportError> {
-    std::fs::create_dir_all(folder)?;
+    // Everything is made, and checked against the budget, before anything is written.
     let rendered = page::render(input, base, options)?;
+    std::fs::create_dir_all(folder)?;
     let mut written = Written {
         files: Vec::new(),
         bytes: 0,
@@ -311,7 +342,7 @@ pub fn write_report(
         written.bytes += bytes.len() as u64;
         Ok(())
     };
-    put(page::INDEX, rendered.index.as_bytes())?;
+    put(page::INDEX, &rendered.index)?;
     for (name, bytes) in &rendered.extra {
         put(name, bytes)?;
     }

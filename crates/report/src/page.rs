@@ -8,6 +8,7 @@ use profcodec_profile::{
 };
 use serde::Serialize;
 
+use crate::budget::Budget;
 use crate::text::{self, Cell, Style};
 use crate::{Input, Options, ReportError, calls, flame, source};
 
@@ -21,7 +22,7 @@ const SCRIPT: &str = include_str!("../templates/script.js");
 
 /// The rendered page and the files beside it.
 pub(crate) struct Rendered {
-    pub(crate) index: String,
+    pub(crate) index: Vec<u8>,
     pub(crate) extra: Vec<(&'static str, Vec<u8>)>,
     /// Where each source file's text came from, or why there is none.
     pub(crate) sources: Vec<source::SourceUse>,
@@ -541,12 +542,6 @@ fn columns(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Column> {
     out
 }
 
-/// The flame graph's count name and factor for `vt` with counts of `quantum`.
-fn flame_units(profile: &Profile, vt: ValueTypeId, quantum: f64) -> (String, f64) {
-    let unit = profile.value_type(vt).unit;
-    (profile.unit_name(unit).to_owned(), quantum)
-}
-
 /// The source view: its columns, its files, and a note on what is not shown.
 type Sources = (Vec<Column>, Vec<SourceFile>, Option<String>);
 
@@ -631,38 +626,38 @@ fn sources(
                 .and_then(|v| v[0])
                 .is_some_and(|x| hot > 0.0 && x >= hot * 0.1)
         };
-        let (mut rows, from, note) = match source::text(input, file, &options.source_roots) {
+        let row = |number: u32, text: String, values: Option<&Vec<Option<f64>>>| LineRow {
+            number,
+            text,
+            cells: cells_of(values),
+            hot: is_hot(values),
+        };
+        // A row per line of text and per line with values beyond the text, never per line
+        // number: a value at line 4,000,000,000 is one row, not four billion.
+        let (rows, shown, from, note) = match source::text(input, file, &options.source_roots) {
             source::Text::Found { lines: text, from } => {
-                let last = lines.keys().next_back().copied().unwrap_or(0) as usize;
-                let count = text.len().max(last);
-                let rows: Vec<LineRow> = (1..=count)
-                    .map(|number| {
-                        let values = lines.get(&(number as u32));
-                        LineRow {
-                            number: number as u32,
-                            text: text.get(number - 1).cloned().unwrap_or_default(),
-                            cells: cells_of(values),
-                            hot: is_hot(values),
-                        }
-                    })
+                let text_lines = u32::try_from(text.len()).unwrap_or(u32::MAX);
+                let beyond = lines.range(text_lines.saturating_add(1)..);
+                let shown = text.len() + beyond.clone().count();
+                let rows: Vec<LineRow> = text
+                    .into_iter()
+                    .zip(1..=u32::MAX)
+                    .map(|(text, number)| row(number, text, lines.get(&number)))
+                    .chain(beyond.map(|(&number, values)| row(number, String::new(), Some(values))))
+                    .take(options.source_lines)
                     .collect();
-                (rows, Some(from), None)
+                (rows, shown, Some(from), None)
             }
             source::Text::Missing { note } => {
                 let rows = lines
                     .iter()
-                    .map(|(&number, values)| LineRow {
-                        number,
-                        text: String::new(),
-                        cells: cells_of(Some(values)),
-                        hot: is_hot(Some(values)),
-                    })
+                    .take(options.source_lines)
+                    .map(|(&number, values)| row(number, String::new(), Some(values)))
                     .collect();
-                (rows, None, Some(note))
+                (rows, lines.len(), None, Some(note))
             }
         };
-        let cut = rows.len().saturating_sub(options.source_lines);
-        rows.truncate(options.source_lines);
+        let cut = shown.saturating_sub(rows.len());
         out.push(SourceFile {
             path: file.clone(),
             anchor: format!("src-{n}"),
@@ -824,6 +819,7 @@ fn comparison(
     input: &Input<'_>,
     main: ValueTypeId,
     options: &Options,
+    budget: &mut Budget,
 ) -> Result<(Comparison, Option<Vec<u8>>), ReportError> {
     let profile = input.profile;
     let name = profile.value_type_name(main).to_owned();
@@ -873,22 +869,17 @@ fn comparison(
     if let (Some(new_totals), Some(base_vt)) = (flame::totals(profile, main), base_vt)
         && let Some(base_totals) = flame::totals(base.profile, base_vt)
     {
-        let share = options.min_width / 100.0;
-        let (new_folded, q) = flame::folded(profile, &new_totals, share, None);
-        let (base_folded, _) = flame::folded(base.profile, &base_totals, share, Some(q));
-        let (count_name, factor) = flame_units(profile, main, q);
+        let mut labels = flame::Labels::default();
+        let graph = flame::graph(profile, &new_totals, &mut labels, options.min_width / 100.0);
+        // The base whole: a frame pruned from its graph still has a value to compare with.
+        let base_graph = flame::graph(base.profile, &base_totals, &mut labels, 0.0);
         let title = format!("{name}: change from the base (red: more, blue: less)");
-        svg = Some(flame::diff_svg(
-            &base_folded,
-            &new_folded,
-            &title,
-            &count_name,
-            factor,
-            options.min_width,
-        )?);
+        let mut file = budget.file();
+        flame::svg(&mut file, &graph, &labels, &title, s, Some(&base_graph))?;
+        svg = Some(budget.take(file));
         flame_view = Some(Flame {
             file: DIFF_FLAME,
-            note: "The shape is the new profile's; each frame is coloured by its change from the base (as inferno's diff-folded).".to_owned(),
+            note: "The shape is the new profile's; each frame is coloured by its change from the base's frame of the same call path, and its tooltip gives both values and the change.".to_owned(),
         });
     }
     Ok((
@@ -948,23 +939,31 @@ pub(crate) fn render(
         }
     }
 
+    let mut budget = Budget::new(options.max_output);
     let totals = flame::totals(profile, main);
     let mut flame_view = None;
     let mut no_flame = None;
     match &totals {
         Some(totals) => {
-            let (folded, q) = flame::folded(profile, totals, options.min_width / 100.0, None);
-            let (count_name, factor) = flame_units(profile, main, q);
-            let title = format!("{} ({})", profile.value_type_name(main), count_name);
-            extra.push((
-                FLAME,
-                flame::svg(&folded, &title, &count_name, factor, options.min_width)?,
-            ));
+            let mut labels = flame::Labels::default();
+            let graph = flame::graph(profile, totals, &mut labels, options.min_width / 100.0);
+            let unit = profile.unit_name(profile.value_type(main).unit);
+            let title = format!("{} ({unit})", profile.value_type_name(main));
+            let mut file = budget.file();
+            flame::svg(
+                &mut file,
+                &graph,
+                &labels,
+                &title,
+                style(profile, main),
+                None,
+            )?;
+            extra.push((FLAME, budget.take(file)));
             flame_view = Some(Flame {
                 file: FLAME,
                 note: format!(
                     "{} frames drawn; {} narrower than {}% of the total left out (--min-width).",
-                    folded.kept, folded.pruned, options.min_width
+                    graph.kept_count, graph.pruned, options.min_width
                 ),
             });
         }
@@ -993,7 +992,7 @@ pub(crate) fn render(
 
     let comparison = match base {
         Some(base) => {
-            let (c, svg) = comparison(base, input, main, options)?;
+            let (c, svg) = comparison(base, input, main, options, &mut budget)?;
             if let Some(svg) = svg {
                 extra.push((DIFF_FLAME, svg));
             }
@@ -1044,10 +1043,12 @@ pub(crate) fn render(
     let mut env = minijinja::Environment::new();
     env.add_template("index.html", TEMPLATE)
         .map_err(|e| ReportError::Template(e.to_string()))?;
-    let index = env
-        .get_template("index.html")
-        .and_then(|t| t.render(&page))
+    let mut file = budget.file();
+    env.get_template("index.html")
+        .and_then(|t| t.render_captured_to(&page, &mut file).map(drop))
         .map_err(|e| ReportError::Template(format!("{e:#}")))?;
+    let index = budget.take(file);
+    budget.check()?;
     Ok(Rendered {
         index,
         extra,

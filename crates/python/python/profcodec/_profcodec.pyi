@@ -67,9 +67,12 @@ class Input:
         min_width: float = 0.1,
         binary_path: Optional[Sequence[_Path]] = None,
         source_roots: Optional[Sequence[str]] = None,
+        max_output: Optional[int] = None,
     ) -> None:
         """The HTML report ``profcodec report`` writes, into the folder ``out`` (compared
-        with the profile at ``base``); ``binary_path`` as for ``profile()``. Source files are
+        with the profile at ``base``); ``binary_path`` as for ``profile()``. ``max_output``:
+        the most bytes of the folder (``--max-output``; by default 100 times the input plus
+        64 MiB); a report over it raises UnsupportedError and nothing is written. Source files are
         read only under the input's own folder and ``source_roots`` (folders, or ``FROM=TO``;
         ``--source-root``), never under /proc, /sys or /dev; a UserWarning per source file
         says where its text came from, or why the page has none."""

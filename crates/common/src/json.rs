@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
-use crate::terminal::is_unsafe;
+use crate::terminal::escape_json;
 
 /// Writes `value` as JSON into `out`, indented when `pretty`, with the characters a terminal
 /// obeys escaped (see the [module](self)).
@@ -37,7 +37,7 @@ pub fn to_writer<W: Write, T: Serialize + ?Sized>(
 }
 
 /// A formatter that writes as `F` does, with the string fragments `serde_json` leaves raw
-/// escaped where a character [`is_unsafe`].
+/// escaped where a character [`is_unsafe`](crate::terminal::is_unsafe) ([`escape_json`]).
 struct Escaping<F>(F);
 
 impl<F: Formatter> Formatter for Escaping<F> {
@@ -46,15 +46,8 @@ impl<F: Formatter> Formatter for Escaping<F> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut rest = fragment;
-        while let Some(at) = rest.find(is_unsafe) {
-            writer.write_all(&rest.as_bytes()[..at])?;
-            let c = rest[at..].chars().next().unwrap_or_default();
-            // Every escaped character is in the Basic Multilingual Plane: one `\uXXXX`.
-            write!(writer, "\\u{:04x}", u32::from(c))?;
-            rest = &rest[at + c.len_utf8()..];
-        }
-        writer.write_all(rest.as_bytes())
+        // serde_json has escaped the C0 controls of the fragment already.
+        writer.write_all(escape_json(fragment).as_bytes())
     }
 
     // The layout is `F`'s.
@@ -93,6 +86,7 @@ impl<F: Formatter> Formatter for Escaping<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terminal::is_unsafe;
 
     fn json(value: &serde_json::Value, pretty: bool) -> String {
         let mut out = Vec::new();

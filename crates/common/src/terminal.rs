@@ -75,6 +75,140 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
+/// `json` (a JSON document) with every character [`is_unsafe`] but JSON's whitespace (tab,
+/// newline, carriage return) written as a `\uXXXX` escape: the C1 and bidi controls a JSON
+/// writer leaves raw inside strings. A valid document stays valid and reads back the same (a
+/// raw C0 control can only be whitespace there, and every escaped character is in the Basic
+/// Multilingual Plane: one `\uXXXX` each).
+///
+/// ```
+/// use profcodec_common::terminal::escape_json;
+/// assert_eq!(escape_json("[\"a\u{9b}2J\u{202e}b\"]\n"), "[\"a\\u009b2J\\u202eb\"]\n");
+/// ```
+pub fn escape_json(json: &str) -> Cow<'_, str> {
+    let unsafe_in_json = |c: char| is_unsafe(c) && !matches!(c, '\t' | '\n' | '\r');
+    let Some(first) = json.find(unsafe_in_json) else {
+        return Cow::Borrowed(json);
+    };
+    let mut out = String::with_capacity(json.len() + 8);
+    out.push_str(&json[..first]);
+    for c in json[first..].chars() {
+        if unsafe_in_json(c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A writer that passes text on to a terminal escaped: [`EscapingWriter::lines`] as [`escape`]
+/// shows it, with the newlines that end lines kept; [`EscapingWriter::json`] as
+/// [`escape_json`]. Bytes that are no UTF-8 show as `\xNN`; a character split between two
+/// writes is held until its end arrives. It is meant for standard output when that is a
+/// terminal: a pipe or a file gets the exact bytes without it.
+///
+/// ```
+/// use std::io::Write;
+/// use profcodec_common::terminal::EscapingWriter;
+/// let mut out = EscapingWriter::lines(Vec::new());
+/// out.write_all(b"main;\x1b]52;c;eA==\x07 1\nmain;caf\xc3").unwrap();
+/// out.write_all(b"\xa9\xff 2\n").unwrap();
+/// let out = out.finish().unwrap();
+/// assert_eq!(out, b"main;\\x1b]52;c;eA==\\x07 1\nmain;caf\xc3\xa9\\xff 2\n");
+/// ```
+#[derive(Debug)]
+pub struct EscapingWriter<W: std::io::Write> {
+    inner: W,
+    /// The start of a character whose other bytes have not been written yet.
+    pending: Vec<u8>,
+    json: bool,
+}
+
+impl<W: std::io::Write> EscapingWriter<W> {
+    /// Lines of text: each escaped as [`escape`] does, the newlines between them kept.
+    pub fn lines(inner: W) -> Self {
+        EscapingWriter {
+            inner,
+            pending: Vec::new(),
+            json: false,
+        }
+    }
+
+    /// A JSON document, escaped as [`escape_json`] does.
+    pub fn json(inner: W) -> Self {
+        EscapingWriter {
+            inner,
+            pending: Vec::new(),
+            json: true,
+        }
+    }
+
+    /// Writes what is held (the start of a character that never ended, as `\xNN`), flushes,
+    /// and returns the writer written to.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        let mut out = String::new();
+        for b in std::mem::take(&mut self.pending) {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+        self.inner.write_all(out.as_bytes())?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    /// Appends `text`, escaped, to `out`.
+    fn push_text(&self, out: &mut String, text: &str) {
+        if self.json {
+            out.push_str(&escape_json(text));
+            return;
+        }
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&escape(line));
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for EscapingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(buf);
+        let mut out = String::with_capacity(bytes.len() + 8);
+        let mut rest = &bytes[..];
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.push_text(&mut out, text);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    self.push_text(&mut out, std::str::from_utf8(valid).unwrap_or_default());
+                    let Some(bad) = e.error_len() else {
+                        // A character that the next write may complete.
+                        rest = after;
+                        break;
+                    };
+                    for b in &after[..bad] {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                    rest = &after[bad..];
+                }
+            }
+        }
+        self.pending = rest.to_vec();
+        self.inner.write_all(out.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// [`escape`] of `message`'s text: for a whole message (an error, a warning) that may quote
 /// names and paths from an input, escaped once where it is printed.
 pub fn escape_display(message: &impl std::fmt::Display) -> String {
@@ -115,5 +249,35 @@ mod tests {
         assert!(!once.contains(is_unsafe));
         assert_eq!(escape(&once), once);
         assert_eq!(escape_display(&"\x1bx"), r"\x1bx");
+    }
+
+    #[test]
+    fn the_writer_escapes_across_writes_and_keeps_lines() {
+        use std::io::Write as _;
+        let text = "a\x1b[2J\u{202e}é\n\u{9b}b\tc\n";
+        let mut out = EscapingWriter::lines(Vec::new());
+        // One byte at a time: every character is cut between writes.
+        for b in text.as_bytes() {
+            out.write_all(&[*b]).unwrap_or_default();
+        }
+        let out = out.finish().unwrap_or_default();
+        assert_eq!(
+            String::from_utf8(out).unwrap_or_default(),
+            "a\\x1b[2J\\u{202e}é\n\\u{9b}b\\tc\n"
+        );
+        let mut json = EscapingWriter::json(Vec::new());
+        let doc = "[\"x\u{85}\u{2066}\\u001b\"]\n";
+        for b in doc.as_bytes() {
+            json.write_all(&[*b]).unwrap_or_default();
+        }
+        let json = json.finish().unwrap_or_default();
+        assert_eq!(
+            String::from_utf8(json).unwrap_or_default(),
+            "[\"x\\u0085\\u2066\\u001b\"]\n"
+        );
+        // A character that never ends shows its bytes.
+        let mut cut = EscapingWriter::lines(Vec::new());
+        cut.write_all(b"x\xe9\x96").unwrap_or_default();
+        assert_eq!(cut.finish().unwrap_or_default(), b"x\\xe9\\x96");
     }
 }

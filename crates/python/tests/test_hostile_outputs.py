@@ -22,5 +22,8 @@ def test_merge_refuses_an_output_inside_a_folder_of_inputs(testdata, tmp_path):
     with pytest.raises(profcodec.FileError, match="lies inside the input"):
         profcodec.merge([runs], inside, overwrite=True)
     assert inside.read_bytes() == hello.read_bytes()
+    # Beside the folder, the merge goes ahead: the one left there is a profile of the folder now.
+    assert profcodec.merge([runs], tmp_path / "merged.out")["inputs"] == 3
+    inside.unlink()
     # Beside the folder, the merge goes ahead.
-    assert profcodec.merge([runs], tmp_path / "merged.out")["inputs"] == 2
+    assert profcodec.merge([runs], tmp_path / "merged.out", overwrite=True)["inputs"] == 2

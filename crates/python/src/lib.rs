@@ -33,6 +33,9 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<profile::Profile>()?;
     m.add_class::<profile::Top>()?;
     m.add_class::<tables::ArrowStream>()?;
+    m.add_function(wrap_pyfunction!(tables::table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::table_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::expand_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(diff::diff, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::merge, m)?)?;
     m.add_function(wrap_pyfunction!(profile::merged_profile, m)?)?;

@@ -32,7 +32,6 @@ pub(crate) struct ArrowStream {
 
 impl ArrowStream {
     /// The table `name` of `schema`, read whole into `batches` (a query's result).
-    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     pub(crate) fn new(
         name: String,
         schema: arrow_schema::SchemaRef,
@@ -208,6 +207,47 @@ pub(crate) fn stream(
     let name = table_name(name, set, format_set(opened))?;
     let mut streams = read(py, opened, &[name], binary_path)?;
     Ok(streams.remove(0))
+}
+
+/// `profcodec.table_names()`: every table this build declares, as `set.table`
+/// ("hpctoolkit.values", "profile.nodes"), set by set in `profcodec::tables::SETS`' order.
+#[pyfunction]
+pub(crate) fn table_names() -> Vec<String> {
+    profcodec::tables::SETS
+        .iter()
+        .flat_map(|set| set.tables().iter().map(move |t| format!("{set}.{}", t.name)))
+        .collect()
+}
+
+/// `profcodec.table_schema(name)`: the Arrow schema the table `name` ("hpctoolkit.values",
+/// "profile.nodes") is declared with, as a `pyarrow.Schema`, read from no input: what a query
+/// engine plans with before any profile is decoded.
+#[pyfunction]
+pub(crate) fn table_schema<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let unknown = || {
+        Error::new(
+            Kind::Query,
+            format!(
+                "no table {name:?}: a table is named with its set, one of {}",
+                table_names().join(", ")
+            ),
+        )
+    };
+    let (set, table) = name.split_once('.').ok_or_else(unknown)?;
+    let set = profcodec::tables::set(set).ok_or_else(unknown)?;
+    let def = set.table(table).map_err(Error::from)?;
+    let pyarrow = pyarrow(py)?;
+    let empty = ArrowStream::new(name.to_owned(), def.schema(), Vec::new());
+    to_pyarrow(py, &pyarrow, empty)?.getattr("schema")
+}
+
+/// `profcodec.expand_inputs(paths)`: the inputs `paths` stand for, as `sql()` and
+/// `merged_profile()` read them: each file, database, measurement folder or session as it is,
+/// a folder of profiles replaced by its profiles in name order (a `UserWarning` for each
+/// entry passed over, and why). Opens no more of each than its first bytes.
+#[pyfunction]
+pub(crate) fn expand_inputs(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<PathBuf>> {
+    crate::profile::expand_inputs(py, &paths)
 }
 
 /// pyarrow, or an ImportError that says how to install it.

@@ -291,6 +291,19 @@ def merged_profile(
     """Many inputs (files, folders) as one profile, decoded on ``jobs`` threads (every core by
     default) and merged in input order, as ``profcodec top A B ...`` reads them."""
 
+def table_names() -> List[str]:
+    """Every table this build declares, as ``set.table`` ("hpctoolkit.values",
+    "profile.nodes"), set by set."""
+
+def table_schema(name: str) -> "pyarrow.Schema":
+    """The Arrow schema the table ``name`` (``set.table``) is declared with, read from no
+    input. Needs pyarrow."""
+
+def expand_inputs(paths: Sequence[_Path]) -> List[Path]:
+    """The inputs ``paths`` stand for, as ``sql()`` and ``merged_profile()`` read them: a
+    folder of profiles replaced by its profiles in name order (a UserWarning for each entry
+    passed over); a file, database, measurement folder or session as it is."""
+
 def sql(
     query: str,
     paths: _Paths,

@@ -1,9 +1,15 @@
 """Input.report() against crafted profiles (HOSTILE.md classes 4 and 7): a statement at a huge
 line number with its source beside the input is one row of the page, not a row per line number;
-and a report over ``max_output`` is refused before a byte is written."""
+deep chains of long names (600 nested EasyProfiler blocks of a 10 KB name, an 8,000-deep NYTProf
+chain) cost their size, not depth squared; and a report over ``max_output`` is refused before a
+byte is written."""
 
+import os
 import resource
+import shutil
 import struct
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -71,3 +77,68 @@ def test_a_report_over_max_output_is_refused_before_writing(tmp_path):
     assert not out.exists()
     profcodec.open(path).report(out, max_output=64 << 20)
     assert (out / "index.html").is_file()
+
+
+def report_peak_mib(path, out):
+    """Input.report() of ``path`` into ``out`` in a fresh interpreter: its peak resident memory
+    (MiB), which sees the Rust allocations tracemalloc does not."""
+    script = (
+        "import resource, sys, warnings\n"
+        "import profcodec\n"
+        "warnings.simplefilter('ignore')\n"
+        "profcodec.open(sys.argv[1]).report(sys.argv[2])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.split()[-1]) / 1024
+
+
+def test_six_hundred_nested_blocks_of_a_10_kb_name(testdata, tmp_path):
+    # 24 KB: easyprofiler_deep(600, 10_000) of benches/src/hostile.rs, kept current by
+    # crates/profcodec/tests/report_hostile.rs (PROFCODEC_BLESS=1 writes it again).
+    path = testdata / "hostile" / "easyprofiler_deep_600.prof"
+    assert path.stat().st_size < 32 << 10
+    out = tmp_path / "report"
+    # Every node's whole folded path (twice) was 600 x 600 x 10 KB and aborted the interpreter.
+    peak = report_peak_mib(path, out)
+    assert peak < 256, f"peak resident memory {peak:.0f} MiB"
+    written = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    assert written < 64 << 20, f"{written} bytes written"
+    assert "n" * 10_000 in (out / "index.html").read_text()
+
+
+def chain_program(depth):
+    """A Perl program of ``depth`` subs with long names, each calling the next once."""
+    name = lambda i: f"Some::Package::Name::sub_{i:020}"
+    lines = [f"sub {name(i)} {{ {name(i + 1)}() }}" for i in range(depth - 1)]
+    lines.append(f"sub {name(depth - 1)} {{ my $x = 0; $x += $_ for 1 .. 1000; $x }}")
+    lines.append(f"{name(0)}();")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_8000_deep_nytprof_chain(tmp_path):
+    if shutil.which("perl") is None or subprocess.run(
+        ["perl", "-MDevel::NYTProf::Data", "-e", "1"], capture_output=True
+    ).returncode:
+        pytest.skip("perl with Devel::NYTProf is not installed (Debian: libdevel-nytprof-perl)")
+    program = tmp_path / "chain.pl"
+    program.write_text(chain_program(8000))
+    path = tmp_path / "nytprof.out"
+    subprocess.run(
+        ["perl", "-d:NYTProf", str(program)],
+        env={**os.environ, "NYTPROF": f"file={path}:compress=0"},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    out = tmp_path / "report"
+    peak = report_peak_mib(path, out)
+    assert peak < 256, f"peak resident memory {peak:.0f} MiB"
+    page = (out / "index.html").read_text()
+    assert f"sub_{7999:020}" in page

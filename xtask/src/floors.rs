@@ -31,7 +31,25 @@ const FORMAT_CRATES: &[&str] = &[
     "nytprof",
     "easyprofiler",
     "statprofiler",
+    "hpcprof",
 ];
+
+/// Crates of the formats' floor that join format crates, with the formats each may name and
+/// why: `hpcprof` reads measurements (hpcrun) and writes databases (hpctoolkit), the two ends
+/// of HPCToolkit's pipeline.
+const JOINS: &[(&str, &[&str], &str)] = &[(
+    "hpcprof",
+    &["hpcrun", "hpctoolkit"],
+    "turns hpcrun measurements into HPCToolkit databases",
+)];
+
+/// True when crate `name` may name the format crate `format`: its own, or one it joins.
+fn may_name(name: &str, format: &str) -> bool {
+    name == format
+        || JOINS
+            .iter()
+            .any(|(joiner, formats, _)| *joiner == name && formats.contains(&format))
+}
 
 /// Files outside the umbrella and the format's own crate that may name a format crate, with
 /// why. Paths are relative to the workspace root.
@@ -54,7 +72,7 @@ pub(crate) fn check(ws: &Workspace) -> Result<()> {
                 let text = read(file)?;
                 let rel = file.strip_prefix(&ws.root).unwrap_or(file);
                 for format in FORMAT_CRATES {
-                    if *format == name || !names_crate(&text, format) {
+                    if may_name(&name, format) || !names_crate(&text, format) {
                         continue;
                     }
                     named += 1;

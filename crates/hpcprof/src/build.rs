@@ -1,0 +1,695 @@
+//! Decoding each thread's files on the worker pool, unifying their trees in input order, and
+//! laying the result out as a database.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use profcodec_hpcrun::{Measurement, MetricValue, Trace};
+use profcodec_hpctoolkit::model::{
+    CodePoint, Context, ContextHandle, Database, EntryPoint, EntryPointHandle, EntryPointKind,
+    Identifier, LexicalType, LoadModule, Meta, Metric, MetricValue as DbValue, ModuleHandle,
+    Parent, Profile, ProfileValues, PropagationScope, Relation, ScopeHandle, ScopeInstance,
+    ScopeType, Summary, Trace as DbTrace, TraceElement, Traces,
+};
+use rayon::prelude::*;
+
+use crate::{Input, Options, ProfError};
+
+const fn placeholder(code: &[u8; 8]) -> u64 {
+    u64::from_be_bytes(*code)
+}
+
+/// hpcrun's placeholder load module (`HPCRUN_PLACEHOLDER_LM`) and the codes hpcprof reads.
+const PLACEHOLDER_LM: u16 = 0;
+const ROOT_PRIMARY: u64 = placeholder(b"^Primary");
+const ROOT_PARTIAL: u64 = placeholder(b"^Partial");
+const UNNORMALIZED_IP: u64 = placeholder(b"*Unnorm ");
+const NO_ACTIVITY: u64 = placeholder(b"NoActvty");
+const FENCE_MAIN: u64 = placeholder(b"| Main  ");
+const FENCE_THREAD: u64 = placeholder(b"| Thread");
+
+/// The standard identifier names hpcprof writes.
+const ID_NAMES: [&str; 8] = [
+    "SUMMARY",
+    "NODE",
+    "RANK",
+    "THREAD",
+    "GPUDEVICE",
+    "GPUCONTEXT",
+    "GPUSTREAM",
+    "CORE",
+];
+
+/// The propagation scopes, in the order hpcprof lists them, with the index of each metric's
+/// sub-metric of that scope.
+const SCOPES: [(&str, ScopeType, u8); 4] = [
+    ("point", ScopeType::POINT, 255),
+    ("function", ScopeType::TRANSITIVE, 0),
+    ("lex_aware", ScopeType::CUSTOM, 255),
+    ("execution", ScopeType::EXECUTION, 255),
+];
+const POINT: usize = 0;
+const FUNCTION: usize = 1;
+const LEX_AWARE: usize = 2;
+const EXECUTION: usize = 3;
+
+/// What a node of a calling-context tree is, below its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Key {
+    /// An entry point (a thread fence).
+    Entry(u16),
+    /// An address hpcprof cannot place: `(unknown)`, called from its parent.
+    Unknown,
+    /// A call to an instruction: load module (by path) and offset.
+    Point(u32, u64),
+}
+
+/// A metric as hpcrun describes it, unified across files by name.
+#[derive(Debug, Clone)]
+struct MetricInfo {
+    name: String,
+}
+
+/// One thread's files, decoded and turned into local tree nodes.
+#[derive(Debug, Default)]
+struct Decoded {
+    program: Option<String>,
+    id_tuple: Vec<profcodec_hpcrun::IdTupleEntry>,
+    metrics: Vec<Option<(MetricInfo, f64, bool)>>,
+    modules: Vec<String>,
+    /// Local nodes: parent (`None`: the global context) and key with a local module index.
+    nodes: Vec<(Option<u32>, Key)>,
+    /// Point values: local node (`None`: the global context), local metric, value.
+    values: Vec<(Option<u32>, u16, f64)>,
+    /// Trace: time and local node (`None`: the global context).
+    trace: Option<Vec<(u64, Option<u32>)>>,
+}
+
+/// Where an hpcrun node id went.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Global,
+    Node(u32),
+}
+
+impl Slot {
+    fn node(self) -> Option<u32> {
+        match self {
+            Slot::Global => None,
+            Slot::Node(n) => Some(n),
+        }
+    }
+}
+
+fn unsupported(path: &Path, what: impl Into<String>) -> ProfError {
+    ProfError::Unsupported {
+        path: path.to_path_buf(),
+        what: what.into(),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, ProfError> {
+    std::fs::read(path).map_err(|source| ProfError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn decode(input: &Input, options: &Options) -> Result<Decoded, ProfError> {
+    let path = input.profile.as_path();
+    let bytes = read(path)?;
+    let m = Measurement::parse(&bytes).map_err(|source| ProfError::Decode {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    drop(bytes);
+    let mut out = Decoded {
+        program: m
+            .header_value("program-name")
+            .map(|t| t.to_string_lossy().into_owned()),
+        ..Decoded::default()
+    };
+    let Some(epoch) = m.epochs.first() else {
+        return Err(unsupported(path, "the profile holds no epoch"));
+    };
+    if m.epochs.len() > 1 {
+        return Err(unsupported(
+            path,
+            "profiles of more than one epoch (hpcrun before 2020) are not read by hpcprof",
+        ));
+    }
+    let Some(sparse) = &m.sparse else {
+        return Err(unsupported(
+            path,
+            "only HPCRUN-profile____04.00b files hold what hpcprof reads (sparse values and an identifier tuple)",
+        ));
+    };
+    out.id_tuple = sparse.id_tuple.clone();
+    for desc in &epoch.metrics {
+        let stored = desc.formula.as_bytes().is_empty();
+        let is_int = matches!(desc.value_format(), profcodec_hpcrun::ValueFormat::Int);
+        out.metrics.push(stored.then(|| {
+            (
+                MetricInfo {
+                    name: desc.name.to_string_lossy().into_owned(),
+                },
+                desc.period as f64,
+                is_int,
+            )
+        }));
+    }
+    let mut module_of: HashMap<u16, u32> = HashMap::new();
+    for lm in &epoch.loadmap {
+        // gpubins and vdso are named relative to the measurement folder; hpcprof names the
+        // module as hpcrun recorded it.
+        let full = lm.name.to_string_lossy().into_owned();
+        module_of.insert(lm.id, out.modules.len() as u32);
+        out.modules.push(full);
+    }
+    let mut slots: HashMap<i32, Slot> = HashMap::with_capacity(epoch.cct.len());
+    // `(unknown)` below the global context, made once when needed.
+    let mut unknown_top: Option<u32> = None;
+    for node in &epoch.cct {
+        let bad = |what: String| unsupported(path, format!("CCT node {}: {what}", node.id));
+        if node.parent == 0 || node.parent == node.id {
+            if node.lm_id == PLACEHOLDER_LM && node.ip == ROOT_PRIMARY {
+                slots.insert(node.id, Slot::Global);
+                continue;
+            }
+            return Err(bad(format!(
+                "a root that is not hpcrun's primary root (load module {}, address {:#x}); \
+                 GPU range trees are not placed yet",
+                node.lm_id, node.ip
+            )));
+        }
+        let Some(&parent) = slots.get(&node.parent) else {
+            return Err(bad(format!(
+                "its parent {} does not come before it",
+                node.parent
+            )));
+        };
+        let mut parent = parent;
+        let key = if node.lm_id == PLACEHOLDER_LM {
+            match node.ip {
+                NO_ACTIVITY if matches!(parent, Slot::Global) => {
+                    slots.insert(node.id, Slot::Global);
+                    continue;
+                }
+                FENCE_MAIN => Key::Entry(EntryPointKind::MAIN_THREAD.0),
+                FENCE_THREAD => Key::Entry(EntryPointKind::APPLICATION_THREAD.0),
+                ROOT_PARTIAL | UNNORMALIZED_IP => Key::Unknown,
+                code => {
+                    let text = String::from_utf8_lossy(&code.to_be_bytes()).into_owned();
+                    return Err(bad(format!(
+                        "placeholder {text:?} is not placed yet (only the roots and thread fences are)"
+                    )));
+                }
+            }
+        } else {
+            let Some(&module) = module_of.get(&node.lm_id) else {
+                return Err(bad(format!(
+                    "load module {} is not in the load map",
+                    node.lm_id
+                )));
+            };
+            if !node.is_unwound() {
+                return Err(bad(
+                    "nodes that need reconstruction (not unwound) are not placed yet".to_owned(),
+                ));
+            }
+            if matches!(parent, Slot::Global) {
+                // An instruction cannot be a top-level context: hpcprof puts it under
+                // `(unknown)`, a partial call path.
+                let top = *unknown_top.get_or_insert_with(|| {
+                    out.nodes.push((None, Key::Unknown));
+                    out.nodes.len() as u32 - 1
+                });
+                parent = Slot::Node(top);
+            }
+            Key::Point(module, node.ip)
+        };
+        out.nodes.push((parent.node(), key));
+        slots.insert(node.id, Slot::Node(out.nodes.len() as u32 - 1));
+    }
+    for (i, c) in sparse.contexts.iter().enumerate() {
+        let Some(&slot) = slots.get(&(c.ctx as i32)) else {
+            return Err(unsupported(
+                path,
+                format!("values for CCT node {} that is not in the tree", c.ctx),
+            ));
+        };
+        for v in sparse.values_of(i) {
+            let Some(Some((_, factor, is_int))) = out.metrics.get(usize::from(v.metric)) else {
+                continue;
+            };
+            let format = if *is_int {
+                profcodec_hpcrun::ValueFormat::Int
+            } else {
+                profcodec_hpcrun::ValueFormat::Real
+            };
+            let value = MetricValue::from_bits(v.value, format).as_f64() * factor;
+            out.values.push((slot.node(), v.metric, value));
+        }
+    }
+    if let (Some(trace_path), false) = (&input.trace, options.no_traces) {
+        let bytes = read(trace_path)?;
+        let trace = Trace::parse(&bytes).map_err(|source| ProfError::Decode {
+            path: trace_path.clone(),
+            source,
+        })?;
+        if !trace.is_data_centric() {
+            let line = trace
+                .records
+                .iter()
+                .filter_map(|r| slots.get(&(r.ctx as i32)).map(|slot| (r.time, slot.node())))
+                .collect();
+            out.trace = Some(line);
+        }
+    }
+    Ok(out)
+}
+
+/// The unified tree: node 0 is the global context.
+#[derive(Debug, Default)]
+struct Tree {
+    parent: Vec<u32>,
+    key: Vec<Key>,
+    index: HashMap<(u32, Key), u32>,
+}
+
+impl Tree {
+    fn new() -> Self {
+        Tree {
+            parent: vec![0],
+            key: vec![Key::Unknown],
+            index: HashMap::new(),
+        }
+    }
+
+    fn child(&mut self, parent: u32, key: Key) -> u32 {
+        let next = self.parent.len() as u32;
+        let id = *self.index.entry((parent, key.clone())).or_insert(next);
+        if id == next {
+            self.parent.push(parent);
+            self.key.push(key);
+        }
+        id
+    }
+}
+
+/// A thread's point values and trace, in unified terms.
+#[derive(Debug)]
+struct Thread {
+    id_tuple: Vec<profcodec_hpcrun::IdTupleEntry>,
+    /// node -> unified metric -> value.
+    values: BTreeMap<u32, BTreeMap<u16, f64>>,
+    trace: Option<Vec<(u64, u32)>>,
+}
+
+/// Makes the database of the threads `inputs` (see [`crate::prof`]).
+pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, ProfError> {
+    let jobs = options.jobs.unwrap_or(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| ProfError::Pool {
+            jobs,
+            message: e.to_string(),
+        })?;
+    let decoded: Vec<Result<Decoded, ProfError>> =
+        pool.install(|| inputs.par_iter().map(|i| decode(i, options)).collect());
+
+    let mut tree = Tree::new();
+    let mut modules: Vec<String> = Vec::new();
+    let mut module_index: HashMap<String, u32> = HashMap::new();
+    let mut metrics: Vec<MetricInfo> = Vec::new();
+    let mut metric_index: HashMap<String, u16> = HashMap::new();
+    let mut threads: Vec<Thread> = Vec::new();
+    let mut program: Option<String> = None;
+    for d in decoded {
+        let d = d?;
+        if program.is_none() {
+            program = d.program.clone();
+        }
+        let module_map: Vec<u32> = d
+            .modules
+            .iter()
+            .map(|m| {
+                *module_index.entry(m.clone()).or_insert_with(|| {
+                    modules.push(m.clone());
+                    modules.len() as u32 - 1
+                })
+            })
+            .collect();
+        let metric_map: Vec<Option<u16>> = d
+            .metrics
+            .iter()
+            .map(|m| {
+                m.as_ref().map(|(info, _, _)| {
+                    *metric_index.entry(info.name.clone()).or_insert_with(|| {
+                        metrics.push(info.clone());
+                        metrics.len() as u16 - 1
+                    })
+                })
+            })
+            .collect();
+        let mut node_map: Vec<u32> = Vec::with_capacity(d.nodes.len());
+        for (parent, key) in d.nodes {
+            let parent = parent.map_or(0, |p| node_map[p as usize]);
+            let key = match key {
+                Key::Point(m, offset) => Key::Point(module_map[m as usize], offset),
+                other => other,
+            };
+            node_map.push(tree.child(parent, key));
+        }
+        let unified = |n: Option<u32>| n.map_or(0, |n| node_map[n as usize]);
+        let mut values: BTreeMap<u32, BTreeMap<u16, f64>> = BTreeMap::new();
+        for (node, metric, value) in d.values {
+            let Some(Some(metric)) = metric_map.get(usize::from(metric)) else {
+                continue;
+            };
+            *values
+                .entry(unified(node))
+                .or_default()
+                .entry(*metric)
+                .or_default() += value;
+        }
+        let trace = d
+            .trace
+            .map(|t| t.into_iter().map(|(time, n)| (time, unified(n))).collect());
+        threads.push(Thread {
+            id_tuple: d.id_tuple,
+            values,
+            trace,
+        });
+    }
+    Ok(layout(tree, modules, metrics, threads, program, options))
+}
+
+/// Lays the unified tree, metrics and threads out as a database.
+fn layout(
+    tree: Tree,
+    modules: Vec<String>,
+    metrics: Vec<MetricInfo>,
+    threads: Vec<Thread>,
+    program: Option<String>,
+    options: &Options,
+) -> Database {
+    let n = tree.parent.len();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for node in 1..n {
+        children[tree.parent[node] as usize].push(node as u32);
+    }
+    // Siblings in key order, so that the layout depends on the tree only, not on the order the
+    // threads were merged in.
+    for c in &mut children {
+        c.sort_by(|a, b| tree.key[*a as usize].cmp(&tree.key[*b as usize]));
+    }
+    // Preorder from the global context: context ids in that order.
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut stack = vec![0u32];
+    while let Some(node) = stack.pop() {
+        order.push(node);
+        stack.extend(children[node as usize].iter().rev());
+    }
+    let mut ctx_id = vec![0u32; n];
+    for (i, &node) in order.iter().enumerate() {
+        ctx_id[node as usize] = i as u32;
+    }
+
+    let mut meta = Meta {
+        title: options
+            .title
+            .clone()
+            .or(program)
+            .unwrap_or_else(|| "<unnamed>".to_owned()),
+        description: "TODO database description".to_owned(),
+        id_names: ID_NAMES.map(str::to_owned).to_vec(),
+        ..Meta::default()
+    };
+    for (name, scope_type, propagation_index) in SCOPES {
+        meta.scopes.push(PropagationScope {
+            name: name.to_owned(),
+            scope_type,
+            propagation_index,
+        });
+    }
+    for (m, info) in metrics.iter().enumerate() {
+        let id = |s: usize| (m * SCOPES.len() + s) as u16;
+        meta.metrics.push(Metric {
+            name: info.name.clone(),
+            scope_insts: (0..SCOPES.len())
+                .map(|s| ScopeInstance {
+                    scope: ScopeHandle(s as u32),
+                    prop_metric_id: id(s),
+                })
+                .collect(),
+            summaries: (0..SCOPES.len())
+                .map(|s| Summary {
+                    scope: ScopeHandle(s as u32),
+                    formula: "$$".to_owned(),
+                    combine: profcodec_hpctoolkit::model::Combine::SUM,
+                    stat_metric_id: id(s),
+                })
+                .collect(),
+        });
+    }
+
+    // Modules in the order the contexts first use them; only used ones are written.
+    let mut module_handle: HashMap<u32, ModuleHandle> = HashMap::new();
+    let mut entry_of: HashMap<u32, EntryPointHandle> = HashMap::new();
+    let mut context_of: HashMap<u32, ContextHandle> = HashMap::new();
+    for &node in order.iter().skip(1) {
+        let parent_node = tree.parent[node as usize];
+        let parent = if let Some(&e) = entry_of.get(&parent_node) {
+            Parent::EntryPoint(e)
+        } else if let Some(&c) = context_of.get(&parent_node) {
+            Parent::Context(c)
+        } else {
+            Parent::Context(ContextHandle(u32::MAX))
+        };
+        match &tree.key[node as usize] {
+            Key::Entry(kind) if parent_node == 0 => {
+                let kind = EntryPointKind(*kind);
+                let pretty_name = match kind {
+                    EntryPointKind::MAIN_THREAD => "main thread",
+                    EntryPointKind::APPLICATION_THREAD => "application thread",
+                    _ => "unknown entry",
+                };
+                meta.entry_points.push(EntryPoint {
+                    ctx_id: ctx_id[node as usize],
+                    kind,
+                    pretty_name: pretty_name.to_owned(),
+                });
+                entry_of.insert(node, EntryPointHandle(meta.entry_points.len() as u32 - 1));
+            }
+            Key::Unknown if parent_node == 0 => {
+                meta.entry_points.push(EntryPoint {
+                    ctx_id: ctx_id[node as usize],
+                    kind: EntryPointKind::UNKNOWN,
+                    pretty_name: "unknown entry".to_owned(),
+                });
+                entry_of.insert(node, EntryPointHandle(meta.entry_points.len() as u32 - 1));
+            }
+            key => {
+                let point = match key {
+                    Key::Point(m, offset) => {
+                        let next = ModuleHandle(meta.modules.len() as u32);
+                        let module = *module_handle.entry(*m).or_insert_with(|| {
+                            meta.modules.push(LoadModule {
+                                flags: 0,
+                                path: modules[*m as usize].clone(),
+                            });
+                            next
+                        });
+                        Some(CodePoint {
+                            module,
+                            offset: *offset,
+                        })
+                    }
+                    _ => None,
+                };
+                meta.contexts.push(Context {
+                    parent,
+                    ctx_id: ctx_id[node as usize],
+                    relation: Relation::CALL,
+                    lexical_type: LexicalType::INSTRUCTION,
+                    propagation: 0,
+                    function: None,
+                    source: None,
+                    point,
+                });
+                context_of.insert(node, ContextHandle(meta.contexts.len() as u32 - 1));
+            }
+        }
+    }
+
+    // Function-scope values propagate from a context to its parent only along lexical
+    // relations; every relation here is a call, so they stay where they were measured.
+    let lexical_child = |_node: u32| false;
+    let n_metrics = metrics.len();
+    let mut profiles = vec![Profile {
+        flags: Profile::IS_SUMMARY,
+        id_tuple: None,
+        values: ProfileValues::default(),
+    }];
+    let mut summary: BTreeMap<u32, BTreeMap<u16, f64>> = BTreeMap::new();
+    let tuples = id_tuples(&threads);
+    let mut traces = Vec::new();
+    for (thread, tuple) in threads.iter().zip(tuples) {
+        // Per node, per metric and scope, bottom-up over the preorder reversed.
+        let mut cells: HashMap<u32, Vec<[f64; 4]>> = HashMap::new();
+        for (&node, values) in &thread.values {
+            let cell = cells
+                .entry(node)
+                .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
+            for (&m, &v) in values {
+                cell[usize::from(m)][POINT] += v;
+                cell[usize::from(m)][FUNCTION] += v;
+                cell[usize::from(m)][LEX_AWARE] += v;
+                cell[usize::from(m)][EXECUTION] += v;
+            }
+        }
+        for &node in order.iter().rev() {
+            if node == 0 {
+                continue;
+            }
+            let Some(cell) = cells.get(&node).cloned() else {
+                continue;
+            };
+            let parent = tree.parent[node as usize];
+            let up = cells
+                .entry(parent)
+                .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
+            for (m, v) in cell.iter().enumerate() {
+                up[m][EXECUTION] += v[EXECUTION];
+                if lexical_child(node) {
+                    up[m][FUNCTION] += v[FUNCTION];
+                    up[m][LEX_AWARE] += v[LEX_AWARE];
+                }
+            }
+        }
+        let mut by_ctx: BTreeMap<u32, Vec<DbValue>> = BTreeMap::new();
+        for (node, cell) in &cells {
+            let mut vals = Vec::new();
+            for (m, v) in cell.iter().enumerate() {
+                for (s, &x) in v.iter().enumerate() {
+                    if x != 0.0 {
+                        let metric_id = (m * SCOPES.len() + s) as u16;
+                        vals.push(DbValue {
+                            metric_id,
+                            value: x,
+                        });
+                        *summary
+                            .entry(ctx_id[*node as usize])
+                            .or_default()
+                            .entry(metric_id)
+                            .or_default() += x;
+                    }
+                }
+            }
+            if !vals.is_empty() {
+                by_ctx.insert(ctx_id[*node as usize], vals);
+            }
+        }
+        let mut values = ProfileValues::default();
+        for (ctx, vals) in by_ctx {
+            values.push(ctx, vals);
+        }
+        profiles.push(Profile {
+            flags: 0,
+            id_tuple: Some(tuple),
+            values,
+        });
+        if let Some(t) = &thread.trace {
+            traces.push(DbTrace {
+                prof_index: profiles.len() as u32 - 1,
+                elements: t
+                    .iter()
+                    .map(|&(timestamp, node)| TraceElement {
+                        timestamp,
+                        ctx_id: ctx_id[node as usize],
+                    })
+                    .collect(),
+            });
+        }
+    }
+    for (ctx, vals) in summary {
+        profiles[0].values.push(
+            ctx,
+            vals.into_iter()
+                .map(|(metric_id, value)| DbValue { metric_id, value }),
+        );
+    }
+    let mut db = Database {
+        meta,
+        profiles,
+        context_major: None,
+        traces: (!options.no_traces && !traces.is_empty()).then(|| Traces::from_traces(traces)),
+    };
+    db.context_major = Some(db.transpose(Some(n as u32)));
+    db
+}
+
+/// The identifier tuples of the threads, with the logical indexes hpcrun leaves to hpcprof
+/// generated: for `LOGIC_LOCAL`, numbered within the entries before it; for `LOGIC_GLOBAL`,
+/// within the kind. Physical indexes are numbered in increasing order, so the numbering does not
+/// depend on the order the files were read.
+fn id_tuples(threads: &[Thread]) -> Vec<Vec<Identifier>> {
+    type LocalKey = (Vec<(u16, u64)>, u16);
+    let mut local: BTreeMap<LocalKey, BTreeMap<u64, u64>> = BTreeMap::new();
+    let mut global: BTreeMap<u16, BTreeMap<u64, u64>> = BTreeMap::new();
+    for t in threads {
+        for (i, e) in t.id_tuple.iter().enumerate() {
+            match e.interpretation() {
+                1 => {
+                    let prefix = t.id_tuple[..i]
+                        .iter()
+                        .map(|p| (p.kind_id(), p.physical))
+                        .collect();
+                    local
+                        .entry((prefix, e.kind_id()))
+                        .or_default()
+                        .insert(e.physical, 0);
+                }
+                2 => {
+                    global.entry(e.kind_id()).or_default().insert(e.physical, 0);
+                }
+                _ => {}
+            }
+        }
+    }
+    for map in local.values_mut().chain(global.values_mut()) {
+        for (i, v) in map.values_mut().enumerate() {
+            *v = i as u64;
+        }
+    }
+    threads
+        .iter()
+        .map(|t| {
+            t.id_tuple
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let logical = match e.interpretation() {
+                        1 => {
+                            let prefix: Vec<(u16, u64)> = t.id_tuple[..i]
+                                .iter()
+                                .map(|p| (p.kind_id(), p.physical))
+                                .collect();
+                            local[&(prefix, e.kind_id())][&e.physical]
+                        }
+                        2 => global[&e.kind_id()][&e.physical],
+                        _ => e.logical,
+                    };
+                    Identifier {
+                        kind: e.kind_id() as u8,
+                        flags: u16::from(e.interpretation() != 3),
+                        logical_id: logical as u32,
+                        physical_id: e.physical,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}

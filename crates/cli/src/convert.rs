@@ -8,6 +8,9 @@ use crate::Failure;
 use crate::OpError;
 
 pub(crate) mod timeline;
+mod watch;
+
+pub(crate) use watch::Watch;
 
 /// What `convert --to` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -73,10 +76,20 @@ pub(crate) struct ConvertArgs {
 }
 
 /// Runs `profcodec convert`.
-pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
+pub(crate) fn run(mut args: ConvertArgs) -> Result<(), Failure> {
     crate::top::use_binary_path(&args.binary_path);
+    // The output is checked against the inputs as given before any is read (with --split,
+    // each output once the expanded inputs name it); then a folder of profiles stands for
+    // its profiles.
+    let given = std::mem::take(&mut args.inputs);
+    let output = match args.split {
+        true => None,
+        false => check_output(args.output.as_deref(), args.force, &given)?,
+    };
+    args.inputs = crate::expand_inputs(&given)?;
+    let args = &args;
     if matches!(args.to, Target::Perfetto | Target::Chrome) {
-        return timeline::run(args);
+        return timeline::run(args, &given, output);
     }
     let to = clap::ValueEnum::to_possible_value(&args.to);
     let to = to.as_ref().map_or("", |v| v.get_name());
@@ -90,22 +103,23 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         .spans(args.to.wants_spans())
         .jobs(args.jobs);
     if args.split {
-        for (input, output) in split_outputs(args)? {
+        for (input, output) in split_outputs(args, &given)? {
+            let watch = Watch::new(&[&input]);
             let mut one = profcodec::merged_profile(&[&input], &merge)?;
             args.filter.apply(&mut one, &[&input])?;
             let options = with_names(&options, one.format());
-            write_output(Some(output), |out| {
+            write_output(Some(output), &watch, |out| {
                 export(&one.profile, args.to, &options, out)
             })?;
         }
         return Ok(());
     }
-    let output = check_output(args.output.as_deref(), args.force, &args.inputs)?;
+    let watch = Watch::new(&args.inputs);
     let mut merged = profcodec::merged_profile(&args.inputs, &merge)?;
     args.filter.apply(&mut merged, &args.inputs)?;
     // Folded names follow the source tool when every input comes from the same one.
     let options = with_names(&options, merged.format());
-    write_output(output, |out| {
+    write_output(output, &watch, |out| {
         export(&merged.profile, args.to, &options, out)
     })
 }
@@ -147,9 +161,11 @@ impl Target {
 /// missing), each checked against the output policy before any input is read. Names are the
 /// inputs' file names with the target's extension; inputs of the same file name are told apart
 /// by as many of their folders' names as it takes (`a-nytprof.out.folded`,
-/// `b-nytprof.out.folded`: `profcodec::output::distinct_names`).
+/// `b-nytprof.out.folded`: `profcodec::output::distinct_names`). `given` are the inputs as the
+/// command line gives them ([`checked`]).
 pub(crate) fn split_outputs(
     args: &ConvertArgs,
+    given: &[PathBuf],
 ) -> Result<Vec<(PathBuf, profcodec::output::CheckedOutput)>, Failure> {
     let folder = args.output.as_deref().unwrap_or(Path::new("."));
     match std::fs::create_dir(folder) {
@@ -167,11 +183,11 @@ pub(crate) fn split_outputs(
     let mut outputs = Vec::with_capacity(args.inputs.len());
     for (input, mut name) in args.inputs.iter().zip(names) {
         name.push(&extension);
-        let checked = profcodec::output::OutputPath::file(folder.join(name))
-            .overwrite(profcodec::output::Overwrite::from_force(args.force))
-            .inputs(&args.inputs)
-            .check()?;
-        crate::note_stale_staging(&checked);
+        let checked = checked(
+            profcodec::output::OutputPath::file(folder.join(name))
+                .overwrite(profcodec::output::Overwrite::from_force(args.force)),
+            given,
+        )?;
         outputs.push((input.clone(), checked));
     }
     Ok(outputs)
@@ -210,38 +226,101 @@ fn export(
     })
 }
 
-/// Checks `output` (a file; standard output when `None`) against the output policy, before any
-/// input is read: an existing file is refused unless `force`, a folder always, and so is an
-/// output that is one of `inputs`.
+/// Checks `output` (a file; standard output when `None`) as [`checked`] does: an existing file
+/// is refused unless `force`, a folder always.
 pub(crate) fn check_output(
     output: Option<&Path>,
     force: bool,
-    inputs: &[PathBuf],
+    given: &[PathBuf],
 ) -> Result<Option<profcodec::output::CheckedOutput>, Failure> {
     let Some(output) = output else {
         return Ok(None);
     };
-    let checked = profcodec::output::OutputPath::file(output)
-        .overwrite(profcodec::output::Overwrite::from_force(force))
-        .inputs(inputs)
-        .check()?;
+    let spec = profcodec::output::OutputPath::file(output)
+        .overwrite(profcodec::output::Overwrite::from_force(force));
+    Ok(Some(checked(spec, given)?))
+}
+
+/// Checks the output `spec` against the output policy and against `given`, the inputs as the
+/// command line gives them, before any input is read: an output that is an input, holds one,
+/// or lies inside one is refused. A folder of profiles given as an input is checked as the
+/// folder, not as the profiles it stands for: an output written into it would be one more of
+/// its profiles, counted again by every later read. merge, convert and report check here.
+pub(crate) fn checked(
+    spec: profcodec::output::OutputPath,
+    given: &[PathBuf],
+) -> Result<profcodec::output::CheckedOutput, Failure> {
+    let checked = spec.inputs(given).check()?;
     crate::note_stale_staging(&checked);
-    Ok(Some(checked))
+    Ok(checked)
 }
 
 /// Runs `write` into the checked `output` atomically (a staging sibling renamed into place
-/// when complete), or into standard output when `output` is `None`.
+/// when complete), or into standard output when `output` is `None` (escaped for the terminal
+/// when it is one: [`Stdout`]); its bytes are counted on
+/// `watch`'s line, which says an output much larger than its inputs.
 pub(crate) fn write_output(
     output: Option<profcodec::output::CheckedOutput>,
+    watch: &Watch,
     write: impl FnOnce(&mut dyn Write) -> Result<(), OpError>,
 ) -> Result<(), Failure> {
-    let Some(output) = output else {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
+    let watched = |out: &mut dyn Write| {
+        let mut out = watch.writer(out);
         write(&mut out)?;
         out.flush()?;
+        out.finish();
+        Ok::<(), OpError>(())
+    };
+    let Some(output) = output else {
+        let stdout = std::io::stdout();
+        let terminal = std::io::IsTerminal::is_terminal(&stdout);
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut out = Stdout::new(&mut out, terminal);
+        watched(&mut out)?;
+        out.finish()?;
         return Ok(());
     };
-    output.write_file(write)?;
+    output.write_file(watched)?;
     Ok(())
+}
+
+/// Standard output as convert writes it: through [`profcodec::terminal::EscapingWriter`] when
+/// it is a terminal, where a name from an input could drive it; the exact bytes into a pipe or
+/// a file.
+enum Stdout<W: Write> {
+    Exact(W),
+    Escaped(profcodec::terminal::EscapingWriter<W>),
+}
+
+impl<W: Write> Stdout<W> {
+    fn new(out: W, terminal: bool) -> Self {
+        match terminal {
+            true => Stdout::Escaped(profcodec::terminal::EscapingWriter::lines(out)),
+            false => Stdout::Exact(out),
+        }
+    }
+
+    /// Writes what is held and flushes.
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Stdout::Exact(mut out) => out.flush(),
+            Stdout::Escaped(out) => out.finish().map(drop),
+        }
+    }
+}
+
+impl<W: Write> Write for Stdout<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stdout::Exact(out) => out.write(buf),
+            Stdout::Escaped(out) => out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stdout::Exact(out) => out.flush(),
+            Stdout::Escaped(out) => out.flush(),
+        }
+    }
 }

@@ -5,3 +5,4 @@
 //! This library is not an API for other programs: use the crate `profcodec`.
 
 pub mod failure;
+pub mod inputs;

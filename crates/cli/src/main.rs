@@ -22,6 +22,7 @@ use profcodec::inspect::{Dump, DumpLayout, DumpOptions, RewriteOptions};
 use profcodec::output::{OutputPath, Overwrite};
 use profcodec::terminal::{escape, escape_display};
 use profcodec_cli::failure::{Failure, note_stale_staging, say};
+use profcodec_cli::inputs::expand_inputs;
 
 /// Read, check, query and convert profiler files: HPCToolkit databases, hpcrun measurements,
 /// Devel::NYTProf, EasyProfiler and Devel::StatProfiler.
@@ -102,7 +103,7 @@ enum Command {
     /// one file of their own format that the format's tool reads: NYTProf, as `nytprofmerge`
     /// merges them. Written atomically: the output appears only when complete.
     #[command(
-        after_help = "Examples:\n  profcodec merge -o merged.out before.out after.out\n  profcodec merge --force -o merged.out nytprof.out nytprof.out && nytprofhtml -f merged.out"
+        after_help = "Examples:\n  profcodec merge -o merged.out before.out after.out\n  profcodec merge -o merged.out nytprof.out.* && nytprofhtml -f merged.out\n  profcodec merge --force -o suite.out profiles/"
     )]
     Merge {
         /// The merged file; its parent folder must exist.
@@ -117,7 +118,9 @@ enum Command {
     },
     /// The costliest functions, lines or modules, with self and inclusive values and a total;
     /// several inputs (per-rank or per-process files of one run) are merged into one profile.
+    // `--depth` (a timeline's) is not in their help: both refuse it, in words.
     #[command(
+        mut_arg("depth", |a| a.hide(true)),
         after_help = "Examples:\n  profcodec top nytprof.out\n  profcodec top -n 10 --by inclusive --metric CPUTIME db.d\n  profcodec top --group line --json nytprof.out"
     )]
     Top {
@@ -149,6 +152,7 @@ enum Command {
     /// What changed between two profiles: rows matched by function (or line, or module), both
     /// values, the change and the relative change, largest change first.
     #[command(
+        mut_arg("depth", |a| a.hide(true)),
         after_help = "Examples:\n  profcodec diff before.out after.out\n  profcodec diff --min-change 0.1ms --min-relative 5 before.out after.out\n  profcodec diff --by inclusive --json base.d new.d"
     )]
     Diff {
@@ -202,16 +206,6 @@ fn open_and<T>(
     // A file cut while it was read (its lost pages read as zeros): that error, not the result.
     opened.check_intact()?;
     result.map_err(|e| failure_of(file, &opened, e))
-}
-
-/// The inputs `paths` stand for (a folder of profiles, its profiles), each entry of a folder
-/// passed over said on standard error with the reason.
-fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
-    let expanded = profcodec::expand_inputs(paths)?;
-    for warning in expanded.warnings() {
-        say(format_args!("profcodec: {warning}"));
-    }
-    Ok(expanded.paths)
 }
 
 /// `e` as a failure whose message names the file and the format it was taken for.
@@ -401,12 +395,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             // The inputs as given: the output may not lie inside a folder of profiles (as for
             // export), where it would be one more profile, counted again by every later read.
-            let checked = OutputPath::file(&output)
-                .overwrite(Overwrite::from_force(force))
-                .inputs(&inputs)
-                .check()?;
+            let checked = convert::checked(
+                OutputPath::file(&output).overwrite(Overwrite::from_force(force)),
+                &inputs,
+            )?;
             let inputs = expand_inputs(&inputs)?;
-            note_stale_staging(&checked);
             let report = profcodec::merge_files(&inputs, checked).map_err(|e| match e {
                 profcodec::output::WriteError::Write(e) => Failure::from(e),
                 e => e.into(),
@@ -429,6 +422,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let (format, profile) = (merged.format(), merged.profile);
             check_contexts(&profile, &q, &inputs, format)?;
             let table = profile.top(&q).map_err(query_failure)?;
+            top::hint_unsymbolized(&table);
             let mut buf = io::BufWriter::new(out);
             if json {
                 profcodec::text::write_top_json(&mut buf, &table)?;
@@ -438,16 +432,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             buf.flush()?;
             Ok(())
         }
-        Command::Convert(mut args) => {
-            args.inputs = expand_inputs(&args.inputs)?;
-            convert::run(&args)
-        }
+        Command::Convert(args) => convert::run(args),
         Command::Export(args) => external::run("export", &args),
         Command::Sql(args) => external::run("sql", &args),
-        Command::Report(mut args) => {
-            args.inputs = expand_inputs(&args.inputs)?;
-            report::run(&args)
-        }
+        Command::Report(args) => report::run(args),
         Command::Diff {
             query,
             change,

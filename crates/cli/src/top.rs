@@ -60,7 +60,8 @@ pub(crate) struct QueryArgs {
     /// or separate with commas.
     #[arg(long, value_name = "PID", value_delimiter = ',')]
     process: Vec<u64>,
-    /// Average over the threads, ranks or processes read instead of summing them.
+    /// Average over the threads, ranks or processes read instead of summing them: those the
+    /// filters keep, else every one measured (never a summary); the heading says over how many.
     #[arg(long)]
     mean: bool,
     /// Print names whole: by default C++ template arguments and parameter lists show as <…>
@@ -197,4 +198,23 @@ impl QueryArgs {
         let options = self.options().table_options();
         options.width((!self.full_names).then(table_width))
     }
+}
+
+/// Says once, on standard error, how to read a table whose rows are bare addresses (hpcrun
+/// measurements whose binaries were not found): one row per address says little, and a
+/// grouping by module, or the binaries, say more.
+pub(crate) fn hint_unsymbolized(table: &profcodec_profile::Table) {
+    let addresses = table
+        .rows
+        .iter()
+        .filter(|r| r.function.is_none() && r.address.is_some() && r.path.is_none())
+        .count();
+    if addresses == 0 {
+        return;
+    }
+    let rows = profcodec::words::count_of(table.rows.len(), "row", "rows");
+    profcodec_cli::failure::say(format_args!(
+        "profcodec: {addresses} of {rows} are addresses without a symbol: --group module \
+         sums them by load module, --binary-path DIR names them from the binaries"
+    ));
 }

@@ -64,7 +64,7 @@ fn top_prints_an_aligned_table_with_units_and_a_total() {
     let text = stdout([OsStr::new("top"), testdata("features.statprof").as_os_str()]);
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[0].starts_with("metric time (microseconds), by self, grouped by function"),
+        lines[0].starts_with("metric time (milliseconds), by self, grouped by function"),
         "{text}"
     );
     assert!(

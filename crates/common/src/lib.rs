@@ -17,6 +17,7 @@
 //! - [`named`]: the rule for files a path inside an input names (a source file, a binary):
 //!   read only under a folder the user allowed, never under `/proc`, `/sys` or `/dev`, only
 //!   regular files within a size limit.
+//! - [`words`]: counts in words whose noun agrees with the count (`1 context`, `2 contexts`).
 //! - [`inspect`] (feature `inspect`): the types every format's `info`, `validate`, `dump` and
 //!   `rewrite` share, so that the umbrella dispatches over formats without knowing any.
 //!
@@ -39,6 +40,7 @@ pub mod json;
 pub mod named;
 pub mod source;
 pub mod terminal;
+pub mod words;
 
 pub use bound::{CountTooLarge, checked_capacity};
 pub use cursor::{Cursor, Truncated};

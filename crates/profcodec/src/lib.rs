@@ -120,6 +120,9 @@ pub use profcodec_profile as profile;
 /// Text from an input made safe for a terminal (`terminal::escape`): what every face escapes
 /// names, paths and messages with before printing them.
 pub use profcodec_common::terminal;
+/// Counts in words whose noun agrees with the count (`words::count(1, "context", "contexts")`):
+/// what every face writes a count with.
+pub use profcodec_common::words;
 #[cfg(feature = "easyprofiler")]
 pub use profcodec_easyprofiler as easyprofiler;
 #[cfg(feature = "hpcrun")]

@@ -33,7 +33,8 @@ pub struct TopOptions {
     pub limit: Option<usize>,
     /// The threads, ranks and processes read (all when it keeps all).
     pub selection: Selection,
-    /// Average over the contexts read instead of summing them.
+    /// Average over the contexts read instead of summing them: over the selected ones, or,
+    /// without a selection, over every context measured (never a summary).
     pub mean: bool,
     /// Names whole in tables, not shortened (`<…>`, `(…)`).
     pub full_names: bool,
@@ -56,6 +57,11 @@ impl TopOptions {
         }
         if !self.selection.keeps_all() {
             query = query.contexts(ContextFilter::Select(self.selection.clone()));
+        } else if self.mean {
+            // The whole program of a profile with a summary (an HPCToolkit database's) is its
+            // one summary context, whose mean is its sum: a mean is over the threads, ranks or
+            // processes measured.
+            query = query.contexts(ContextFilter::All);
         }
         if self.mean {
             query = query.combine(Combine::Mean);

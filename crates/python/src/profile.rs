@@ -369,8 +369,8 @@ impl Top {
             d.set_item("address", row.address)?;
             d.set_item("self", row.self_value)?;
             d.set_item("inclusive", row.inclusive)?;
-            d.set_item("calls", row.calls)?;
-            d.set_item("statements", row.statements)?;
+            d.set_item("calls", row.calls.map(|c| count(py, c)))?;
+            d.set_item("statements", row.statements.map(|c| count(py, c)))?;
             d.set_item("path", &row.path)?;
             list.append(d)?;
         }
@@ -428,6 +428,20 @@ impl Top {
             self.table.unit,
             self.table.total.self_value
         )
+    }
+}
+
+/// A count as Python reads it: an `int` when whole (calls, statements), a `float` when not (a
+/// mean over contexts), as `top --json` writes it.
+fn count(py: Python<'_>, x: f64) -> Bound<'_, PyAny> {
+    // Within ±2^53 a whole f64 converts to i64 exactly.
+    if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 {
+        (x as i64)
+            .into_pyobject(py)
+            .map(|i| i.into_any())
+            .unwrap_or_else(|e| match e {})
+    } else {
+        pyo3::types::PyFloat::new(py, x).into_any()
     }
 }
 

@@ -25,7 +25,13 @@ pub(crate) struct TimelineArgs {
 }
 
 /// Runs `convert --to perfetto|chrome`.
-pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
+/// `args.inputs` are expanded, `given` the inputs as given, `output` checked against them
+/// (`None` with --split, or for standard output).
+pub(crate) fn run(
+    args: &ConvertArgs,
+    given: &[std::path::PathBuf],
+    output: Option<profcodec::output::CheckedOutput>,
+) -> Result<(), Failure> {
     let format = match args.to {
         Target::Chrome => Format::Chrome,
         _ => Format::Perfetto,
@@ -62,14 +68,15 @@ pub(crate) fn run(args: &ConvertArgs) -> Result<(), Failure> {
         Ok(())
     };
     if args.split {
-        for (input, output) in super::split_outputs(args)? {
-            super::write_output(Some(output), |out| convert(&[&input], out))?;
+        for (input, output) in super::split_outputs(args, given)? {
+            let watch = super::Watch::new(&[&input]);
+            super::write_output(Some(output), &watch, |out| convert(&[&input], out))?;
         }
         return Ok(());
     }
-    let output = super::check_output(args.output.as_deref(), args.force, &args.inputs)?;
     let inputs: Vec<&Path> = args.inputs.iter().map(|p| p.as_path()).collect();
-    super::write_output(output, |out| convert(&inputs, out))
+    let watch = super::Watch::new(&inputs);
+    super::write_output(output, &watch, |out| convert(&inputs, out))
 }
 
 /// A conversion error as the CLI reports it: damaged or unreadable input is invalid (exit 1),

@@ -139,6 +139,20 @@ struct Display {
 }
 
 impl Display {
+    /// The unit the cells are shown in, for a table's heading: the shown time unit in words
+    /// (the metric's own unit may be another: microseconds shown as ms or s), else `unit`.
+    fn unit_name<'a>(&self, unit: &'a str) -> &'a str {
+        match self.suffix {
+            "s" => "seconds",
+            "ms" => "milliseconds",
+            "µs" => "microseconds",
+            "ns" => "nanoseconds",
+            _ => unit,
+        }
+    }
+}
+
+impl Display {
     /// The display of the metric `name` for values up to `largest`: time in the unit that keeps
     /// `largest` between 1 and 1000 (seconds past that; 3 decimals in seconds, 1 in ms and µs),
     /// counts as they are (2 decimals when not whole, as a mean may be).
@@ -391,16 +405,17 @@ pub fn write_top(
     let mut heading = format!(
         "metric {} ({}), by {}, grouped by {}",
         table.value_type,
-        table.unit,
+        display.unit_name(&table.unit),
         options.order_name(),
         options.group_name()
     );
     if let Some(only) = &options.only {
         heading.push_str(&format!(", {only}"));
     }
-    if table.contexts > 1 {
+    if table.contexts > 1 || options.mean {
         let how = if options.mean { "mean of" } else { "sum of" };
-        heading.push_str(&format!(", {how} {} contexts", table.contexts));
+        let contexts = crate::words::count_of(table.contexts, "context", "contexts");
+        heading.push_str(&format!(", {how} {contexts}"));
     }
     writeln!(out, "{}", escape(&heading))?;
     // Columns no row fills are left out: flat line values have no inclusive value, and
@@ -484,6 +499,14 @@ fn line_total_note(display: &Display, total: &Total) -> Option<String> {
     if (lines - functions).abs() <= 1e-6 * lines.abs().max(functions.abs()) {
         return None;
     }
+    // Nor does a difference the table's unit shows as zero (`0.000 s less`).
+    let difference_shown = display.show((lines - functions).abs());
+    if !difference_shown
+        .bytes()
+        .any(|b| b.is_ascii_digit() && b != b'0')
+    {
+        return None;
+    }
     let (difference, why) = if lines > functions {
         (
             "less",
@@ -496,7 +519,7 @@ fn line_total_note(display: &Display, total: &Total) -> Option<String> {
     Some(format!(
         "note: the total by function is {}, {} {difference}: {why}",
         display.show(functions),
-        display.show((lines - functions).abs())
+        difference_shown
     ))
 }
 
@@ -600,7 +623,7 @@ pub fn write_diff(
     let mut heading = format!(
         "metric {} ({}), {} values, grouped by {}",
         diff.value_type,
-        diff.unit,
+        display.unit_name(&diff.unit),
         options.order_name(),
         options.group_name()
     );
@@ -669,4 +692,45 @@ pub fn write_diff(
         options.width,
         options.group == GroupBy::Path,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Totals whose difference the table's unit shows as zero get no note (`0.000 s less`);
+    /// a difference it shows does.
+    #[test]
+    fn a_difference_shown_as_zero_has_no_note() {
+        let seconds = Display {
+            scale: 1.0,
+            suffix: "s",
+            decimals: 3,
+        };
+        let total = |lines: f64, functions: f64| Total {
+            self_value: lines,
+            inclusive: None,
+            functions: Some(functions),
+        };
+        assert_eq!(line_total_note(&seconds, &total(10.0, 10.0 - 1e-4)), None);
+        let note = line_total_note(&seconds, &total(10.0, 9.5)).unwrap_or_default();
+        assert!(note.contains("0.500 s less"), "{note}");
+    }
+
+    /// The heading names the unit the cells are shown in, not the metric's own.
+    #[test]
+    fn headings_name_the_unit_of_the_cells() {
+        let ms = Display {
+            scale: 1e3,
+            suffix: "ms",
+            decimals: 1,
+        };
+        assert_eq!(ms.unit_name("microseconds"), "milliseconds");
+        let count = Display {
+            scale: 1.0,
+            suffix: "",
+            decimals: 0,
+        };
+        assert_eq!(count.unit_name("samples"), "samples");
+    }
 }

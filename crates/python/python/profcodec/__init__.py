@@ -60,7 +60,16 @@ from ._profcodec import (
 )
 from . import hpctoolkit
 
+try:
+    from importlib.metadata import PackageNotFoundError as _NotInstalled
+    from importlib.metadata import version as _version
+
+    __version__: str = _version("profcodec")
+except _NotInstalled:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
+    "__version__",
     "ArrowStream",
     "Diff",
     "Error",

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use profcodec::report::{Input, Options, SourceRoot, Step, report_filtered};
-use profcodec_cli::failure::{Failure, note_stale_staging, say};
+use profcodec::terminal::escape_display;
+use profcodec_cli::failure::{Failure, say};
 
 /// Arguments of `profcodec report`.
 #[derive(Debug, clap::Args)]
@@ -35,9 +36,13 @@ pub(crate) struct ReportArgs {
     /// The most functions per table.
     #[arg(long, default_value_t = 200)]
     pub(crate) functions: usize,
-    /// The most source files shown line by line (those with the most time).
-    #[arg(long, default_value_t = 10)]
-    pub(crate) source_files: usize,
+    /// The most source files given a page of their own (those with the most time); by default
+    /// every file with values per line, within --max-output.
+    #[arg(long)]
+    pub(crate) source_files: Option<usize>,
+    /// Open the report's index.html in the browser (xdg-open, or open on macOS) once written.
+    #[arg(long)]
+    pub(crate) open: bool,
     /// Where source files are looked for: a folder, or FROM=TO to replace a recorded path
     /// prefix; may be given several times. Source files are read from disk only under these
     /// folders and each input's own folder, never under /proc, /sys or /dev, and only regular
@@ -57,18 +62,23 @@ pub(crate) struct ReportArgs {
 }
 
 /// Runs `profcodec report`.
-pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
+pub(crate) fn run(mut args: ReportArgs) -> Result<(), Failure> {
     crate::top::use_binary_path(&args.binary_path);
+    // The output is checked against the inputs as given before any is read, as convert's;
+    // then a folder of profiles stands for its profiles.
+    let given: Vec<PathBuf> = args.inputs.iter().chain(&args.base).cloned().collect();
+    let checked = crate::convert::checked(
+        profcodec::output::OutputPath::folder(&args.output)
+            .overwrite(profcodec::output::Overwrite::from_force(args.force)),
+        &given,
+    )?;
+    args.inputs = crate::expand_inputs(&args.inputs)?;
     let all: Vec<PathBuf> = args.inputs.iter().chain(&args.base).cloned().collect();
-    // The output is checked before any input is read, as convert checks it.
-    let checked = profcodec::output::OutputPath::folder(&args.output)
-        .overwrite(profcodec::output::Overwrite::from_force(args.force))
-        .inputs(&all)
-        .check()?;
-    note_stale_staging(&checked);
     let mut options = Options::new().min_width(args.min_width);
     options.functions = args.functions.max(1);
-    options.source_files = args.source_files;
+    if let Some(files) = args.source_files {
+        options.source_files = files;
+    }
     options.source_roots.clone_from(&args.source_root);
     options.metric.clone_from(&args.metric);
     options.max_output = args.max_output;
@@ -79,10 +89,18 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
     let written =
         report_filtered::<crate::OpError>(&inputs, base, &options, &filter, checked, &mut |step| {
             match step {
-                Step::Reading(path) => bar.set_message(format!("reading {}", path.display())),
-                Step::Timeline(path) => bar.set_message(format!("timeline of {}", path.display())),
+                // File names are escaped for the terminal, as every message's.
+                Step::Reading(path) => {
+                    bar.set_message(format!("reading {}", escape_display(&path.display())));
+                }
+                Step::Timeline(path) => {
+                    bar.set_message(format!("timeline of {}", escape_display(&path.display())));
+                }
                 Step::Read(_) => bar.inc(1),
-                _ => bar.set_message(format!("writing {}", args.output.display())),
+                _ => bar.set_message(format!(
+                    "writing {}",
+                    escape_display(&args.output.display())
+                )),
             }
         });
     bar.finish_and_clear();
@@ -91,5 +109,32 @@ pub(crate) fn run(args: &ReportArgs) -> Result<(), Failure> {
     for source in &written.sources {
         say(format_args!("profcodec: {source}"));
     }
+    // The page to open, on standard output so that a script can take it.
+    let index = args.output.join("index.html");
+    println!("{}", profcodec::terminal::escape_display(&index.display()));
+    if args.open {
+        open_in_browser(&index);
+    }
     Ok(())
+}
+
+/// Opens `page` in the user's browser, saying so when no opener is found.
+fn open_in_browser(page: &std::path::Path) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    // The browser outlives this program: it is started, not waited for.
+    if let Err(e) = std::process::Command::new(opener)
+        .arg(page)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        say(format_args!(
+            "profcodec: the report could not be opened with {opener}: {e}"
+        ));
+    }
 }

@@ -21,14 +21,19 @@ use common::testdata;
 /// its screenshot copied beside the report as `screenshot.png`; the page's own text when
 /// `PROFCODEC_CHROMIUM` is unset (after saying so).
 fn rendered(report: &Path, work: &Path) -> String {
+    rendered_page(report, "index.html", work)
+}
+
+/// [`rendered`] of the page `page` of the report (`files/0.html`).
+fn rendered_page(report: &Path, page: &str, work: &Path) -> String {
     let Some(chromium) = std::env::var_os("PROFCODEC_CHROMIUM") else {
         println!("Chromium check not run: PROFCODEC_CHROMIUM is set by `cargo xtask test`");
-        return std::fs::read_to_string(report.join("index.html")).unwrap();
+        return std::fs::read_to_string(report.join(page)).unwrap();
     };
     // One browser at a time: the machine has few cores, and each browser's load is timed.
     static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let page = Speedscope::load_page(report, "index.html", Path::new(&chromium), work)
+    let page = Speedscope::load_page(report, page, Path::new(&chromium), work)
         .unwrap_or_else(|e| panic!("{}: {e}", report.display()));
     assert!(
         page.title.contains("profcodec"),
@@ -309,8 +314,8 @@ fn nytprof_line_times_are_nytprofcsvs() {
         report(&[profile], None, &out);
         let work = dir.path().join(format!("work-{i}"));
         std::fs::create_dir_all(&work).unwrap();
-        let dom = rendered(&out, &work);
-        // The hottest file comes first.
+        // The hottest file's page comes first.
+        let dom = rendered_page(&out, "files/0.html", &work);
         let start = dom.find("<div class=\"source\"").expect("a source view");
         let tag = &dom[start..start + dom[start..].find('>').unwrap()];
         let file = attr(tag, "data-file").unwrap();
@@ -326,12 +331,7 @@ fn nytprof_line_times_are_nytprofcsvs() {
             .filter_map(|r| {
                 let number = attr(&r.attrs, "data-line")?.parse().ok()?;
                 let value = |k: &str| r.values.get(k).copied().unwrap_or(0.0);
-                Some((
-                    number,
-                    r.text.as_str(),
-                    value("line:time"),
-                    value("line:statements"),
-                ))
+                Some((number, r.text.as_str(), value("time"), value("statements")))
             })
             .collect();
         // nytprofcsv's rows are lines of its own copy of the source, which can lack a few of
@@ -622,4 +622,224 @@ fn a_report_over_max_output_is_refused_before_writing() {
         input.as_os_str(),
     ]);
     assert!(out.join("index.html").is_file());
+}
+
+/// Every page of the report folder `out`: its path in the folder and its text.
+fn pages(out: &Path) -> Vec<(String, String)> {
+    let mut pages = vec![(
+        "index.html".to_owned(),
+        std::fs::read_to_string(out.join("index.html")).unwrap(),
+    )];
+    if let Ok(entries) = std::fs::read_dir(out.join("files")) {
+        let mut names: Vec<String> = entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let text = std::fs::read_to_string(out.join("files").join(&name)).unwrap();
+            pages.push((format!("files/{name}"), text));
+        }
+    }
+    pages
+}
+
+/// The values of attribute `name` in every tag of `page`, unescaped.
+fn attrs<'a>(page: &'a str, name: &'a str) -> impl Iterator<Item = String> + 'a {
+    let key = format!(" {name}=\"");
+    page.match_indices(key.clone().leak() as &str)
+        .map(move |(i, _)| {
+            let start = i + key.len();
+            let end = page[start..].find('"').unwrap() + start;
+            unescape(&page[start..end])
+        })
+}
+
+/// Checks that every link of every page of the report `out` names an existing file, and an
+/// anchor that page has; and that no page names an address outside the folder or loads
+/// anything (no `src`, no `url(`, no `@import`).
+fn check_links(out: &Path) -> usize {
+    let pages = pages(out);
+    let ids: HashMap<&str, std::collections::HashSet<String>> = pages
+        .iter()
+        .map(|(path, text)| (path.as_str(), attrs(text, "id").collect()))
+        .collect();
+    let mut checked = 0;
+    for (path, text) in &pages {
+        let here = Path::new(path).parent().unwrap();
+        for word in ["http://", "https://", " src=\"", "url(", "@import", "//cdn"] {
+            assert!(
+                !text.contains(word),
+                "{path} of {} names {word}",
+                out.display()
+            );
+        }
+        for href in attrs(text, "href").chain(attrs(text, "data")) {
+            let (file, anchor) = href.split_once('#').unwrap_or((&href, ""));
+            let target = if file.is_empty() {
+                path.clone()
+            } else {
+                let joined = here.join(file);
+                // `..` out of files/ back to the folder.
+                let mut parts: Vec<&str> = Vec::new();
+                for part in joined.to_str().unwrap().split('/') {
+                    match part {
+                        ".." => {
+                            parts
+                                .pop()
+                                .unwrap_or_else(|| panic!("{path}: {href} leaves the report"));
+                        }
+                        "" | "." => {}
+                        part => parts.push(part),
+                    }
+                }
+                parts.join("/")
+            };
+            assert!(
+                out.join(&target).is_file(),
+                "{path}: the link {href} names {target}, which is not in the report"
+            );
+            if !anchor.is_empty() {
+                let known = ids
+                    .get(target.as_str())
+                    .unwrap_or_else(|| panic!("{path}: {href}: {target} is no page"));
+                assert!(
+                    known.contains(anchor),
+                    "{path}: the link {href} names the anchor {anchor}, which {target} lacks"
+                );
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn every_link_of_every_page_resolves_and_nothing_is_fetched() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = inputs();
+    for (i, input) in all.iter().enumerate() {
+        let out = dir.path().join(format!("report-{i}"));
+        report(&[input], None, &out);
+        let links = check_links(&out);
+        assert!(links > 0, "{}: no links", input.display());
+        println!("{}: {links} links resolve", input.display());
+    }
+    // A comparison too.
+    let out = dir.path().join("comparison");
+    report(&[&all[0]], Some(&all[0]), &out);
+    check_links(&out);
+    // The index's path is printed.
+    let printed = run_ok([
+        "report".as_ref(),
+        "-o".as_ref(),
+        dir.path().join("printed").as_os_str(),
+        all[0].as_os_str(),
+    ]);
+    assert_eq!(
+        String::from_utf8(printed).unwrap().trim_end(),
+        dir.path()
+            .join("printed")
+            .join("index.html")
+            .display()
+            .to_string()
+    );
+}
+
+/// Data.pm's calls per call site: (file, line) -> (calls, inclusive time of the subs called).
+fn data_pm_call_lines(profile: &Path) -> Option<HashMap<(String, u32), (f64, f64)>> {
+    let script = r#"
+        use Devel::NYTProf::Data;
+        my $p = Devel::NYTProf::Data->new({ filename => $ARGV[0], quiet => 1 });
+        for my $fi ($p->all_fileinfos) {
+            my $calls = $fi->sub_call_lines;
+            for my $line (keys %$calls) {
+                my ($c, $t) = (0, 0);
+                for my $s (values %{ $calls->{$line} }) { $c += $s->[0]; $t += $s->[1]; }
+                printf "%s\t%d\t%s\t%.17g\n", $fi->filename, $line, $c, $t;
+            }
+        }
+    "#;
+    let out = std::process::Command::new("perl")
+        .args(["-e", script])
+        .arg(profile)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        println!(
+            "Data.pm check not run: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        );
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).unwrap();
+    Some(
+        text.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (
+                    (f[0].to_owned(), f[1].parse().unwrap()),
+                    (f[2].parse().unwrap(), f[3].parse().unwrap()),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn nytprof_line_calls_and_time_in_subs_are_data_pms() {
+    let mut profiles = vec![testdata("nytprof/hello.nytprof.out")];
+    if let Some(corpus) = corpus_dir(env!("CARGO_MANIFEST_DIR")) {
+        for name in ["multi__compress0", "nested__compress0", "multi__default"] {
+            profiles.push(corpus.join(format!("nytprof/{name}.nytprof.out")));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (i, profile) in profiles.iter().enumerate() {
+        let Some(expected) = data_pm_call_lines(profile) else {
+            return;
+        };
+        let out = dir.path().join(format!("report-{i}"));
+        report(&[profile], None, &out);
+        let mut compared = 0;
+        for (path, page) in pages(&out).iter().skip(1) {
+            let start = page.find("<div class=\"source\"").expect("a source view");
+            let tag = &page[start..start + page[start..].find('>').unwrap()];
+            let file = attr(tag, "data-file").unwrap();
+            let mut seen = 0;
+            for row in rows(&page[start..], "class=\"data lines\"") {
+                let Some(line) = attr(&row.attrs, "data-line") else {
+                    continue;
+                };
+                let line: u32 = line.parse().unwrap();
+                let page_calls = row.values.get("calls").copied();
+                let page_time = row.values.get("time_in_subs").copied();
+                match expected.get(&(file.clone(), line)) {
+                    Some(&(calls, time)) => {
+                        assert_eq!(page_calls, Some(calls), "{path} {file}:{line} calls");
+                        let t = page_time.unwrap();
+                        assert!(
+                            (t - time).abs() <= 1e-9 * time.abs().max(1e-9),
+                            "{path} {file}:{line}: time in subs {t}, Data.pm {time}"
+                        );
+                        seen += 1;
+                    }
+                    None => assert!(
+                        page_calls.is_none() && page_time.is_none(),
+                        "{path} {file}:{line}: calls on the page, none in Data.pm"
+                    ),
+                }
+            }
+            // Every call line of Data.pm's is a row of the page (the first 20,000 rows).
+            let lines = expected.keys().filter(|(f, _)| *f == file).count();
+            assert_eq!(seen, lines, "{path} {file}: call lines");
+            compared += seen;
+        }
+        println!(
+            "{}: {compared} call lines equal Data.pm's",
+            profile.display()
+        );
+    }
 }

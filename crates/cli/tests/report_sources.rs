@@ -103,7 +103,7 @@ fn case() -> Case {
 }
 
 /// Runs `profcodec report` of the case with `extra` arguments, and an environment variable
-/// holding the marker (which `/proc/self/environ` would show): the page and standard error.
+/// holding the marker (which `/proc/self/environ` would show): the pages and standard error.
 fn report(case: &Case, out: &Path, extra: &[&std::ffi::OsStr]) -> (String, String) {
     let mut cmd = profcodec();
     cmd.arg("report")
@@ -115,10 +115,18 @@ fn report(case: &Case, out: &Path, extra: &[&std::ffi::OsStr]) -> (String, Strin
     let done = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
     assert!(done.status.success(), "{cmd:?}: {stderr}");
-    (
-        std::fs::read_to_string(out.join("index.html")).unwrap(),
-        stderr,
-    )
+    (report_text(out), stderr)
+}
+
+/// Every page of the report `out` (the index and the source pages), one after another.
+fn report_text(out: &Path) -> String {
+    let mut text = std::fs::read_to_string(out.join("index.html")).unwrap();
+    if let Ok(pages) = std::fs::read_dir(out.join("files")) {
+        for page in pages {
+            text.push_str(&std::fs::read_to_string(page.unwrap().path()).unwrap());
+        }
+    }
+    text
 }
 
 /// The line of standard error about the source of `file`.

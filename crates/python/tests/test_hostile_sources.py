@@ -24,6 +24,12 @@ def varint(v):
     return bytes([0xFF]) + v.to_bytes(4, "big")
 
 
+def report_text(out):
+    """Every page of the report folder (the index and the source pages), one after another."""
+    pages = [out / "index.html", *sorted((out / "files").glob("*.html"))]
+    return "".join(p.read_text(encoding="utf-8") for p in pages)
+
+
 def naming(files):
     """A NYTProf profile (no saved source) with a timed statement at line 1 of each file."""
     out = bytearray(b"NYTProf 5 0\n:ticks_per_sec=10000000\n:nv_size=8\n")
@@ -64,7 +70,7 @@ def test_report_embeds_only_allowed_sources_and_says_why(tmp_path, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         profcodec.open(profile).report(out)
-    page = (out / "index.html").read_text(encoding="utf-8")
+    page = report_text(out)
     assert marker not in page
     assert "allowed line" in page
     said = {}
@@ -86,7 +92,7 @@ def test_report_embeds_only_allowed_sources_and_says_why(tmp_path, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         profcodec.open(profile).report(out, source_roots=[str(secret), "/"])
-    page = (out / "index.html").read_text(encoding="utf-8")
+    page = report_text(out)
     assert marker in page
     assert "PROFCODEC_TEST_MARKER" not in page
     environ = [str(w.message) for w in caught if "/proc/self/environ" in str(w.message)]

@@ -31,6 +31,11 @@ impl Budget {
         }
     }
 
+    /// The bytes the budget has left.
+    pub(crate) fn room(&self) -> u64 {
+        self.limit.saturating_sub(self.used)
+    }
+
     /// Counts `sink`'s file in, and returns its bytes (empty once over the budget).
     pub(crate) fn take(&mut self, sink: Sink) -> Vec<u8> {
         self.used = self.used.saturating_add(sink.count);

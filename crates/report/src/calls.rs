@@ -18,7 +18,7 @@ pub(crate) struct Edges {
 }
 
 /// The name of a frame's function as `top` names its row (a line frame by its label).
-fn name(profile: &Profile, frame: FrameId) -> Cow<'_, str> {
+pub(crate) fn name(profile: &Profile, frame: FrameId) -> Cow<'_, str> {
     if profile.frame(frame).kind.is_function_like() {
         profile.function_name(frame)
     } else {

@@ -64,6 +64,7 @@ pub use source::SourceUse;
 mod activity;
 mod budget;
 mod calls;
+mod files;
 mod flame;
 mod page;
 mod source;
@@ -206,9 +207,12 @@ pub struct Options {
     /// The most single-context tables (threads, ranks, processes) beside the whole program's.
     /// Default 16.
     pub contexts: usize,
-    /// The most source files shown line by line, those with the most of the main value first.
-    /// Default 10.
+    /// The most source files given a page, those with the most of the main value first.
+    /// Default: every file with values per line (within the output budget).
     pub source_files: usize,
+    /// The most bytes one page may take: a source page projected over it is left out (the
+    /// index says which). Default 16 MiB.
+    pub max_page: u64,
     /// The most lines of one source file shown. Default 20,000.
     pub source_lines: usize,
     /// The most value types shown as columns. Default 8.
@@ -233,7 +237,8 @@ impl Default for Options {
             min_width: 0.1,
             functions: 200,
             contexts: 16,
-            source_files: 10,
+            source_files: usize::MAX,
+            max_page: 16 << 20,
             source_lines: 20_000,
             value_types: 8,
             source_roots: Vec::new(),
@@ -342,8 +347,10 @@ pub fn write_report(
         written.bytes += bytes.len() as u64;
         Ok(())
     };
-    put(page::INDEX, &rendered.index)?;
-    for (name, bytes) in &rendered.extra {
+    for (name, bytes) in &rendered.files {
+        if let Some((folder_name, _)) = name.split_once('/') {
+            std::fs::create_dir_all(folder.join(folder_name))?;
+        }
         put(name, bytes)?;
     }
     Ok(written)

@@ -3,12 +3,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use profcodec_profile::{
-    ContextFilter, ContextId, GroupBy, IdKind, Measured, Order, Profile, Quantity, Query, Row,
-    ValueTypeId,
+    ContextFilter, ContextId, GroupBy, IdKind, Measured, Profile, Quantity, Query, Row, ValueTypeId,
 };
 use serde::Serialize;
 
 use crate::budget::Budget;
+use crate::files::{self, Lines};
 use crate::text::{self, Cell, Style};
 use crate::{Input, Options, ReportError, calls, flame, source};
 
@@ -16,14 +16,24 @@ use crate::{Input, Options, ReportError, calls, flame, source};
 pub(crate) const INDEX: &str = "index.html";
 const FLAME: &str = "flame.svg";
 const DIFF_FLAME: &str = "diff.svg";
-const TEMPLATE: &str = include_str!("../templates/index.html");
+/// The macros every page shares (navigation, function links), put before each template.
+macro_rules! page_template {
+    ($file:literal) => {
+        concat!(
+            include_str!("../templates/nav.html"),
+            include_str!(concat!("../templates/", $file))
+        )
+    };
+}
+const TEMPLATE: &str = page_template!("index.html");
+const FILE_TEMPLATE: &str = page_template!("file.html");
 const STYLE: &str = include_str!("../templates/style.css");
 const SCRIPT: &str = include_str!("../templates/script.js");
 
 /// The rendered page and the files beside it.
 pub(crate) struct Rendered {
-    pub(crate) index: Vec<u8>,
-    pub(crate) extra: Vec<(&'static str, Vec<u8>)>,
+    /// Each file by its path in the report folder, `index.html` first.
+    pub(crate) files: Vec<(String, Vec<u8>)>,
     /// Where each source file's text came from, or why there is none.
     pub(crate) sources: Vec<source::SourceUse>,
 }
@@ -59,6 +69,8 @@ struct Column {
 #[derive(Serialize)]
 struct TopRow {
     name: String,
+    /// The link to its definition line.
+    href: Option<String>,
     file: String,
     module: String,
     cells: Vec<Cell>,
@@ -76,35 +88,35 @@ struct TopTable {
 #[derive(Serialize)]
 struct EdgeRow {
     name: String,
+    href: Option<String>,
     cells: Vec<Cell>,
 }
 
 #[derive(Serialize)]
 struct FunctionCalls {
+    id: String,
     name: String,
+    href: Option<String>,
     callers: Vec<EdgeRow>,
     callees: Vec<EdgeRow>,
     more_callers: usize,
     more_callees: usize,
 }
 
+/// A file with a source page, on the index.
 #[derive(Serialize)]
-struct LineRow {
-    number: u32,
-    text: String,
-    cells: Vec<Cell>,
-    hot: bool,
+struct FileEntry {
+    path: String,
+    href: String,
+    total: Cell,
+    lines: Cell,
 }
 
+/// A context's total of the main value type, on the index.
 #[derive(Serialize)]
-struct SourceFile {
-    path: String,
-    anchor: String,
-    from: Option<String>,
-    note: Option<String>,
-    total: String,
-    lines: Vec<LineRow>,
-    cut: usize,
+struct ContextRow {
+    label: String,
+    value: Cell,
 }
 
 #[derive(Serialize)]
@@ -116,6 +128,7 @@ struct Flame {
 #[derive(Serialize)]
 struct DiffRowView {
     name: String,
+    href: Option<String>,
     cells: Vec<Cell>,
 }
 
@@ -174,9 +187,12 @@ struct Page {
     edge_columns: Vec<Column>,
     edge_source: String,
     functions: Vec<FunctionCalls>,
-    line_columns: Vec<Column>,
-    sources: Vec<SourceFile>,
+    main: String,
+    files: Vec<FileEntry>,
+    left_out: Vec<files::LeftOut>,
     no_sources: Option<String>,
+    contexts: Vec<ContextRow>,
+    more_contexts: usize,
     timelines: Option<TimelineView>,
     timeline_note: Option<String>,
     comparison: Option<Comparison>,
@@ -492,6 +508,7 @@ fn top_table(
             main_self,
             TopRow {
                 name: row.name.clone(),
+                href: None,
                 file: row.file.clone().unwrap_or_default(),
                 module: row.module.clone().unwrap_or_default(),
                 cells,
@@ -542,137 +559,23 @@ fn columns(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Column> {
     out
 }
 
-/// The source view: its columns, its files, and a note on what is not shown.
-type Sources = (Vec<Column>, Vec<SourceFile>, Option<String>);
+/// The most contexts listed on the index.
+const CONTEXT_ROWS: usize = 200;
 
-fn sources(
-    input: &Input<'_>,
-    shown: &[ValueTypeId],
-    options: &Options,
-) -> Result<Sources, ReportError> {
-    let profile = input.profile;
-    // The calls are left out: grouped by line they are the calls of the subs that begin there.
-    let line_types = line_value_types(profile, shown[0], 4);
-    // file -> line -> values per line type.
-    let mut files: HashMap<String, BTreeMap<u32, Vec<Option<f64>>>> = HashMap::new();
-    let mut file_totals: HashMap<String, f64> = HashMap::new();
-    let width = line_types.len();
-    let mut used = vec![false; width];
-    for (i, &vt) in line_types.iter().enumerate() {
-        let q = Query::new()
-            .value_type(profile.value_type_name(vt))
-            .group(GroupBy::Line)
-            .by(Order::SelfValue);
-        let table = profile.top(&q)?;
-        for row in table.rows {
-            let (Some(file), Some(line)) = (row.file, row.line) else {
-                continue;
-            };
-            if row.self_value == 0.0 {
-                continue;
-            }
-            used[i] = true;
-            if i == 0 {
-                *file_totals.entry(file.clone()).or_default() += row.self_value;
-            }
-            files
-                .entry(file)
-                .or_default()
-                .entry(line)
-                .or_insert_with(|| vec![None; width])[i] = Some(row.self_value);
-        }
-    }
-    if files.is_empty() {
-        return Ok((
-            Vec::new(),
-            Vec::new(),
-            Some("The profile has no values per source line.".to_owned()),
-        ));
-    }
-    let columns: Vec<Column> = line_types
-        .iter()
-        .zip(&used)
-        .filter(|(_, u)| **u)
-        .map(|(&vt, _)| Column {
-            key: format!("line:{}", profile.value_type_name(vt)),
-            label: profile.value_type_name(vt).to_owned(),
+/// Each context's total of the main value type, the largest first.
+fn context_rows(profile: &Profile, main: ValueTypeId) -> Vec<ContextRow> {
+    let s = style(profile, main);
+    let name = profile.value_type_name(main);
+    let mut totals = profile.context_totals(main);
+    totals.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
+    totals
+        .into_iter()
+        .take(CONTEXT_ROWS)
+        .map(|(id, total)| ContextRow {
+            label: profile.context_label(id),
+            value: s.cell(name, Some(total)),
         })
-        .collect();
-    let mut order: Vec<(&String, f64)> = files
-        .keys()
-        .map(|f| (f, file_totals.get(f).copied().unwrap_or(0.0)))
-        .collect();
-    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    let main_style = style(profile, shown[0]);
-    let mut out = Vec::new();
-    for (n, (file, total)) in order.into_iter().take(options.source_files).enumerate() {
-        let lines = &files[file];
-        let hot = lines.values().filter_map(|v| v[0]).fold(0.0f64, f64::max);
-        let cells_of = |values: Option<&Vec<Option<f64>>>| -> Vec<Cell> {
-            line_types
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| used[*i])
-                .map(|(i, &vt)| {
-                    style(profile, vt).cell(
-                        &format!("line:{}", profile.value_type_name(vt)),
-                        values.and_then(|v| v[i]),
-                    )
-                })
-                .collect()
-        };
-        let is_hot = |values: Option<&Vec<Option<f64>>>| {
-            values
-                .and_then(|v| v[0])
-                .is_some_and(|x| hot > 0.0 && x >= hot * 0.1)
-        };
-        let row = |number: u32, text: String, values: Option<&Vec<Option<f64>>>| LineRow {
-            number,
-            text,
-            cells: cells_of(values),
-            hot: is_hot(values),
-        };
-        // A row per line of text and per line with values beyond the text, never per line
-        // number: a value at line 4,000,000,000 is one row, not four billion.
-        let (rows, shown, from, note) = match source::text(input, file, &options.source_roots) {
-            source::Text::Found { lines: text, from } => {
-                let text_lines = u32::try_from(text.len()).unwrap_or(u32::MAX);
-                let beyond = lines.range(text_lines.saturating_add(1)..);
-                let shown = text.len() + beyond.clone().count();
-                let rows: Vec<LineRow> = text
-                    .into_iter()
-                    .zip(1..=u32::MAX)
-                    .map(|(text, number)| row(number, text, lines.get(&number)))
-                    .chain(beyond.map(|(&number, values)| row(number, String::new(), Some(values))))
-                    .take(options.source_lines)
-                    .collect();
-                (rows, shown, Some(from), None)
-            }
-            source::Text::Missing { note } => {
-                let rows = lines
-                    .iter()
-                    .take(options.source_lines)
-                    .map(|(&number, values)| row(number, String::new(), Some(values)))
-                    .collect();
-                (rows, lines.len(), None, Some(note))
-            }
-        };
-        let cut = shown.saturating_sub(rows.len());
-        out.push(SourceFile {
-            path: file.clone(),
-            anchor: format!("src-{n}"),
-            from,
-            note,
-            total: main_style.show(total),
-            lines: rows,
-            cut,
-        });
-    }
-    let more = files.len().saturating_sub(out.len());
-    let note = (more > 0).then(|| {
-        format!("{more} more source files with line values are not shown (the report shows the {} with the most).", options.source_files)
-    });
-    Ok((columns, out, note))
+        .collect()
 }
 
 /// The columns of the activity bars.
@@ -783,6 +686,7 @@ fn call_lists(
             .take(MAX)
             .map(|(name, values)| EdgeRow {
                 name: (*name).to_owned(),
+                href: None,
                 cells: edges
                     .columns
                     .iter()
@@ -798,11 +702,14 @@ fn call_lists(
     };
     let out = functions
         .iter()
-        .map(|name| {
+        .enumerate()
+        .map(|(i, name)| {
             let (callers, more_callers) = rows(index.callers.get(name.as_str()));
             let (callees, more_callees) = rows(index.callees.get(name.as_str()));
             FunctionCalls {
+                id: format!("fn-{i}"),
                 name: name.clone(),
+                href: None,
                 callers,
                 callees,
                 more_callers,
@@ -839,6 +746,7 @@ fn comparison(
             };
             DiffRowView {
                 name: r.name.clone(),
+                href: None,
                 cells: vec![
                     s.cell(&key("base"), r.base.map(|v| v.self_value)),
                     s.cell(&key("new"), r.new.map(|v| v.self_value)),
@@ -905,7 +813,7 @@ pub(crate) fn render(
     let main = main_value_type(profile, options)?;
     let shown = shown_value_types(profile, main, options.value_types.max(1));
     let columns = columns(profile, &shown);
-    let mut extra: Vec<(&'static str, Vec<u8>)> = Vec::new();
+    let mut extra: Vec<(String, Vec<u8>)> = Vec::new();
 
     let mut tables = vec![top_table(
         profile,
@@ -958,7 +866,7 @@ pub(crate) fn render(
                 style(profile, main),
                 None,
             )?;
-            extra.push((FLAME, budget.take(file)));
+            extra.push((FLAME.to_owned(), budget.take(file)));
             flame_view = Some(Flame {
                 file: FLAME,
                 note: format!(
@@ -976,13 +884,8 @@ pub(crate) fn render(
     }
 
     let function_names: Vec<String> = tables[0].rows.iter().map(|r| r.name.clone()).collect();
-    let (edge_columns, edge_source, functions) =
+    let (edge_columns, edge_source, mut functions) =
         call_lists(profile, main, totals.as_ref(), &function_names);
-    let (line_columns, sources, no_sources) = sources(input, &shown, options)?;
-    let source_uses = sources
-        .iter()
-        .map(|s| source::SourceUse::of(&s.path, s.from.as_deref(), s.note.as_deref()))
-        .collect();
     let timelines = timelines(input);
     let timeline_note = input.timelines.note.clone().or_else(|| {
         timelines
@@ -990,17 +893,56 @@ pub(crate) fn render(
             .then(|| "The report was made without a timeline.".to_owned())
     });
 
-    let comparison = match base {
+    let mut comparison = match base {
         Some(base) => {
             let (c, svg) = comparison(base, input, main, options, &mut budget)?;
             if let Some(svg) = svg {
-                extra.push((DIFF_FLAME, svg));
+                extra.push((DIFF_FLAME.to_owned(), svg));
             }
             Some(c)
         }
         None => None,
     };
 
+    // The source pages: planned within half the room the graphs left (the rest is the
+    // index's), so that every link to a line is made knowing its page is kept.
+    let line_types = line_value_types(profile, main, 4);
+    let lines = Lines::gather(profile, main, &line_types)?;
+    let plan = lines.plan(input, options, budget.room() / 2);
+    let href = |name: &str| plan.function_href(&lines, name);
+    for table in &mut tables {
+        for row in &mut table.rows {
+            row.href = href(&row.name);
+        }
+    }
+    for f in &mut functions {
+        f.href = href(&f.name);
+        for e in f.callers.iter_mut().chain(f.callees.iter_mut()) {
+            e.href = href(&e.name);
+        }
+    }
+    if let Some(c) = &mut comparison {
+        for r in &mut c.rows {
+            r.href = href(&r.name);
+        }
+    }
+    let main_style = style(profile, main);
+    let main_name = profile.value_type_name(main).to_owned();
+    let file_entries: Vec<FileEntry> = plan
+        .pages
+        .iter()
+        .map(|p| FileEntry {
+            path: p.file.clone(),
+            href: format!("{}/{}.html", files::FOLDER, p.number),
+            total: main_style.cell(&main_name, Some(p.total)),
+            lines: Style::count().cell("lines", Some(lines.lines_with_values(&p.file) as f64)),
+        })
+        .collect();
+    let no_sources = lines.order.is_empty().then(|| {
+        "The profile has no values per source line, so there are no source pages.".to_owned()
+    });
+    let mut source_uses = Vec::new();
+    let generator = concat!("profcodec ", env!("CARGO_PKG_VERSION"));
     let title = options.title.clone().unwrap_or_else(|| {
         let what = profile
             .name()
@@ -1014,7 +956,7 @@ pub(crate) fn render(
     });
     let page = Page {
         title,
-        generator: concat!("profcodec ", env!("CARGO_PKG_VERSION")).to_owned(),
+        generator: generator.to_owned(),
         style: STYLE,
         script: SCRIPT,
         summary: summary(input, main, options),
@@ -1033,9 +975,12 @@ pub(crate) fn render(
         edge_columns,
         edge_source,
         functions,
-        line_columns,
-        sources,
+        main: main_name.clone(),
+        files: file_entries,
+        left_out: plan.left_out.clone(),
         no_sources,
+        contexts: context_rows(profile, main),
+        more_contexts: profile.contexts().len().saturating_sub(CONTEXT_ROWS),
         timelines,
         timeline_note,
         comparison,
@@ -1043,15 +988,55 @@ pub(crate) fn render(
     let mut env = minijinja::Environment::new();
     env.add_template("index.html", TEMPLATE)
         .map_err(|e| ReportError::Template(e.to_string()))?;
+    env.add_template("file.html", FILE_TEMPLATE)
+        .map_err(|e| ReportError::Template(e.to_string()))?;
     let mut file = budget.file();
     env.get_template("index.html")
         .and_then(|t| t.render_captured_to(&page, &mut file).map(drop))
         .map_err(|e| ReportError::Template(format!("{e:#}")))?;
-    let index = budget.take(file);
+    let mut out = vec![(INDEX.to_owned(), budget.take(file))];
+    out.append(&mut extra);
+    // One source page at a time: only its view is held while it is made.
+    let template = env
+        .get_template("file.html")
+        .map_err(|e| ReportError::Template(e.to_string()))?;
+    for planned in &plan.pages {
+        let view = lines.view(planned, &plan);
+        source_uses.push(source::SourceUse::of(
+            &planned.file,
+            planned.from(),
+            planned.note(),
+        ));
+        let mut file = budget.file();
+        template
+            .render_captured_to(
+                minijinja::context! {
+                    title => &page.title,
+                    generator => generator,
+                    style => STYLE,
+                    comparison => base.is_some(),
+                    main => &main_name,
+                    source_lines => options.source_lines,
+                    file => view,
+                },
+                &mut file,
+            )
+            .map_err(|e| ReportError::Template(format!("{e:#}")))?;
+        out.push((
+            format!("{}/{}.html", files::FOLDER, planned.number),
+            budget.take(file),
+        ));
+    }
+    for left in &plan.left_out {
+        source_uses.push(source::SourceUse::of(
+            &left.file,
+            None,
+            Some(&format!("The file has no page: {}.", left.why)),
+        ));
+    }
     budget.check()?;
     Ok(Rendered {
-        index,
-        extra,
+        files: out,
         sources: source_uses,
     })
 }

@@ -26,6 +26,17 @@
       });
     });
   });
+  // The filter box: the top functions' rows whose name holds the text typed.
+  var filter = document.getElementById("filter");
+  if (filter) {
+    filter.addEventListener("input", function () {
+      var text = filter.value.toLowerCase();
+      document.querySelectorAll(".top-table tbody tr").forEach(function (row) {
+        var name = (row.getAttribute("data-name") || "").toLowerCase();
+        row.hidden = text !== "" && name.indexOf(text) < 0;
+      });
+    });
+  }
   var select = document.getElementById("context-select");
   if (select) {
     select.addEventListener("change", function () {

@@ -78,7 +78,8 @@ fn a_statement_at_a_huge_line_number_is_one_row() {
             allocated < 32 << 20,
             "line {line}: {allocated} bytes allocated"
         );
-        let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+        // The file's source page.
+        let page = std::fs::read_to_string(out.join("files/0.html")).unwrap();
         // The three lines of text, then the statement beyond them.
         assert_eq!(
             source_rows(&page),

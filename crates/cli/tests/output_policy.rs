@@ -429,3 +429,64 @@ fn a_timeline_stops_at_its_budget_and_writes_nothing() {
     }
     assert_eq!(names(dir.path()), ["trace.chrome", "trace.perfetto"]);
 }
+
+/// `report -o runs/report runs` and `convert -o runs/x.folded runs` were checked against the
+/// profiles the folder `runs` stands for, not the folder: the output was written inside it,
+/// one more entry of the folder of profiles. Both are refused, as merge's, and nothing is
+/// written (`--force` too, and with `--split` each output is checked the same way).
+#[test]
+fn report_and_convert_refuse_an_output_inside_a_folder_given_as_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for name in ["nytprof.out.1", "nytprof.out.2"] {
+        std::fs::copy(testdata("nytprof/hello.nytprof.out"), runs.join(name)).unwrap();
+    }
+    let before = names(&runs);
+    for force in [false, true] {
+        let force: &[&str] = if force { &["--force"] } else { &[] };
+        let report = profcodec()
+            .args(["report", "-o"])
+            .arg(runs.join("report"))
+            .args(force)
+            .arg(&runs)
+            .output()
+            .unwrap();
+        assert_refused(&report, "lies inside the input");
+        for (to, output) in [("folded", "x.folded"), ("perfetto", "x.perfetto-trace")] {
+            let convert = profcodec()
+                .args(["convert", "--to", to, "-o"])
+                .arg(runs.join(output))
+                .args(force)
+                .arg(&runs)
+                .output()
+                .unwrap();
+            assert_refused(&convert, "lies inside the input");
+        }
+        let split = profcodec()
+            .args(["convert", "--to", "folded", "--split", "-o"])
+            .arg(&runs)
+            .args(force)
+            .arg(&runs)
+            .output()
+            .unwrap();
+        assert_refused(&split, "lies inside the input");
+        assert_eq!(names(&runs), before);
+    }
+    // Beside the folder, both go ahead, reading both profiles.
+    let report = profcodec()
+        .args(["report", "-o"])
+        .arg(dir.path().join("report"))
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let convert = profcodec()
+        .args(["convert", "--to", "folded", "-o"])
+        .arg(dir.path().join("x.folded"))
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(convert.status.success(), "{}", stderr(&convert));
+    assert_eq!(names(&runs), before);
+}

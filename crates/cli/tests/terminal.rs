@@ -370,3 +370,105 @@ fn usage_errors_that_list_names_are_escaped() {
     assert_eq!(out.status.code(), Some(2));
     assert_clean("top --metric of no metric", &out);
 }
+
+/// `profcodec ARGS` on a terminal: `script` (util-linux) runs it with standard output and
+/// error on a pseudo-terminal, and the terminal's text is returned (both streams, newlines as
+/// `\r\n`). `None` where there is no `script` to run.
+fn on_terminal(args: &[&std::ffi::OsStr]) -> Option<String> {
+    // `script -c` takes one command string: the program and its arguments are passed in the
+    // environment and expanded by the shell, never parsed as text.
+    let mut command = std::process::Command::new("script");
+    let mut line = String::from("exec \"$PROFCODEC\"");
+    for (k, arg) in args.iter().enumerate() {
+        command.env(format!("PROFCODEC_ARG{k}"), arg);
+        line.push_str(&format!(" \"$PROFCODEC_ARG{k}\""));
+    }
+    let out = command
+        .args(["-qec", &line, "/dev/null"])
+        .env("PROFCODEC", env!("CARGO_BIN_EXE_profcodec"))
+        .env("SHELL", "/bin/sh")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The attacks' raw forms, none of which may reach a terminal.
+const PAYLOADS: [&str; 5] = ["\x1b]52;", "\x1b]0;", "\x1b[2J", "\u{9b}", "\u{202e}"];
+
+/// `convert` with no `-o` writes folded stacks and callgrind to standard output: on a terminal
+/// every name is escaped, line by line; into a pipe the bytes are the exact ones a file gets.
+#[test]
+fn convert_to_a_terminal_escapes_and_to_a_pipe_writes_exact_bytes() {
+    let i = inputs();
+    for (k, (input, to)) in [
+        (&i.nytprof, "folded"),
+        (&i.nytprof, "callgrind"),
+        (&i.easy, "folded"),
+        (&i.easy, "speedscope"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let args = [os("convert"), os("--to"), os(to), input.as_os_str()];
+        let file = i.dir.join(format!("out{k}.{to}"));
+        let written = [&args[..3], &[os("-o"), file.as_os_str(), input.as_os_str()]].concat();
+        let written = run(written);
+        assert!(written.status.success(), "{to}: {written:?}");
+        let exact = std::fs::read(&file).expect("the converted file");
+        let piped = run(args);
+        assert!(piped.status.success());
+        assert_eq!(piped.stdout, exact, "{to}: a pipe gets the file's bytes");
+        let Some(shown) = on_terminal(&args) else {
+            eprintln!("no `script` to run a terminal: the terminal half is not tested");
+            return;
+        };
+        for payload in PAYLOADS {
+            assert!(
+                !shown.contains(payload),
+                "{to}: {payload:?} raw in\n{shown}"
+            );
+        }
+        // Where the format keeps a name's controls (folded stacks replace them), the terminal
+        // shows them escaped.
+        if String::from_utf8_lossy(&exact).contains(OSC52) {
+            assert!(
+                shown.contains(r"\x1b]52;c;cm0gLXJmIH4=\x07"),
+                "{to}: {shown}"
+            );
+        }
+        // As many lines as the file has: a name's newline is escaped, the lines' kept.
+        let lines = String::from_utf8_lossy(&exact).lines().count();
+        assert!(
+            shown.lines().count() >= lines,
+            "{to}: {} lines for {lines}",
+            shown.lines().count()
+        );
+    }
+}
+
+/// The progress bar of `report` (two inputs, on a terminal) names the file it reads: a file
+/// name carrying the attacks shows them escaped.
+#[test]
+fn the_progress_bar_names_files_escaped() {
+    let i = inputs();
+    let hostile = i.dir.join(format!("{OSC52}{C1}{BIDI}{CSI}.nytprof.out"));
+    std::fs::copy(&i.plain, &hostile).expect("copy hello");
+    let report = i.dir.join("report");
+    let args = [
+        os("report"),
+        os("-o"),
+        report.as_os_str(),
+        hostile.as_os_str(),
+        i.plain.as_os_str(),
+    ];
+    let Some(shown) = on_terminal(&args) else {
+        eprintln!("no `script` to run a terminal: not tested");
+        return;
+    };
+    assert!(report.join("index.html").is_file(), "{shown}");
+    assert!(shown.contains(r"clip\x1b]52"), "{shown:?}");
+    for payload in PAYLOADS {
+        assert!(!shown.contains(payload), "{payload:?} raw in\n{shown:?}");
+    }
+}

@@ -4,10 +4,11 @@
 //! by line, the activity of each track of a timeline, and with a base profile a comparison (a
 //! differential flame graph and the functions that changed most).
 //!
-//! The report is a folder: `index.html` (the tables as plain HTML cells, each number's raw
-//! value in a `data-value` attribute; its style and scripts inline, nothing fetched from any
-//! network) beside `flame.svg` and, for a comparison, `diff.svg`. It opens from the file
-//! system in any current browser.
+//! The report is a folder of linked pages: `index.html` (the tables as plain HTML cells, each
+//! number's raw value in a `data-value` attribute; its style and scripts inline, nothing
+//! fetched from any network), a page per source file with values per line (`files/<n>.html`,
+//! nytprofhtml's columns and annotations), `flame.svg` and, for a comparison, `diff.svg`. It
+//! opens from the file system in any current browser.
 //!
 //! This crate knows no file format: the caller reads the input into the model, hands over the
 //! source text the input saves ([`Input::embedded_source`]) and, for a timeline, its
@@ -44,9 +45,9 @@
 //!
 //! The flame graph omits frames narrower than [`Options::min_width`] percent of the total (as
 //! flamegraph.pl's `--minwidth`), before the graph is drawn; the tables hold at most
-//! [`Options::functions`] functions, [`Options::contexts`] single-context tables, and the source
-//! of the [`Options::source_files`] files with the most time, a row per line of text or with
-//! values (never per line number). The flame graphs are drawn node by node from the tree,
+//! [`Options::functions`] functions, [`Options::contexts`] single-context tables; a source page
+//! is made per file with values per line (at most [`Options::source_files`], each within
+//! [`Options::max_page`]), a row per line of text or with values (never per line number). The flame graphs are drawn node by node from the tree,
 //! never through folded stacks that spell each whole call path. [`Options::max_output`] bounds
 //! the files together: a report over it is refused before a byte is written. The model is read
 //! a few times over, each pass linear in its size.

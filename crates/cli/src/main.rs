@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 mod convert;
 mod external;
 mod filter;
+mod prof;
 mod report;
 mod top;
 
@@ -141,6 +142,11 @@ enum Command {
         after_help = "Examples:\n  profcodec convert --to folded nytprof.out | inferno-flamegraph > flame.svg\n  profcodec convert --to pprof -o cpu.pb.gz db.d && go tool pprof -top cpu.pb.gz\n  profcodec convert --to perfetto -o trace.perfetto-trace capture.prof"
     )]
     Convert(convert::ConvertArgs),
+    /// Make an HPCToolkit database from hpcrun measurements, as HPCToolkit's hpcprof does.
+    #[command(
+        after_help = "Example:\n  profcodec prof --ignore-structs -j4 hpctoolkit-app-measurements -o hpctoolkit-app-database"
+    )]
+    Prof(prof::ProfArgs),
     /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned
     /// Parquet dataset that DuckDB, Spark, Trino and DataFusion read (run by profcodec-sql).
     #[command(after_help = external::AFTER_HELP)]
@@ -433,6 +439,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Convert(args) => convert::run(args),
+        Command::Prof(args) => prof::run(args),
         Command::Export(args) => external::run("export", &args),
         Command::Sql(args) => external::run("sql", &args),
         Command::Report(args) => report::run(args),

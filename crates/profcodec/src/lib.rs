@@ -80,6 +80,8 @@ mod mapping;
 mod merge;
 mod open;
 pub mod output;
+#[cfg(feature = "hpcprof")]
+pub mod prof;
 #[cfg(feature = "python")]
 pub mod python;
 #[cfg(feature = "profile")]

@@ -55,6 +55,7 @@ mod export;
 mod floors;
 mod fuzz;
 mod hostile;
+mod hpcprof;
 mod hpcrun;
 mod hpctoolkit;
 mod nytprof;
@@ -86,6 +87,7 @@ pub(crate) struct FormatTasks {
 const FORMATS: &[FormatTasks] = &[
     hpctoolkit::TASKS,
     hpcrun::TASKS,
+    hpcprof::TASKS,
     nytprof::TASKS,
     easyprofiler::TASKS,
     statprofiler::TASKS,

@@ -58,6 +58,7 @@ mod hostile;
 mod hpcprof;
 mod hpcrun;
 mod hpctoolkit;
+mod msrv;
 mod nytprof;
 mod outputs;
 mod peers;
@@ -249,6 +250,7 @@ fn test(ws: &Workspace) -> Result<()> {
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     api::check(ws)?;
+    msrv::check(ws)?;
     newcomer_examples(ws)?;
     hostile::run_all(ws)?;
     fuzz::replay(ws)?;

@@ -188,11 +188,13 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
         profcodec_cli::failure::note_stale_staging(&checked);
         Some(checked)
     };
+    // A folder of profiles stands for its profiles, as in every verb; the output was checked
+    // against the inputs as given (it may not lie in such a folder).
+    let paths = profcodec_cli::inputs::expand_inputs(&args.inputs)?;
     // The dataset added to: the numbers its new inputs take, and which it has already.
     let dataset = match (&output, args.append) {
         (Some(output), true) => {
-            let mut dataset =
-                parquet::Dataset::read(&args.parquet, &args.inputs).map_err(failure)?;
+            let mut dataset = parquet::Dataset::read(&args.parquet, &paths).map_err(failure)?;
             // What an append killed before its commit left; this run holds the dataset.
             if output.holds_appended_folder() {
                 for left in dataset.remove_leftovers().map_err(failure)? {
@@ -202,7 +204,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                     );
                 }
             }
-            for (i, path) in args.inputs.iter().enumerate() {
+            for (i, path) in paths.iter().enumerate() {
                 if let Some(k) = dataset.present(i) {
                     eprintln!(
                         "profcodec: note: {} is in {} already (input {k}); it is added again \
@@ -217,7 +219,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
-    let inputs = open_inputs(&args.inputs)?;
+    let inputs = open_inputs(&paths)?;
     let options = ExportOptions::new()
         .compression(match args.compression {
             Compression::Zstd => parquet::Compression::Zstd,
@@ -288,7 +290,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
 /// Runs `profcodec sql`.
 pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     use std::io::Write;
-    let inputs = open_inputs(&args.inputs)?;
+    let inputs = open_inputs(&profcodec_cli::inputs::expand_inputs(&args.inputs)?)?;
     let limits = Limits::new()
         .memory(args.memory_limit.0)
         .spill(args.spill_limit.0.map(|bytes| bytes as u64))
@@ -316,14 +318,14 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
         SqlFormat::Table => {
             // Column widths need the rows: the first TABLE_ROWS are kept (whole batches
             // but the last, sliced), the others only counted.
-            let schema = rows.schema();
+            let schema = for_people(&rows.schema());
             let mut kept = Vec::new();
             let (mut shown, mut more) = (0usize, 0u64);
             for batch in rows {
                 let batch = batch.map_err(sql_failure)?;
                 let take = (TABLE_ROWS - shown).min(batch.num_rows());
                 if take > 0 {
-                    kept.push(batch.slice(0, take));
+                    kept.push(floats_for_people(&batch.slice(0, take), &schema)?);
                     shown += take;
                 }
                 more += (batch.num_rows() - take) as u64;
@@ -381,6 +383,64 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
         input.check_intact().map_err(failure)?;
     }
     Ok(())
+}
+
+/// `schema` as the table format prints it: float columns as text ([`float_for_people`]).
+fn for_people(schema: &arrow::datatypes::SchemaRef) -> arrow::datatypes::SchemaRef {
+    use arrow::datatypes::{DataType, Field, Schema};
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Float64 => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    std::sync::Arc::new(Schema::new(fields))
+}
+
+/// `batch` with its float columns as text ([`float_for_people`]), in `schema` ([`for_people`]).
+fn floats_for_people(
+    batch: &arrow::record_batch::RecordBatch,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Result<arrow::record_batch::RecordBatch, Failure> {
+    use arrow::array::{Array, ArrayRef, Float64Array, StringArray};
+    let columns: Vec<ArrayRef> = batch
+        .columns()
+        .iter()
+        .map(
+            |column| match column.as_any().downcast_ref::<Float64Array>() {
+                Some(floats) => std::sync::Arc::new(
+                    floats
+                        .iter()
+                        .map(|x| x.map(float_for_people))
+                        .collect::<StringArray>(),
+                ) as ArrayRef,
+                None => column.clone(),
+            },
+        )
+        .collect();
+    arrow::record_batch::RecordBatch::try_new(schema.clone(), columns).map_err(|e| Failure {
+        status: 1,
+        message: e.to_string(),
+    })
+}
+
+/// A float as the table format prints it: rounded to 12 significant digits, then in the
+/// shortest text that reads back as that value. A sum of many values carries rounding noise in
+/// its last digits (a relative error up to the terms' count times 2^-53), which goes:
+/// `0.17791849999999912` prints `0.1779185`. csv and json keep every digit.
+fn float_for_people(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    // Far from 1, the digits a fixed point would need say less than an exponent.
+    if rounded != 0.0 && !(1e-6..1e16).contains(&rounded.abs()) {
+        format!("{rounded:e}")
+    } else {
+        rounded.to_string()
+    }
 }
 
 /// `set.table` of an exported file's path below the output (`nytprof/lines/input=0/...`).
@@ -475,6 +535,17 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn floats_print_without_rounding_noise() {
+        assert_eq!(super::float_for_people(0.17791849999999912), "0.1779185");
+        assert_eq!(super::float_for_people(0.1 + 0.2), "0.3");
+        assert_eq!(super::float_for_people(1e300), "1e300");
+        assert_eq!(super::float_for_people(1.5e-9), "1.5e-9");
+        assert_eq!(super::float_for_people(0.0), "0");
+        assert_eq!(super::float_for_people(-2.5), "-2.5");
+        assert_eq!(super::float_for_people(f64::NAN), "NaN");
+    }
 
     #[test]
     fn memory_limits_read_binary_units_and_none() {

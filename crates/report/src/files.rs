@@ -19,8 +19,11 @@ use crate::{Input, Options, ReportError, source};
 /// The folder of the source pages inside the report.
 pub(crate) const FOLDER: &str = "files";
 
-/// The bytes of one row besides its text and notes: its tags, anchor and cells, at most.
-const ROW_BYTES: u64 = 160 + 6 * 140;
+/// The bytes of one row besides its cells, text and notes: its tags and anchors, at most.
+const ROW_BYTES: u64 = 200;
+/// The bytes of one cell besides its column's name: without a value, and with one, at most.
+const EMPTY_CELL_BYTES: u64 = 50;
+const CELL_BYTES: u64 = 160;
 /// The bytes of a page besides its rows: head, style, script and navigation, at most.
 const PAGE_BYTES: u64 = 16 << 10;
 /// The bytes of one note (a caller or a call) besides its names, at most.
@@ -409,8 +412,17 @@ impl Lines {
     /// The most bytes the page of `file` with `text` takes.
     fn project(&self, file: &str, text: &[String], max_rows: usize) -> u64 {
         let mut bytes = PAGE_BYTES + 4 * escaped_len(file);
+        let keys: u64 = self.columns.iter().map(|c| escaped_len(&c.key)).sum();
+        let empty_row = ROW_BYTES + keys + EMPTY_CELL_BYTES * self.columns.len() as u64;
+        let values = self.values.get(file);
         for line in self.row_lines(file, text.len(), max_rows) {
-            bytes += ROW_BYTES;
+            bytes += match values.and_then(|v| v.get(&line)) {
+                Some(v) => {
+                    let valued = v.iter().filter(|x| x.is_some()).count() as u64;
+                    empty_row + valued * (CELL_BYTES - EMPTY_CELL_BYTES)
+                }
+                None => empty_row,
+            };
             if let Some(t) = usize::try_from(line)
                 .ok()
                 .and_then(|l| text.get(l.wrapping_sub(1)))

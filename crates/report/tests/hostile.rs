@@ -257,3 +257,48 @@ fn a_report_over_its_budget_is_refused_before_a_byte_is_written() {
     assert!(matches!(refused, Err(ReportError::OutputTooLarge { .. })));
     assert!(!dir.path().join("long").exists());
 }
+
+/// A source page over the per-page limit is left out before any page is made: the index and
+/// `Written::sources` say so, and no link points to it.
+#[test]
+fn a_source_page_over_the_page_limit_is_left_out_and_said() {
+    let _one = one_at_a_time();
+    let profile = statement_at(2);
+    // A long text: its page would be about 2 MB.
+    let text: Vec<String> = (0..20_000)
+        .map(|i| format!("statement {i}; # {}", "x".repeat(80)))
+        .collect();
+    let input = Input::new(&profile).embedded_source("prog.pl", text);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let mut options = Options::default();
+    options.max_page = 1 << 20;
+    let written = write_report(&input, None, &options, &out).unwrap();
+    assert!(
+        !out.join("files").exists(),
+        "a page over the limit was written"
+    );
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("over the limit of 1.0 MiB a page may take"),
+        "{index:.2000}"
+    );
+    assert!(!index.contains("href=\"files"), "a link to a page left out");
+    let said: Vec<String> = written.sources.iter().map(ToString::to_string).collect();
+    assert!(
+        said.iter()
+            .any(|s| s.contains("prog.pl") && s.contains("has no page")),
+        "{said:?}"
+    );
+    // Within the limit, the page is made and the function links to its line.
+    options.max_page = 16 << 20;
+    let out = dir.path().join("report-2");
+    write_report(&input, None, &options, &out).unwrap();
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("href=\"files&#x2f;0.html#L1\""),
+        "{}",
+        &index[index.find("id=\"files\"").unwrap_or(0)..][..1000]
+    );
+    assert!(out.join("files/0.html").is_file());
+}

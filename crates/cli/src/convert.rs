@@ -257,7 +257,8 @@ pub(crate) fn checked(
 
 /// Runs `write` into the checked `output` atomically (a staging sibling renamed into place
 /// when complete), or into standard output when `output` is `None` (escaped for the terminal
-/// when it is one: [`Stdout`]); its bytes are counted on
+/// when it is one, where a name from an input could drive it; the exact bytes into a pipe or a
+/// file); its bytes are counted on
 /// `watch`'s line, which says an output much larger than its inputs.
 pub(crate) fn write_output(
     output: Option<profcodec::output::CheckedOutput>,
@@ -275,52 +276,11 @@ pub(crate) fn write_output(
         let stdout = std::io::stdout();
         let terminal = std::io::IsTerminal::is_terminal(&stdout);
         let mut out = std::io::BufWriter::new(stdout.lock());
-        let mut out = Stdout::new(&mut out, terminal);
+        let mut out = profcodec::terminal::EscapingWriter::lines_on_terminal(&mut out, terminal);
         watched(&mut out)?;
         out.finish()?;
         return Ok(());
     };
     output.write_file(watched)?;
     Ok(())
-}
-
-/// Standard output as convert writes it: through [`profcodec::terminal::EscapingWriter`] when
-/// it is a terminal, where a name from an input could drive it; the exact bytes into a pipe or
-/// a file.
-enum Stdout<W: Write> {
-    Exact(W),
-    Escaped(profcodec::terminal::EscapingWriter<W>),
-}
-
-impl<W: Write> Stdout<W> {
-    fn new(out: W, terminal: bool) -> Self {
-        match terminal {
-            true => Stdout::Escaped(profcodec::terminal::EscapingWriter::lines(out)),
-            false => Stdout::Exact(out),
-        }
-    }
-
-    /// Writes what is held and flushes.
-    fn finish(self) -> std::io::Result<()> {
-        match self {
-            Stdout::Exact(mut out) => out.flush(),
-            Stdout::Escaped(out) => out.finish().map(drop),
-        }
-    }
-}
-
-impl<W: Write> Write for Stdout<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stdout::Exact(out) => out.write(buf),
-            Stdout::Escaped(out) => out.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Stdout::Exact(out) => out.flush(),
-            Stdout::Escaped(out) => out.flush(),
-        }
-    }
 }

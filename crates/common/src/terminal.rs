@@ -106,7 +106,7 @@ pub fn escape_json(json: &str) -> Cow<'_, str> {
 /// shows it, with the newlines that end lines kept; [`EscapingWriter::json`] as
 /// [`escape_json`]. Bytes that are no UTF-8 show as `\xNN`; a character split between two
 /// writes is held until its end arrives. It is meant for standard output when that is a
-/// terminal: a pipe or a file gets the exact bytes without it.
+/// terminal: a pipe or a file gets the exact bytes ([`EscapingWriter::lines_on_terminal`]).
 ///
 /// ```
 /// use std::io::Write;
@@ -122,7 +122,18 @@ pub struct EscapingWriter<W: std::io::Write> {
     inner: W,
     /// The start of a character whose other bytes have not been written yet.
     pending: Vec<u8>,
-    json: bool,
+    mode: Mode,
+}
+
+/// What an [`EscapingWriter`] escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Nothing: the bytes as they are.
+    Exact,
+    /// Lines, as [`escape`] escapes.
+    Lines,
+    /// A JSON document, as [`escape_json`] escapes.
+    Json,
 }
 
 impl<W: std::io::Write> EscapingWriter<W> {
@@ -131,7 +142,17 @@ impl<W: std::io::Write> EscapingWriter<W> {
         EscapingWriter {
             inner,
             pending: Vec::new(),
-            json: false,
+            mode: Mode::Lines,
+        }
+    }
+
+    /// [`EscapingWriter::lines`] when `terminal` (standard output is one:
+    /// `std::io::IsTerminal`); the exact bytes otherwise, for a pipe or a file.
+    pub fn lines_on_terminal(inner: W, terminal: bool) -> Self {
+        EscapingWriter {
+            inner,
+            pending: Vec::new(),
+            mode: if terminal { Mode::Lines } else { Mode::Exact },
         }
     }
 
@@ -140,7 +161,7 @@ impl<W: std::io::Write> EscapingWriter<W> {
         EscapingWriter {
             inner,
             pending: Vec::new(),
-            json: true,
+            mode: Mode::Json,
         }
     }
 
@@ -158,7 +179,7 @@ impl<W: std::io::Write> EscapingWriter<W> {
 
     /// Appends `text`, escaped, to `out`.
     fn push_text(&self, out: &mut String, text: &str) {
-        if self.json {
+        if self.mode == Mode::Json {
             out.push_str(&escape_json(text));
             return;
         }
@@ -173,6 +194,9 @@ impl<W: std::io::Write> EscapingWriter<W> {
 
 impl<W: std::io::Write> std::io::Write for EscapingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.mode == Mode::Exact {
+            return self.inner.write(buf);
+        }
         let mut bytes = std::mem::take(&mut self.pending);
         bytes.extend_from_slice(buf);
         let mut out = String::with_capacity(bytes.len() + 8);
@@ -279,5 +303,9 @@ mod tests {
         let mut cut = EscapingWriter::lines(Vec::new());
         cut.write_all(b"x\xe9\x96").unwrap_or_default();
         assert_eq!(cut.finish().unwrap_or_default(), b"x\\xe9\\x96");
+        // Not on a terminal: the exact bytes.
+        let mut exact = EscapingWriter::lines_on_terminal(Vec::new(), false);
+        exact.write_all(b"\x1b]0;t\x07\xe9").unwrap_or_default();
+        assert_eq!(exact.finish().unwrap_or_default(), b"\x1b]0;t\x07\xe9");
     }
 }

@@ -274,12 +274,7 @@ mod imp {
                             left.display()
                         );
                         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-                        PyErr::warn(
-                            py,
-                            category.as_any(),
-                            &std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?,
-                            1,
-                        )?;
+                        crate::binaries::warn(py, &category, message)?;
                     }
                 }
                 for (i, path) in paths.iter().enumerate() {
@@ -291,12 +286,7 @@ mod imp {
                             u64::from(dataset.first_input()) + i as u64
                         );
                         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-                        PyErr::warn(
-                            py,
-                            category.as_any(),
-                            &std::ffi::CString::new(message.replace('\0', "\u{fffd}"))?,
-                            1,
-                        )?;
+                        crate::binaries::warn(py, &category, message)?;
                     }
                 }
                 Some(dataset)

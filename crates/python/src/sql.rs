@@ -30,8 +30,16 @@ fn paths_of(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     Ok(all)
 }
 
+/// The inputs `paths` stand for, as the command line's `sql` and `export --parquet` read them:
+/// a folder of profiles is its profiles in name order (a `UserWarning` for each entry passed
+/// over), a database, measurement folder or session stays one input.
+fn inputs_of(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    crate::profile::expand_inputs(paths.py(), &paths_of(paths)?)
+}
+
 /// Runs the read-only SQL `query` over the tables of the inputs at `paths` (a path or a list of
-/// them, numbered from 0 in order: the `input` column), as `profcodec sql` runs it, and returns
+/// them, numbered from 0 in order: the `input` column; a folder of profiles stands for its
+/// profiles in name order), as `profcodec sql` runs it, and returns
 /// the result as a `pyarrow.Table` (pyarrow must be installed).
 ///
 /// The tables are `<set>.<table>` (`nytprof.lines`, `hpctoolkit.values`, `profile.frames`...)
@@ -55,7 +63,7 @@ pub(crate) fn sql<'py>(
     timeout: Option<f64>,
     spill_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let paths = paths_of(paths)?;
+    let paths = inputs_of(paths)?;
     let timeout = match timeout {
         Some(s) => Some(
             std::time::Duration::try_from_secs_f64(s)
@@ -82,7 +90,7 @@ pub(crate) fn sql<'py>(
 }
 
 /// Exports the tables of the inputs at `paths` (a path or a list of them, numbered from 0 in
-/// order) as a Hive-partitioned Parquet dataset in the folder `out`, as
+/// order; a folder of profiles stands for its profiles in name order) as a Hive-partitioned Parquet dataset in the folder `out`, as
 /// `profcodec export --parquet` writes it: `out/<set>/<table>/input=<k>/part-<n>.parquet` and
 /// `out/inputs/`, which DuckDB, Spark, Trino and DataFusion read. Returns the rows written per
 /// table (`"set.table"`), in order.
@@ -114,7 +122,7 @@ pub(crate) fn export_parquet<'py>(
     dry_run: bool,
     append: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let paths = paths_of(paths)?;
+    let paths = inputs_of(paths)?;
     if append && overwrite {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "append=True adds to a dataset and overwrite=True replaces it: not both",

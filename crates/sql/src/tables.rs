@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::Failure;
+use profcodec::terminal::{EscapingWriter, escape_display};
 use profcodec_arrow::parquet::{self, ExportOptions};
 use profcodec_arrow::sql::datafusion::arrow;
 use profcodec_arrow::sql::{Limits, Session};
@@ -200,7 +201,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                 for left in dataset.remove_leftovers().map_err(failure)? {
                     eprintln!(
                         "profcodec: removed {}, left by an append that did not complete",
-                        left.display()
+                        escape_display(&left.display())
                     );
                 }
             }
@@ -209,8 +210,8 @@ pub(crate) fn export(args: &ExportArgs) -> Result<(), Failure> {
                     eprintln!(
                         "profcodec: note: {} is in {} already (input {k}); it is added again \
                          as input {}",
-                        path.display(),
-                        args.parquet.display(),
+                        escape_display(&path.display()),
+                        escape_display(&args.parquet.display()),
                         u64::from(dataset.first_input()) + i as u64
                     );
                 }
@@ -304,6 +305,10 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     .map_err(failure)?;
     let rows = session.query(&args.query).map_err(sql_failure)?;
     let stdout = std::io::stdout();
+    // Strings from the inputs could drive a terminal: the table escapes them always, csv when
+    // standard output is a terminal (a pipe or a file gets the exact text), json always as
+    // `\uXXXX` escapes (the same document for a reader).
+    let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = std::io::BufWriter::new(stdout.lock());
     // Every format ends on what writing to standard output failed with as `writeln!` does
     // (`From<io::Error> for Failure`): a closed standard output (`| head`) quietly.
@@ -325,7 +330,7 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
                 let batch = batch.map_err(sql_failure)?;
                 let take = (TABLE_ROWS - shown).min(batch.num_rows());
                 if take > 0 {
-                    kept.push(floats_for_people(&batch.slice(0, take), &schema)?);
+                    kept.push(cells_for_people(&batch.slice(0, take), &schema)?);
                     shown += take;
                 }
                 more += (batch.num_rows() - take) as u64;
@@ -356,6 +361,7 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
                 writer.write(batch).map_err(io)?;
                 Ok::<_, Failure>(writer.into_inner())
             };
+            let mut out = EscapingWriter::lines_on_terminal(&mut out, terminal);
             let mut header = true;
             for batch in rows {
                 out.write_all(&encoded(&batch.map_err(sql_failure)?, header)?)?;
@@ -366,15 +372,18 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
                 let empty = arrow::record_batch::RecordBatch::new_empty(schema);
                 out.write_all(&encoded(&empty, true)?)?;
             }
+            out.finish()?;
         }
         SqlFormat::Json => {
-            let mut writer = arrow::json::ArrayWriter::new(&mut out);
+            let mut escaped = EscapingWriter::json(&mut out);
+            let mut writer = arrow::json::ArrayWriter::new(&mut escaped);
             for batch in rows {
                 writer.write(&batch.map_err(sql_failure)?).map_err(io)?;
             }
             writer.finish().map_err(io)?;
             drop(writer);
-            writeln!(out)?;
+            writeln!(escaped)?;
+            escaped.finish()?;
         }
     }
     out.flush()?;
@@ -385,7 +394,8 @@ pub(crate) fn sql(args: &SqlArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `schema` as the table format prints it: float columns as text ([`float_for_people`]).
+/// `schema` as the table format prints it: float columns as text ([`float_for_people`]), and
+/// every column that may hold text from the inputs as that text escaped ([`shows_text`]).
 fn for_people(schema: &arrow::datatypes::SchemaRef) -> arrow::datatypes::SchemaRef {
     use arrow::datatypes::{DataType, Field, Schema};
     let fields: Vec<Field> = schema
@@ -393,37 +403,60 @@ fn for_people(schema: &arrow::datatypes::SchemaRef) -> arrow::datatypes::SchemaR
         .iter()
         .map(|f| match f.data_type() {
             DataType::Float64 => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
+            t if shows_text(t) => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
             _ => f.as_ref().clone(),
         })
         .collect();
     std::sync::Arc::new(Schema::new(fields))
 }
 
-/// `batch` with its float columns as text ([`float_for_people`]), in `schema` ([`for_people`]).
-fn floats_for_people(
+/// Whether a column of type `t` may show text from the inputs (strings, and lists, structs,
+/// maps or dictionaries that may hold them), which the table prints escaped
+/// (`profcodec::terminal`): a name could drive the terminal or break the table's rows.
+fn shows_text(t: &arrow::datatypes::DataType) -> bool {
+    use arrow::datatypes::DataType;
+    !(t.is_numeric() || t.is_temporal() || matches!(t, DataType::Boolean | DataType::Null))
+}
+
+/// `batch` as the table prints it, in `schema` ([`for_people`]): its float columns as text
+/// ([`float_for_people`]), the columns that [`shows_text`] as their text escaped.
+fn cells_for_people(
     batch: &arrow::record_batch::RecordBatch,
     schema: &arrow::datatypes::SchemaRef,
 ) -> Result<arrow::record_batch::RecordBatch, Failure> {
     use arrow::array::{Array, ArrayRef, Float64Array, StringArray};
-    let columns: Vec<ArrayRef> = batch
-        .columns()
-        .iter()
-        .map(
-            |column| match column.as_any().downcast_ref::<Float64Array>() {
-                Some(floats) => std::sync::Arc::new(
-                    floats
-                        .iter()
-                        .map(|x| x.map(float_for_people))
-                        .collect::<StringArray>(),
-                ) as ArrayRef,
-                None => column.clone(),
-            },
-        )
-        .collect();
-    arrow::record_batch::RecordBatch::try_new(schema.clone(), columns).map_err(|e| Failure {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let failure = |e: arrow::error::ArrowError| Failure {
         status: 1,
         message: e.to_string(),
-    })
+    };
+    let options = FormatOptions::default();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+    for column in batch.columns() {
+        let column = if let Some(floats) = column.as_any().downcast_ref::<Float64Array>() {
+            std::sync::Arc::new(
+                floats
+                    .iter()
+                    .map(|x| x.map(float_for_people))
+                    .collect::<StringArray>(),
+            ) as ArrayRef
+        } else if shows_text(column.data_type()) {
+            let text = ArrayFormatter::try_new(column.as_ref(), &options).map_err(failure)?;
+            std::sync::Arc::new(
+                (0..column.len())
+                    .map(|i| {
+                        (!column.is_null(i)).then(|| {
+                            profcodec::terminal::escape(&text.value(i).to_string()).into_owned()
+                        })
+                    })
+                    .collect::<StringArray>(),
+            ) as ArrayRef
+        } else {
+            column.clone()
+        };
+        columns.push(column);
+    }
+    arrow::record_batch::RecordBatch::try_new(schema.clone(), columns).map_err(failure)
 }
 
 /// A float as the table format prints it: rounded to 12 significant digits, then in the

@@ -173,3 +173,57 @@ fn count_star_over_a_recursive_query_counts_its_rows() {
         assert_eq!(stdout, format!("c\n{count}\n"), "{query}");
     }
 }
+
+/// hello.nytprof.out with its sub `main::fib` renamed, byte for byte, to a name that carries
+/// CSI 2J (clear the screen) and the C1 CSI (byte 0x9b, which a name without Perl's UTF-8 flag
+/// reads as U+009B): every length in the file stays right.
+fn hostile_names(dir: &Path) -> PathBuf {
+    let bytes = std::fs::read(hello()).unwrap();
+    let (from, to): (&[u8], &[u8]) = (b"main::fib", b"m\x1b[2J\x9bxxx");
+    assert_eq!(from.len(), to.len());
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = &bytes[..];
+    while let Some(at) = rest.windows(from.len()).position(|w| w == from) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(to);
+        rest = &rest[at + from.len()..];
+    }
+    out.extend_from_slice(rest);
+    let path = dir.join("hostile.nytprof.out");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// Names from a profile reach no terminal raw (HOSTILE.md class 2): the table prints them
+/// escaped, and JSON as `\uXXXX` escapes that read back as the same name; CSV into a pipe
+/// keeps the exact text, as a file of data must.
+#[test]
+fn names_from_the_inputs_are_escaped_in_the_table_and_json() {
+    let dir = std::env::temp_dir().join(format!("profcodec-sql-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = hostile_names(&dir);
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_profcodec-sql"))
+            .args(["sql", "--format", format])
+            .arg("SELECT name FROM nytprof.subs WHERE name LIKE 'm%xxx'")
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = run("table");
+    assert!(!table.contains(['\x1b', '\u{9b}']), "{table:?}");
+    assert!(table.contains(r"m\x1b[2J\u{9b}xxx"), "{table}");
+    let json = run("json");
+    assert!(!json.contains(['\x1b', '\u{9b}']), "{json:?}");
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(rows[0]["name"], "m\x1b[2J\u{9b}xxx");
+    let csv = run("csv");
+    assert!(csv.contains("m\x1b[2J\u{9b}xxx"), "{csv:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -42,17 +42,18 @@ fn options(
 
 /// Checks `path` against profcodec's output policy before anything is read (see
 /// `profcodec::output`): an existing file is replaced only when `overwrite`, a folder never,
-/// and an output that is `input` is refused. `None` when there is no path.
-pub(crate) fn check_output(
+/// and an output that is one of `inputs`, as given (a folder of profiles too), or lies inside
+/// one is refused. `None` when there is no path.
+pub(crate) fn check_output<'a>(
     path: Option<PathBuf>,
     overwrite: bool,
-    input: Option<&std::path::Path>,
+    inputs: impl IntoIterator<Item = &'a std::path::Path>,
 ) -> PyResult<Option<CheckedOutput>> {
     let Some(path) = path else {
         return Ok(None);
     };
     let mut spec = OutputPath::file(path).overwrite(Overwrite::from_force(overwrite));
-    if let Some(input) = input {
+    for input in inputs {
         spec = spec.input(input);
     }
     Ok(Some(check(spec)?))

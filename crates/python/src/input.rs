@@ -43,6 +43,7 @@ impl Input {
             profile,
             Some(self.opened.format()),
             self.input_bytes(),
+            vec![self.opened.path().to_owned()],
         ))
     }
 }
@@ -177,7 +178,7 @@ impl Input {
         overwrite: bool,
         binary_path: Option<Vec<PathBuf>>,
     ) -> PyResult<Option<String>> {
-        let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
+        let output = convert::check_output(path, overwrite, [self.opened.path()])?;
         let profile = self.to_profile(py, binary_path.unwrap_or_default())?;
         convert::to_folded(
             py,
@@ -242,7 +243,7 @@ impl Input {
                 until_ns,
                 depth,
             )?;
-            let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
+            let output = convert::check_output(path, overwrite, [self.opened.path()])?;
             let out = timeline::convert(
                 py,
                 &self.opened,
@@ -255,7 +256,7 @@ impl Input {
             return Ok(convert::into_py(py, out));
         }
         let target = convert::target(to, &timeline::TARGETS)?;
-        let output = convert::check_output(path, overwrite, Some(self.opened.path()))?;
+        let output = convert::check_output(path, overwrite, [self.opened.path()])?;
         let profile = resolving(py, binary_path, || match target.wants_spans() {
             true => profcodec::to_profile_with_spans(&self.opened),
             false => profcodec::to_profile(&self.opened),

@@ -94,7 +94,7 @@ pub(crate) fn dump(
         layout: layout(format)?,
         pretty,
     };
-    let output = convert::check_output(path, overwrite, Some(opened.path()))?;
+    let output = convert::check_output(path, overwrite, [opened.path()])?;
     let written = py.detach(|| match output {
         None => {
             let mut out = Vec::new();

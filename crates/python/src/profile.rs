@@ -24,6 +24,9 @@ pub(crate) struct Profile {
     /// The output budget of its conversions (`profcodec_export::default_output_budget` of the
     /// input's size), so that a deep call chain cannot make gigabytes.
     budget: u64,
+    /// The inputs it was read from, as given (a folder of profiles, not its files): an output
+    /// of its conversions inside one of them is refused, as `profcodec convert` refuses it.
+    inputs: Vec<PathBuf>,
 }
 
 impl Profile {
@@ -31,11 +34,13 @@ impl Profile {
         inner: model::Profile,
         format: Option<profcodec::Format>,
         input_bytes: u64,
+        inputs: Vec<PathBuf>,
     ) -> Self {
         Profile {
             inner,
             format,
             budget: profcodec_export::default_output_budget(input_bytes),
+            inputs,
         }
     }
 
@@ -248,7 +253,8 @@ impl Profile {
         metric: Option<String>,
         overwrite: bool,
     ) -> PyResult<Option<String>> {
-        let output = convert::check_output(path, overwrite, None)?;
+        let output =
+            convert::check_output(path, overwrite, self.inputs.iter().map(PathBuf::as_path))?;
         convert::to_folded(py, &self.inner, self.format, output, metric, self.budget)
     }
 
@@ -273,7 +279,8 @@ impl Profile {
         overwrite: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let target = convert::target(to, &[])?;
-        let output = convert::check_output(path, overwrite, None)?;
+        let output =
+            convert::check_output(path, overwrite, self.inputs.iter().map(PathBuf::as_path))?;
         let out = convert::convert(
             py,
             &self.inner,
@@ -476,7 +483,8 @@ pub(crate) fn merged_profile(
             "merged_profile needs at least one input",
         ));
     }
-    let inputs = expand_inputs(py, &inputs)?;
+    let given = inputs;
+    let inputs = expand_inputs(py, &given)?;
     let options = profcodec::MergeOptions::new().jobs(jobs.unwrap_or(0));
     let merged = crate::binaries::resolving(py, binary_path.unwrap_or_default(), || {
         profcodec::merged_profile(&inputs, &options)
@@ -487,5 +495,6 @@ pub(crate) fn merged_profile(
         merged.profile,
         format,
         profcodec_export::input_bytes(&inputs),
+        given,
     ))
 }

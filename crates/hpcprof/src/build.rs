@@ -7,12 +7,14 @@ use std::path::Path;
 use profcodec_hpcrun::{Measurement, MetricValue, Trace};
 use profcodec_hpctoolkit::model::{
     CodePoint, Context, ContextHandle, Database, EntryPoint, EntryPointHandle, EntryPointKind,
-    Identifier, LexicalType, LoadModule, Meta, Metric, MetricValue as DbValue, ModuleHandle,
-    Parent, Profile, ProfileValues, PropagationScope, Relation, ScopeHandle, ScopeInstance,
-    ScopeType, Summary, Trace as DbTrace, TraceElement, Traces,
+    Function, FunctionHandle, Identifier, LexicalType, LoadModule, Meta, Metric,
+    MetricValue as DbValue, ModuleHandle, Parent, Profile, ProfileValues, PropagationScope,
+    Relation, ScopeHandle, ScopeInstance, ScopeType, Summary, Trace as DbTrace, TraceElement,
+    Traces,
 };
 use rayon::prelude::*;
 
+use crate::symbols::{self, ModuleSymbols, Symbol};
 use crate::{Input, Options, ProfError};
 
 const fn placeholder(code: &[u8; 8]) -> u64 {
@@ -62,6 +64,9 @@ enum Key {
     Unknown,
     /// A call to an instruction: load module (by path) and offset.
     Point(u32, u64),
+    /// A call to a function the module's own symbols name (the vdso's, the kernel's): an index
+    /// into the unified functions.
+    Function(u32),
 }
 
 /// A metric as hpcrun describes it, unified across files by name.
@@ -326,8 +331,11 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
     let mut metric_index: HashMap<String, u16> = HashMap::new();
     let mut threads: Vec<Thread> = Vec::new();
     let mut program: Option<String> = None;
-    for d in decoded {
+    let mut module_symbols: Vec<Option<ModuleSymbols>> = Vec::new();
+    let mut functions = Functions::default();
+    for (d, input) in decoded.into_iter().zip(inputs) {
         let d = d?;
+        let folder = input.profile.parent().unwrap_or(Path::new("."));
         if program.is_none() {
             program = d.program.clone();
         }
@@ -337,6 +345,7 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             .map(|m| {
                 *module_index.entry(m.clone()).or_insert_with(|| {
                     modules.push(m.clone());
+                    module_symbols.push(symbols::load(folder, m));
                     modules.len() as u32 - 1
                 })
             })
@@ -357,7 +366,16 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
         for (parent, key) in d.nodes {
             let parent = parent.map_or(0, |p| node_map[p as usize]);
             let key = match key {
-                Key::Point(m, offset) => Key::Point(module_map[m as usize], offset),
+                Key::Point(m, offset) => {
+                    let m = module_map[m as usize];
+                    match module_symbols[m as usize]
+                        .as_ref()
+                        .and_then(|s| s.function_at(offset))
+                    {
+                        Some(symbol) => Key::Function(functions.index(m, symbol)),
+                        None => Key::Point(m, offset),
+                    }
+                }
                 other => other,
             };
             node_map.push(tree.child(parent, key));
@@ -383,13 +401,36 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             trace,
         });
     }
-    Ok(layout(tree, modules, metrics, threads, program, options))
+    Ok(layout(
+        tree, modules, &functions, metrics, threads, program, options,
+    ))
+}
+
+/// The functions the modules' own symbols name, unified by module, entry and name.
+#[derive(Debug, Default)]
+struct Functions {
+    list: Vec<(u32, Symbol)>,
+    index: HashMap<(u32, Symbol), u32>,
+}
+
+impl Functions {
+    fn index(&mut self, module: u32, symbol: Symbol) -> u32 {
+        let next = self.list.len() as u32;
+        *self
+            .index
+            .entry((module, symbol))
+            .or_insert_with_key(|key| {
+                self.list.push(key.clone());
+                next
+            })
+    }
 }
 
 /// Lays the unified tree, metrics and threads out as a database.
 fn layout(
     tree: Tree,
     modules: Vec<String>,
+    functions: &Functions,
     metrics: Vec<MetricInfo>,
     threads: Vec<Thread>,
     program: Option<String>,
@@ -457,6 +498,7 @@ fn layout(
 
     // Modules in the order the contexts first use them; only used ones are written.
     let mut module_handle: HashMap<u32, ModuleHandle> = HashMap::new();
+    let mut function_handle: HashMap<u32, FunctionHandle> = HashMap::new();
     let mut entry_of: HashMap<u32, EntryPointHandle> = HashMap::new();
     let mut context_of: HashMap<u32, ContextHandle> = HashMap::new();
     for &node in order.iter().skip(1) {
@@ -492,30 +534,50 @@ fn layout(
                 entry_of.insert(node, EntryPointHandle(meta.entry_points.len() as u32 - 1));
             }
             key => {
-                let point = match key {
+                let mut module_of = |m: u32| {
+                    let next = ModuleHandle(meta.modules.len() as u32);
+                    *module_handle.entry(m).or_insert_with(|| {
+                        meta.modules.push(LoadModule {
+                            flags: 0,
+                            path: modules[m as usize].clone(),
+                        });
+                        next
+                    })
+                };
+                let (point, function, lexical_type) = match key {
                     Key::Point(m, offset) => {
-                        let next = ModuleHandle(meta.modules.len() as u32);
-                        let module = *module_handle.entry(*m).or_insert_with(|| {
-                            meta.modules.push(LoadModule {
+                        let point = CodePoint {
+                            module: module_of(*m),
+                            offset: *offset,
+                        };
+                        (Some(point), None, LexicalType::INSTRUCTION)
+                    }
+                    Key::Function(f) => {
+                        let next = FunctionHandle(meta.functions.len() as u32);
+                        let handle = *function_handle.entry(*f).or_insert_with(|| {
+                            let (m, symbol) = &functions.list[*f as usize];
+                            let module = Some(module_of(*m));
+                            meta.functions.push(Function {
+                                name: Some(symbol.name.clone()),
+                                module,
+                                offset: symbol.entry,
+                                file: None,
+                                line: 0,
                                 flags: 0,
-                                path: modules[*m as usize].clone(),
                             });
                             next
                         });
-                        Some(CodePoint {
-                            module,
-                            offset: *offset,
-                        })
+                        (None, Some(handle), LexicalType::FUNCTION)
                     }
-                    _ => None,
+                    _ => (None, None, LexicalType::INSTRUCTION),
                 };
                 meta.contexts.push(Context {
                     parent,
                     ctx_id: ctx_id[node as usize],
                     relation: Relation::CALL,
-                    lexical_type: LexicalType::INSTRUCTION,
+                    lexical_type,
                     propagation: 0,
-                    function: None,
+                    function,
                     source: None,
                     point,
                 });

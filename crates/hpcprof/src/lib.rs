@@ -39,6 +39,7 @@ pub struct ReadmeDoctests;
 
 mod build;
 mod input;
+mod symbols;
 mod yaml;
 
 use std::io;

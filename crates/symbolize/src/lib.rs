@@ -545,9 +545,16 @@ impl Binary {
 
     /// The symbol table's function at `address`.
     fn symbol(&self, address: u64) -> Option<&str> {
+        self.function_at(address).map(|(_, name)| name)
+    }
+
+    /// The symbol table's function at `address` (DWARF is not consulted): its start address and
+    /// its name as the table spells it (not demangled). Of aliases at one address, the longest,
+    /// then the first of the static and then the dynamic table, is kept.
+    pub fn function_at(&self, address: u64) -> Option<(u64, &str)> {
         let at = self.symbols.partition_point(|s| s.0 <= address);
-        let (_, end, name) = self.symbols.get(at.checked_sub(1)?)?;
-        (address < *end).then_some(name.as_str())
+        let (start, end, name) = self.symbols.get(at.checked_sub(1)?)?;
+        (address < *end).then_some((*start, name.as_str()))
     }
 }
 

@@ -1,0 +1,211 @@
+//! The functions of the load modules a measurement folder keeps beside its profiles: the vdso
+//! (`vdso/*.vdso`, an ELF image, named from its symbol table) and the kernel
+//! (`kernel_symbols/*`, an nm-like listing compressed with xz). hpcprof places an instruction of
+//! such a module in its function, even with `--ignore-structs`; modules named by an absolute
+//! path are never opened (hpcprof's `--foreign`: the measured system's files are not here).
+
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use profcodec_symbolize::Binary;
+
+/// The most text a kernel symbols file may inflate to (a kernel's listing is some megabytes).
+pub(crate) const MAX_KERNEL_SYMBOLS_BYTES: u64 = 256 << 20;
+
+/// The most bytes of a kernel symbols file read before it is inflated.
+const MAX_KERNEL_SYMBOLS_FILE: u64 = 64 << 20;
+
+/// The name hpcprof appends to the kernel's functions.
+const LINUX_KERNEL_NAME: &str = "[vmlinux]";
+
+/// A function a module's symbols place an instruction in: its entry offset and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Symbol {
+    pub(crate) entry: u64,
+    pub(crate) name: String,
+}
+
+/// The symbols of one module.
+#[derive(Debug)]
+pub(crate) enum ModuleSymbols {
+    /// An ELF image's symbol table.
+    Elf(Box<Binary>),
+    /// A kernel listing: (address, name) sorted by address, each function reaching to the next.
+    Kernel(Vec<(u64, String)>),
+}
+
+impl ModuleSymbols {
+    /// The function `offset` lies in, if the symbols name one.
+    pub(crate) fn function_at(&self, offset: u64) -> Option<Symbol> {
+        match self {
+            ModuleSymbols::Elf(binary) => binary.function_at(offset).map(|(entry, name)| Symbol {
+                entry,
+                name: profcodec_symbolize::demangle(name).into_owned(),
+            }),
+            ModuleSymbols::Kernel(list) => {
+                let at = list.partition_point(|(addr, _)| *addr <= offset);
+                let (entry, name) = list.get(at.checked_sub(1)?)?;
+                Some(Symbol {
+                    entry: *entry,
+                    name: name.clone(),
+                })
+            }
+        }
+    }
+}
+
+/// The file a module recorded as `recorded` stands for in the measurement folder `folder`:
+/// only a relative path of plain names (no `..`, no root) below the folder.
+pub(crate) fn in_folder(folder: &Path, recorded: &str) -> Option<PathBuf> {
+    let rel = Path::new(recorded);
+    let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
+    (plain && rel.components().count() >= 2).then(|| folder.join(rel))
+}
+
+/// The symbols of the module recorded as `recorded` in the measurement folder `folder`, when
+/// it keeps them. A file that cannot be read leaves the module's instructions unplaced, as
+/// hpcprof leaves them.
+pub(crate) fn load(folder: &Path, recorded: &str) -> Option<ModuleSymbols> {
+    let path = in_folder(folder, recorded)?;
+    let kernel = Path::new(recorded)
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "kernel_symbols");
+    if kernel {
+        let bytes = read_capped(&path, MAX_KERNEL_SYMBOLS_FILE).ok()?;
+        let text = inflate(&bytes, MAX_KERNEL_SYMBOLS_BYTES).ok()?;
+        Some(ModuleSymbols::Kernel(kernel_listing(&text)))
+    } else {
+        Binary::open(&path)
+            .ok()
+            .map(|b| ModuleSymbols::Elf(Box::new(b)))
+    }
+}
+
+fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(io::Error::other(format!("larger than {cap} bytes")));
+    }
+    Ok(bytes)
+}
+
+/// A writer that refuses to hold more than `cap` bytes, so that a small xz file cannot inflate
+/// into an unbounded listing.
+struct Capped {
+    bytes: Vec<u8>,
+    cap: u64,
+}
+
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.bytes.len() as u64 + buf.len() as u64 > self.cap {
+            return Err(io::Error::other(format!(
+                "inflates to more than {} bytes",
+                self.cap
+            )));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The text of a kernel symbols file: xz-compressed as hpcrun saves it, or plain.
+pub(crate) fn inflate(bytes: &[u8], cap: u64) -> Result<Vec<u8>, String> {
+    const XZ_MAGIC: &[u8] = b"\xfd7zXZ\0";
+    if !bytes.starts_with(XZ_MAGIC) {
+        return if bytes.len() as u64 > cap {
+            Err(format!("larger than {cap} bytes"))
+        } else {
+            Ok(bytes.to_vec())
+        };
+    }
+    let mut out = Capped {
+        bytes: Vec::new(),
+        cap,
+    };
+    lzma_rs::xz_decompress(&mut io::BufReader::new(bytes), &mut out)
+        .map_err(|e| format!("its xz stream cannot be inflated: {e}"))?;
+    Ok(out.bytes)
+}
+
+/// The text functions (`t` and `T`) of an nm-like listing, `ADDRESS TYPE NAME [MODULE]` a
+/// line, named as hpcprof names them (`NAME [MODULE] [vmlinux]`); lines of another shape are
+/// skipped. Of several functions at one address the first listed is kept.
+pub(crate) fn kernel_listing(text: &[u8]) -> Vec<(u64, String)> {
+    let mut list = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let line = String::from_utf8_lossy(line);
+        let mut fields = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
+        if kind != "t" && kind != "T" {
+            continue;
+        }
+        let name = match fields.next() {
+            Some(module) => format!("{name} {module} {LINUX_KERNEL_NAME}"),
+            None => format!("{name} {LINUX_KERNEL_NAME}"),
+        };
+        list.push((addr, name));
+    }
+    list.sort_by_key(|(addr, _)| *addr);
+    list.dedup_by_key(|(addr, _)| *addr);
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_keeps_text_functions_named_as_hpcprof_names_them() {
+        let text = b"ffff0010 T start\nffff0000 t early [ext4]\nffff0020 D data\nbad line\n\
+                     ffff0010 W alias\nzz T nothex\n";
+        let list = kernel_listing(text);
+        assert_eq!(
+            list,
+            vec![
+                (0xffff0000, "early [ext4] [vmlinux]".to_owned()),
+                (0xffff0010, "start [vmlinux]".to_owned()),
+            ]
+        );
+        let symbols = ModuleSymbols::Kernel(list);
+        assert_eq!(symbols.function_at(0xfffeffff), None);
+        assert_eq!(symbols.function_at(0xffff0018).unwrap().entry, 0xffff0010);
+    }
+
+    #[test]
+    fn only_plain_relative_paths_below_the_folder_are_opened() {
+        let folder = Path::new("/m");
+        assert_eq!(
+            in_folder(folder, "vdso/a.vdso"),
+            Some(PathBuf::from("/m/vdso/a.vdso"))
+        );
+        assert_eq!(in_folder(folder, "/usr/lib/libc.so"), None);
+        assert_eq!(in_folder(folder, "vdso/../../etc/passwd"), None);
+        assert_eq!(in_folder(folder, "a.vdso"), None);
+    }
+
+    #[test]
+    fn an_inflation_past_the_cap_is_refused() {
+        // 1 MiB of text behind a cap of 64 KiB: the inflation stops at the cap.
+        let zeros = vec![b'0'; 1 << 20];
+        let mut xz = Vec::new();
+        lzma_rs::xz_compress(&mut io::BufReader::new(&zeros[..]), &mut xz).unwrap();
+        let err = inflate(&xz, 64 << 10).unwrap_err();
+        assert!(err.contains("more than 65536 bytes"), "{err}");
+        assert_eq!(inflate(&xz, 2 << 20).unwrap().len(), 1 << 20);
+    }
+}

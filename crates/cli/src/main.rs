@@ -429,6 +429,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check_contexts(&profile, &q, &inputs, format)?;
             let table = profile.top(&q).map_err(query_failure)?;
             top::hint_unsymbolized(&table);
+            top::note_left_out(&[("", table.left_out)]);
             let mut buf = io::BufWriter::new(out);
             if json {
                 profcodec::text::write_top_json(&mut buf, &table)?;
@@ -463,6 +464,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let diff =
                 profcodec_profile::diff_with(&base_profile, &new_profile, &q, &change.options())
                     .map_err(query_failure)?;
+            top::note_left_out(&[
+                (" in the base", diff.base_left_out),
+                (" in the new profile", diff.new_left_out),
+            ]);
             let mut buf = io::BufWriter::new(out);
             if json {
                 profcodec::text::write_diff_json(&mut buf, &diff)?;

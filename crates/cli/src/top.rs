@@ -218,3 +218,39 @@ pub(crate) fn hint_unsymbolized(table: &profcodec_profile::Table) {
          sums them by load module, --binary-path DIR names them from the binaries"
     ));
 }
+
+/// Says once, on standard error, what a table left out of its rows because it is not code that
+/// ran (EasyProfiler's values and events: [`profcodec_profile::FrameKind::is_marker`]), and
+/// which verb shows it. `sides` names each profile's count (`""` for `top`'s one profile).
+pub(crate) fn note_left_out(sides: &[(&str, profcodec_profile::LeftOut)]) {
+    let said: Vec<String> = sides
+        .iter()
+        .filter(|(_, left_out)| !left_out.is_empty())
+        .map(|(side, left_out)| {
+            let mut kinds = Vec::new();
+            if left_out.values > 0 {
+                kinds.push(profcodec::words::count_of(
+                    left_out.values,
+                    "value",
+                    "values",
+                ));
+            }
+            if left_out.events > 0 {
+                kinds.push(profcodec::words::count_of(
+                    left_out.events,
+                    "event",
+                    "events",
+                ));
+            }
+            format!("{}{side}", kinds.join(" and "))
+        })
+        .collect();
+    if said.is_empty() {
+        return;
+    }
+    profcodec_cli::failure::say(format_args!(
+        "profcodec: {} left out of the rows: they are counters and instants, not functions \
+         (profcodec convert --to perfetto shows them on a timeline)",
+        said.join(", ")
+    ));
+}

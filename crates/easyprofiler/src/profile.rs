@@ -8,6 +8,7 @@ use profcodec_profile::{
     ProfileBuilder, Unit, ValueTypeId,
 };
 
+use crate::BlockType;
 use crate::name::Name;
 use crate::read::scan::{Block, Descriptors, holds};
 use crate::read::{BlockTree, Walk, c_str};
@@ -159,7 +160,12 @@ impl<'t, 'a> Converter<'t, 'a> {
         let frame = match self.descriptors.get(descriptor) {
             Some(d) => {
                 let name = b.intern_string(&lossy(d.name()))?;
-                let mut frame = Frame::new(FrameKind::Block).with_function(name);
+                let kind = match BlockType::from_u8(d.descriptor.block_type) {
+                    Some(BlockType::Event) => FrameKind::Event,
+                    Some(BlockType::Value) => FrameKind::Value,
+                    _ => FrameKind::Block,
+                };
+                let mut frame = Frame::new(kind).with_function(name);
                 let file = c_str(d.descriptor.file.as_bytes());
                 if !file.is_empty() {
                     frame = frame.with_file(b.intern_string(&lossy(Name(file)))?);
@@ -304,9 +310,13 @@ impl<'a> BlockTree<'a> {
     /// - **Contexts**: one per thread, [`IdKind::Thread`] with the thread id, named as the
     ///   capture names the thread (sections of one thread id are one thread, as in the tree).
     /// - **Frames**: every node of the block tree (blocks, events and values alike, as the C++
-    ///   reader's `blocks` vector and the converter's JSON hold them) is a [`FrameKind::Block`]
-    ///   frame named by its descriptor ([`TreeDescriptor::name`](crate::TreeDescriptor::name):
-    ///   the runtime name of a runtime-named block), with the descriptor's file and line.
+    ///   reader's `blocks` vector and the converter's JSON hold them) is a frame named by its
+    ///   descriptor ([`TreeDescriptor::name`](crate::TreeDescriptor::name): the runtime name of
+    ///   a runtime-named block), with the descriptor's file and line, of the kind its
+    ///   descriptor's block type says: [`FrameKind::Block`] for a block, [`FrameKind::Event`]
+    ///   for an event (`EASY_EVENT`), [`FrameKind::Value`] for a value (`EASY_VALUE`). Events
+    ///   and values are not code that ran ([`FrameKind::is_marker`]): `top` and `diff` leave
+    ///   them out of their rows, the timeline shows them as instants and counters.
     /// - **Call tree**: each block at the node of its path of frames, under its parent block's
     ///   node, one node per distinct path (so recursion makes one node per level).
     /// - **Values**: `time` in nanoseconds (the tree's times, converted from ticks as the C++

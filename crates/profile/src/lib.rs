@@ -62,7 +62,8 @@
 //! - EasyProfiler: blocks as [`FrameKind::Block`] frames; each block's stack gets its duration
 //!   as self (minus its children's) or as inclusive and a `calls` count of 1; on request a
 //!   [`Span`] with begin and end per block (spans grow with the blocks, so they are opt-in);
-//!   one context per thread.
+//!   one context per thread. Values and events are [`FrameKind::Value`] and
+//!   [`FrameKind::Event`] frames with their count only ([`FrameKind::is_marker`]).
 //! - StatProfiler: each sample's stack through [`ProfileBuilder::add_sample`] with its weight;
 //!   one context per process ([`IdKind::Process`]).
 //!
@@ -123,11 +124,11 @@ pub use model::{
     CallEdge, Context, EdgeValue, FlatValue, Frame, FrameKind, IdKind, Measured, Node, Profile,
     Quantity, Span, Unit, ValueType,
 };
-pub use names::short_name;
+pub use names::{ShownName, distinct_short_names, short_name};
 pub use query::{
-    Combine, ContextFilter, Diff, DiffOptions, DiffRow, GroupBy, NodeTotals, Order, PATH_HEAD,
-    PATH_SEPARATOR, PATH_SHOWN, Query, QueryError, Row, Source, Table, Total, Values, diff,
-    diff_with,
+    Combine, ContextFilter, Diff, DiffOptions, DiffRow, GroupBy, LeftOut, NodeTotals, Order,
+    PATH_HEAD, PATH_SEPARATOR, PATH_SHOWN, Query, QueryError, Row, Source, Table, Total, Values,
+    diff, diff_with,
 };
 pub use select::{NoMatch, Seen, Selection};
 pub use values::NodeValue;

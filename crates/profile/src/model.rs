@@ -7,7 +7,7 @@ use crate::values::{NodeValueColumn, NodeValues};
 
 /// What a frame stands for. HPCToolkit's context tree mixes functions with the loops, source
 /// lines and instructions inside them; the other formats have functions (subs, blocks) only, or
-/// statement lines in NYTProf's per-line table.
+/// statement lines in NYTProf's per-line table, and EasyProfiler values and events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -27,16 +27,44 @@ pub enum FrameKind {
     Instruction,
     /// A frame whose nature the source format does not say.
     Unknown,
+    /// A value the program recorded at a moment (EasyProfiler's `EASY_VALUE`): a counter's
+    /// sample, not code that ran ([`FrameKind::is_marker`]).
+    Value,
+    /// A moment the program marked (EasyProfiler's `EASY_EVENT`): an instant, not code that
+    /// ran ([`FrameKind::is_marker`]).
+    Event,
 }
 
 impl FrameKind {
     /// Whether this frame owns the loops, lines and instructions below it when values are grouped
-    /// by function: functions, inlined functions, blocks, and frames of unknown nature.
+    /// by function: functions, inlined functions, blocks, and frames of unknown nature; and
+    /// markers, whose counts are their own, never their enclosing block's.
     pub fn is_function_like(self) -> bool {
         matches!(
             self,
-            FrameKind::Function | FrameKind::Inlined | FrameKind::Block | FrameKind::Unknown
+            FrameKind::Function
+                | FrameKind::Inlined
+                | FrameKind::Block
+                | FrameKind::Unknown
+                | FrameKind::Value
+                | FrameKind::Event
         )
+    }
+
+    /// Whether this frame marks a moment of the program rather than code that ran: a
+    /// [`FrameKind::Value`] (a counter) or a [`FrameKind::Event`] (an instant). Their nodes hold
+    /// a count of records and no time. [`Profile::top`](crate::Profile::top) and
+    /// [`diff`](crate::diff) leave them (and anything below them) out of their rows and totals,
+    /// and count them in [`Table::left_out`](crate::Table::left_out); a timeline shows them as
+    /// counters and instants.
+    ///
+    /// ```
+    /// use profcodec_profile::FrameKind;
+    /// assert!(FrameKind::Event.is_marker() && FrameKind::Value.is_marker());
+    /// assert!(!FrameKind::Block.is_marker());
+    /// ```
+    pub fn is_marker(self) -> bool {
+        matches!(self, FrameKind::Value | FrameKind::Event)
     }
 
     /// The snake_case name of the kind (`"function"`, `"loop"` ...).
@@ -49,6 +77,8 @@ impl FrameKind {
             FrameKind::Line => "line",
             FrameKind::Instruction => "instruction",
             FrameKind::Unknown => "unknown",
+            FrameKind::Value => "value",
+            FrameKind::Event => "event",
         }
     }
 }

@@ -308,6 +308,39 @@ pub struct Total {
     pub functions: Option<f64>,
 }
 
+/// The frames a query leaves out of its rows and totals because they are not code that ran
+/// ([`FrameKind::is_marker`]: EasyProfiler's values and events): the distinct frames of each
+/// kind with a value in the contexts read. A face says how many, and that a timeline shows
+/// them (as counters and instants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct LeftOut {
+    /// Values ([`FrameKind::Value`]): counters.
+    pub values: usize,
+    /// Events ([`FrameKind::Event`]): instants.
+    pub events: usize,
+}
+
+impl LeftOut {
+    /// Whether nothing was left out.
+    pub fn is_empty(&self) -> bool {
+        self.values == 0 && self.events == 0
+    }
+
+    /// Counts the frames of `kinds` (each once).
+    fn of(kinds: impl IntoIterator<Item = FrameKind>) -> LeftOut {
+        let mut left_out = LeftOut::default();
+        for kind in kinds {
+            match kind {
+                FrameKind::Value => left_out.values += 1,
+                _ => left_out.events += 1,
+            }
+        }
+        left_out
+    }
+}
+
 /// What joins the function names of a call-path row's name (`main > solve > kernel`).
 pub const PATH_SEPARATOR: &str = " > ";
 
@@ -335,6 +368,9 @@ pub struct Table {
     pub total: Total,
     /// The rows, largest first.
     pub rows: Vec<Row>,
+    /// The values and events left out of the rows and totals.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "LeftOut::is_empty"))]
+    pub left_out: LeftOut,
 }
 
 /// The identity of a group inside one profile.
@@ -397,6 +433,7 @@ struct Groups {
     /// Per call-path group, the group of its caller's path (`u32::MAX` for a root).
     path_parents: Option<Vec<u32>>,
     total: Total,
+    left_out: LeftOut,
 }
 
 fn resolve_value_type(profile: &Profile, name: Option<&str>) -> Result<ValueTypeId, QueryError> {
@@ -612,6 +649,7 @@ fn group_flat(
     // have none (NYTProf's lines are not called) has no such column, rather than zeros.
     let (mut any_calls, mut any_statements) = (false, false);
     let mut total = 0.0;
+    let mut markers = std::collections::BTreeSet::new();
     for v in &profile.flat_values {
         let is_value = v.value_type == value_type;
         let is_calls = Some(v.value_type) == calls_type;
@@ -620,6 +658,10 @@ fn group_flat(
             continue;
         }
         let frame = profile.frame(v.frame);
+        if frame.kind.is_marker() {
+            markers.insert(v.frame);
+            continue;
+        }
         if !flat_frame_matches(group, frame.kind) {
             continue;
         }
@@ -670,6 +712,7 @@ fn group_flat(
             inclusive: None,
             functions: None,
         },
+        left_out: LeftOut::of(markers.into_iter().map(|f| profile.frame(f).kind)),
     }
 }
 
@@ -774,11 +817,7 @@ fn group_tree(
         .iter()
         .map(|node| node.parent.map_or(NO_PARENT, |p| p.0))
         .collect();
-    let NodeTotals {
-        self_values,
-        inclusive,
-        ..
-    } = node_totals(profile, value_type, selected, &parents);
+    let mut totals = node_totals(profile, value_type, selected, &parents);
     // The counts at each node: calls, and statements.
     let counts_of = |count_type: Option<ValueTypeId>| {
         count_type.map(|count_type| {
@@ -791,8 +830,20 @@ fn group_tree(
             c
         })
     };
-    let node_calls = counts_of(calls_type);
-    let node_statements = counts_of(statements_type);
+    let mut node_calls = counts_of(calls_type);
+    let mut node_statements = counts_of(statements_type);
+    let derived = !profile.value_type(value_type).measured.has_inclusive();
+    let left_out = leave_out_markers(
+        profile,
+        &parents,
+        (&mut totals, derived),
+        [&mut node_calls, &mut node_statements],
+    );
+    let NodeTotals {
+        self_values,
+        inclusive,
+        ..
+    } = totals;
 
     // The function-like frame owning each node, in one sweep from the roots.
     let mut owner: Vec<FrameId> = Vec::with_capacity(n);
@@ -898,7 +949,70 @@ fn group_tree(
             inclusive: Some(root_inclusive),
             functions: None,
         },
+        left_out,
     }
+}
+
+/// Zeroes the values and counts of the nodes of marker frames ([`FrameKind::is_marker`]) and
+/// of the nodes below them, so that they fall into no row and no total, and takes them out of
+/// their ancestors' inclusive values where those are sums of the tree (`derived`: a value type
+/// measured self only, whose inclusive calls of a block would count its events). A measured
+/// inclusive value is the block's own and stays. Returns the distinct marker frames with a
+/// value or count.
+fn leave_out_markers(
+    profile: &Profile,
+    parents: &[u32],
+    totals: (&mut NodeTotals, bool),
+    counts: [&mut Option<Vec<f64>>; 2],
+) -> LeftOut {
+    if !profile.frames.iter().any(|f| f.kind.is_marker()) {
+        return LeftOut::default();
+    }
+    let (totals, derived) = totals;
+    let n = parents.len();
+    // Parents have smaller ids than their children: one sweep marks every subtree.
+    let mut left = vec![false; n];
+    for i in 0..n {
+        left[i] = profile.frame(profile.nodes[i].frame).kind.is_marker()
+            || (parents[i] != NO_PARENT && left[parents[i] as usize]);
+    }
+    let mut frames = std::collections::BTreeSet::new();
+    for (i, node) in profile.nodes.iter().enumerate() {
+        let counted = counts
+            .iter()
+            .any(|c| c.as_ref().is_some_and(|c| c[i] != 0.0));
+        if (totals.measured[i] || counted) && profile.frame(node.frame).kind.is_marker() {
+            frames.insert(node.frame);
+        }
+    }
+    for c in counts.into_iter().flatten() {
+        for (x, _) in c.iter_mut().zip(&left).filter(|(_, l)| **l) {
+            *x = 0.0;
+        }
+    }
+    if derived {
+        // What the marker subtrees below each node add to its inclusive value, leaves first.
+        let mut below = vec![0.0; n];
+        for i in (0..n).rev() {
+            let parent = parents[i];
+            if left[i] {
+                if parent != NO_PARENT && left[parent as usize] {
+                    continue;
+                }
+                below[i] = totals.inclusive[i];
+            } else {
+                totals.inclusive[i] -= below[i];
+            }
+            if parent != NO_PARENT {
+                below[parent as usize] += below[i];
+            }
+        }
+    }
+    for (i, _) in left.iter().enumerate().filter(|(_, l)| **l) {
+        totals.self_values[i] = 0.0;
+        totals.inclusive[i] = 0.0;
+    }
+    LeftOut::of(frames.into_iter().map(|f| profile.frame(f).kind))
 }
 
 /// The call-path group of every node ([`GroupBy::Path`]): a node of a function-like frame (or
@@ -1249,6 +1363,7 @@ impl Profile {
             contexts: groups.contexts,
             total: groups.total,
             rows,
+            left_out: groups.left_out,
         })
     }
 }
@@ -1320,6 +1435,12 @@ pub struct Diff {
     pub base_total: Total,
     /// The new profile's totals, as the base's.
     pub new_total: Total,
+    /// The values and events left out of the base profile's rows and totals.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "LeftOut::is_empty"))]
+    pub base_left_out: LeftOut,
+    /// The values and events left out of the new profile's rows and totals.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "LeftOut::is_empty"))]
+    pub new_left_out: LeftOut,
     /// The rows, largest absolute change (of the query's order) first.
     pub rows: Vec<DiffRow>,
 }
@@ -1553,6 +1674,8 @@ pub fn diff_with(
         unit: base_table.unit,
         base_total: base_table.total,
         new_total: new_table.total,
+        base_left_out: base_table.left_out,
+        new_left_out: new_table.left_out,
         rows,
     })
 }

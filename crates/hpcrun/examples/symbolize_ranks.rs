@@ -86,7 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plain = folder.to_profile()?;
     let plain_time = start.elapsed();
     let start = Instant::now();
-    let (named, reports) = folder.to_profile_with_symbols(SearchPath::default())?;
+    let (named, reports) =
+        folder.to_profile_with_symbols(SearchPath::new([dir.path().to_owned()]))?;
     let named_time = start.elapsed();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].resolved, ranks);

@@ -7,12 +7,14 @@
 //! address, looked up one byte before (at the call), as hpcprof and pprof do; the frame keeps the
 //! recorded address.
 //!
-//! Binaries are found by the load map's path or through a search path
-//! ([`SearchPath`]: `--binary-path`, `PROFCODEC_BINARY_PATH`), and for a measurement folder in
-//! the folder itself and its `vdso/` and `gpubins/` subfolders (where hpcrun copies the vDSO and
-//! GPU binaries it saw). hpcrun records no build id or size for a module: a found binary must
-//! fit the measurement's own addresses ([`profcodec_symbolize::Binary::check`]), and a binary that
-//! does not is never used. Legacy files (02.00l, 01.98b) store absolute addresses and are not
+//! Binaries are found through a search path ([`SearchPath`]: `--binary-path`,
+//! `PROFCODEC_BINARY_PATH`) and, for a measurement folder, in the folder itself and its `vdso/`
+//! and `gpubins/` subfolders (where hpcrun copies the vDSO and GPU binaries it saw); the load
+//! map's path is read only where it lies under one of these folders (a path inside a received
+//! measurement, such as `/etc/shadow`, is never opened otherwise). hpcrun records no build id
+//! or size for a module: a found binary must fit the measurement's own addresses
+//! ([`profcodec_symbolize::Binary::check`]), a binary that does not is never used, and one
+//! that does is reported as unverified ([`ModuleReport::unverified`]). Legacy files (02.00l, 01.98b) store absolute addresses and are not
 //! symbolized. [`ModuleReport`]s say what became of each module.
 //!
 //! Structure files: where a measurement folder has a `structs/` folder (`hpcstruct
@@ -64,6 +66,13 @@ pub struct ModuleReport {
     /// name (hpcstruct's `<binary file name>.hpcstruct`) that could not be read, or a structure
     /// whose statements do not hold the recorded addresses.
     pub structure_error: Option<String>,
+    /// Why the binary used is not proven to be the one that ran (hpcrun records no build id:
+    /// the recorded addresses fit it, as they would fit another build of the same shape), the
+    /// first time; a front end says so once ("names from an unverified binary").
+    pub unverified: Option<String>,
+    /// Why the binary's DWARF was not used (a compressed section past its bounds, entries
+    /// nested too deep), the first time: its names then come from its symbol table.
+    pub debug_info_refused: Option<String>,
 }
 
 impl ModuleReport {
@@ -283,6 +292,8 @@ impl Symbols {
                     unresolved: None,
                     structure: None,
                     structure_error: None,
+                    unverified: None,
+                    debug_info_refused: None,
                 });
             report.files += 1;
             if let Some(e) = structure_error {
@@ -296,7 +307,21 @@ impl Symbols {
                 report.structure = Some(self.structures.modules[i].0.clone());
             }
             match resolution {
-                Resolution::Resolved { binary, path } => {
+                Resolution::Resolved {
+                    binary,
+                    path,
+                    unverified,
+                } => {
+                    if let Some(why) = unverified {
+                        report
+                            .unverified
+                            .get_or_insert_with(|| format!("{}: {why}", path.display()));
+                    }
+                    if let Some(why) = self.symbolizer.binary(binary).debug_info_refused() {
+                        report
+                            .debug_info_refused
+                            .get_or_insert_with(|| format!("{}: {why}", path.display()));
+                    }
                     report.binary = Some(path);
                     sources.binary = Some(binary);
                 }

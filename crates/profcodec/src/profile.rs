@@ -297,8 +297,9 @@ fn hpcrun(input: &Opened) -> Result<Profile, ReadError> {
 /// Process-wide settings, as the environment variable `PROFCODEC_BINARY_PATH` is: a front end
 /// sets them once (the `profcodec` command from `--binary-path` and for its stderr report) and
 /// every conversion uses them. Binaries are searched in the folders of [`set_binary_path`](symbols::set_binary_path),
-/// then those of `PROFCODEC_BINARY_PATH` (colon-separated), each for the recorded file name,
-/// then at the recorded path ([`profcodec_hpcrun::symbols`]).
+/// then those of `PROFCODEC_BINARY_PATH` (colon-separated) and the input's own folder, each for
+/// the recorded file name; the recorded path itself only where it lies under one of these
+/// folders ([`profcodec_hpcrun::symbols`]).
 #[cfg(feature = "symbolize")]
 pub mod symbols {
     use std::path::PathBuf;
@@ -327,14 +328,24 @@ pub mod symbols {
     }
 
     /// What a front end says of `report`: that its structure file (`structs/*.hpcstruct`) was
-    /// not used, and why; that the module stayed unresolved in some files, and why, with `hint`,
-    /// the front end's way to name a folder of binaries (`--binary-path DIR`, `binary_path`).
+    /// not used, and why; that its names come from a binary not proven to be the one that ran
+    /// (once per module), or without the binary's refused DWARF; that the module stayed
+    /// unresolved in some files, and why, with `hint`, the front end's way to name a folder of binaries (`--binary-path DIR`, `binary_path`).
     /// Nothing for a module resolved with its structure.
     pub fn warnings(report: &ModuleReport, hint: &str) -> Vec<String> {
         let mut warnings = Vec::new();
         if let Some(why) = &report.structure_error {
             warnings.push(format!(
                 "no structure for {} (loops and inlined calls): {why}",
+                report.module
+            ));
+        }
+        if let Some(why) = &report.unverified {
+            warnings.push(format!("names from an unverified binary: {why}"));
+        }
+        if let Some(why) = &report.debug_info_refused {
+            warnings.push(format!(
+                "no file or line for {} (names from its symbol table): {why}",
                 report.module
             ));
         }

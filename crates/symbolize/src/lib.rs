@@ -8,7 +8,9 @@
 //! - **Finding binaries**: a [`SearchPath`] of folders (`--binary-path DIR`, the environment
 //!   variable `PROFCODEC_BINARY_PATH`, colon-separated like `PPROF_BINARY_PATH`) is tried first,
 //!   each folder for the recorded file name and then for the recorded path below it (a sysroot);
-//!   the recorded path itself last.
+//!   the recorded path itself last, and only where it lies under one of the folders. Nothing
+//!   outside them is opened, nothing under `/proc`, `/sys` or `/dev`, and only regular files
+//!   with a plausible ELF header (see the README's "What it refuses, and its bounds").
 //! - **Checking them**: a binary found on disk may not be the one that ran (rebuilt since, or
 //!   another version of a library of the same name). When the caller knows the build id it is
 //!   compared; otherwise every address recorded for the module must lie in the binary's
@@ -16,6 +18,9 @@
 //!   must follow a call instruction (at least 90% of them: a signal frame's address does
 //!   not). A candidate that fails is skipped for the next one, and the reason is kept for the
 //!   report ([`Resolution`]); no name is ever attached from a binary that failed the check.
+//! - **Bounds**: only the headers, symbol tables and needed DWARF sections are read, never a
+//!   file whole; compressed sections inflate within [`MAX_INFLATION_RATIO`] and
+//!   [`MAX_DEBUG_BYTES`]; DWARF nested deeper than [`MAX_DIE_DEPTH`] is not used.
 //! - **Cost**: each binary is read once per [`Symbolizer`] (its DWARF parsed lazily, per
 //!   compilation unit, by `addr2line`), and each address looked up once: a thousand rank files
 //!   of the same program read each binary once.
@@ -40,6 +45,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
+
+mod read;
+
+pub use read::{MAX_DEBUG_BYTES, MAX_DIE_DEPTH, MAX_INFLATION_RATIO};
 
 /// The environment variable naming the folders binaries are searched in, colon-separated.
 pub const BINARY_PATH_ENV: &str = "PROFCODEC_BINARY_PATH";
@@ -151,9 +160,23 @@ impl SearchPath {
 
 /// Why a binary could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rejection {
-    /// It could not be read or is no object file `object` knows.
+    /// It could not be opened or read.
     Unreadable(String),
+    /// It is not a regular file, or not an ELF executable or shared library of a plausible
+    /// shape: refused before anything past its header is read.
+    NotABinary(String),
+    /// Its path, its symbolic links resolved, leaves the folders binaries are read from.
+    Escapes {
+        /// Where it leads.
+        resolved: PathBuf,
+    },
+    /// It lies under `/proc`, `/sys` or `/dev`, never read as a binary.
+    SystemPath {
+        /// Where it leads.
+        resolved: PathBuf,
+    },
     /// Its build id is not the one recorded.
     BuildId {
         /// The recorded build id, in hex.
@@ -183,6 +206,18 @@ impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Rejection::Unreadable(e) => write!(f, "unreadable: {e}"),
+            Rejection::NotABinary(e) => write!(f, "not a binary: {e}"),
+            Rejection::Escapes { resolved } => write!(
+                f,
+                "leads to {} through a symbolic link, outside the folders binaries are read \
+                 from: not read",
+                resolved.display()
+            ),
+            Rejection::SystemPath { resolved } => write!(
+                f,
+                "leads to {}: /proc, /sys and /dev are never read as binaries",
+                resolved.display()
+            ),
             Rejection::BuildId { expected, found } if found.is_empty() => {
                 write!(f, "no build id, but {expected} was recorded")
             }
@@ -212,11 +247,17 @@ pub enum Resolution {
         binary: BinaryId,
         /// Where it was found.
         path: PathBuf,
+        /// Why its identity is not proven, when no build id was given to compare: the recorded
+        /// addresses fit it, as they would fit another program of the same shape.
+        unverified: Option<String>,
     },
     /// No candidate exists.
     NotFound {
         /// The places tried.
         tried: Vec<PathBuf>,
+        /// Candidates not looked at: outside the folders binaries are read from (the search
+        /// path and the folders the caller adds, such as the input's own).
+        outside: Vec<PathBuf>,
     },
     /// Candidates exist, and each was rejected.
     Rejected {
@@ -229,7 +270,7 @@ impl fmt::Display for Resolution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Resolution::Resolved { path, .. } => write!(f, "resolved from {}", path.display()),
-            Resolution::NotFound { tried } => {
+            Resolution::NotFound { tried, outside } => {
                 write!(f, "not found (tried ")?;
                 for (i, t) in tried.iter().enumerate() {
                     if i > 0 {
@@ -237,7 +278,19 @@ impl fmt::Display for Resolution {
                     }
                     write!(f, "{}", t.display())?;
                 }
-                write!(f, ")")
+                if tried.is_empty() {
+                    write!(f, "nothing")?;
+                }
+                write!(f, ")")?;
+                for (i, o) in outside.iter().enumerate() {
+                    let lead = if i == 0 {
+                        "; not read, outside the folders binaries are read from: "
+                    } else {
+                        ", "
+                    };
+                    write!(f, "{lead}{}", o.display())?;
+                }
+                Ok(())
             }
             Resolution::Rejected { candidates } => {
                 for (i, (path, why)) in candidates.iter().enumerate() {
@@ -267,16 +320,19 @@ struct Code {
     offset: Option<u64>,
 }
 
-/// One ELF (or other object) file, read once.
+/// One ELF binary, checked and read once: its section headers, symbol tables and DWARF (never
+/// its code or data whole; the few code bytes a check needs are read where they lie).
 pub struct Binary {
     path: PathBuf,
-    data: Arc<[u8]>,
+    store: read::Store,
     x86_64: bool,
     build_id: Option<Vec<u8>>,
     code: Vec<Code>,
     /// Function symbols: (start, end, name), sorted by start.
     symbols: Vec<(u64, u64, String)>,
     dwarf: Option<addr2line::Context<Reader>>,
+    /// Why its DWARF was not used (names then come from its symbol table).
+    dwarf_refused: Option<String>,
     lookups: HashMap<Probe, Arc<[SourceFrame]>>,
 }
 
@@ -284,9 +340,10 @@ impl fmt::Debug for Binary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Binary")
             .field("path", &self.path)
-            .field("bytes", &self.data.len())
+            .field("bytes", &self.store.len())
             .field("symbols", &self.symbols.len())
             .field("dwarf", &self.dwarf.is_some())
+            .field("dwarf_refused", &self.dwarf_refused)
             .finish()
     }
 }
@@ -300,18 +357,100 @@ pub fn demangle(name: &str) -> Cow<'_, str> {
     }
 }
 
+/// What the object-level parse of a binary keeps.
+struct Parsed {
+    x86_64: bool,
+    little_endian: bool,
+    build_id: Option<Vec<u8>>,
+    code: Vec<Code>,
+    symbols: Vec<(u64, u64, String)>,
+    /// The debugging sections, by their `.debug_*` name (`.zdebug_*` too).
+    debug: HashMap<String, read::DebugSection>,
+}
+
+/// The DWARF sections the lookups read; the others (locations, macros, frames, type units) are
+/// never loaded.
+const DWARF_NEEDED: [gimli::SectionId; 10] = [
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugAddr,
+    gimli::SectionId::DebugAranges,
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+];
+
 impl Binary {
-    /// Reads the object file at `path`.
+    /// Reads the ELF executable or shared library at `path`: only a regular file, only an ELF
+    /// of a plausible shape (checked from its header before anything else is read), and of it
+    /// only the section headers, symbol tables and DWARF (see the crate docs for the bounds).
     pub fn open(path: &Path) -> Result<Binary, Rejection> {
-        let data: Arc<[u8]> = std::fs::read(path)
-            .map_err(|e| Rejection::Unreadable(e.to_string()))?
-            .into();
-        Binary::parse(path.to_owned(), data)
+        let store = read::open_regular(path)?;
+        Binary::from_store(path.to_owned(), store)
     }
 
-    fn parse(path: PathBuf, data: Arc<[u8]>) -> Result<Binary, Rejection> {
-        let unreadable = |e: object::Error| Rejection::Unreadable(e.to_string());
-        let file = object::File::parse(&*data).map_err(unreadable)?;
+    /// [`open`](Binary::open) over bytes in memory, `name` standing for its path.
+    pub fn from_bytes(
+        name: impl Into<PathBuf>,
+        bytes: impl Into<Arc<[u8]>>,
+    ) -> Result<Binary, Rejection> {
+        Binary::from_store(name.into(), read::Store::Bytes(bytes.into()))
+    }
+
+    fn from_store(path: PathBuf, store: read::Store) -> Result<Binary, Rejection> {
+        read::check_elf_header(&store)?;
+        // A dependency's panic on a crafted binary becomes a refusal, not a crash.
+        let (parsed, store) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let parsed = match &store {
+                read::Store::Bytes(bytes) => Binary::parse_object(&**bytes),
+                read::Store::File { file, .. } => {
+                    // Reads only the ranges the parse touches; dropped before the DWARF is read.
+                    let cache = object::ReadCache::new(file);
+                    Binary::parse_object(&cache)
+                }
+            };
+            (parsed, store)
+        }))
+        .map_err(|_| {
+            Rejection::NotABinary("its object file structure made the ELF reader fail".to_owned())
+        })?;
+        let parsed = parsed?;
+        let mut binary = Binary {
+            x86_64: parsed.x86_64,
+            build_id: parsed.build_id,
+            path,
+            code: parsed.code,
+            symbols: parsed.symbols,
+            dwarf: None,
+            dwarf_refused: None,
+            lookups: HashMap::new(),
+            store,
+        };
+        if parsed.debug.contains_key(".debug_info") {
+            let endian = if parsed.little_endian {
+                gimli::RunTimeEndian::Little
+            } else {
+                gimli::RunTimeEndian::Big
+            };
+            let store = &binary.store;
+            let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                Binary::load_dwarf(store, &parsed.debug, endian)
+            }))
+            .unwrap_or_else(|_| Err("its DWARF made the DWARF reader fail".to_owned()));
+            match loaded {
+                Ok(context) => binary.dwarf = Some(context),
+                Err(why) => binary.dwarf_refused = Some(why),
+            }
+        }
+        Ok(binary)
+    }
+
+    fn parse_object<'d, R: object::ReadRef<'d>>(data: R) -> Result<Parsed, Rejection> {
+        let unreadable = |e: object::Error| Rejection::NotABinary(e.to_string());
+        let file = object::File::parse(data).map_err(unreadable)?;
         let code = file
             .sections()
             .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
@@ -338,44 +477,53 @@ impl Binary {
                 starts.get(i + 1).copied().unwrap_or(u64::MAX)
             };
         }
-        let endian = if file.is_little_endian() {
-            gimli::RunTimeEndian::Little
-        } else {
-            gimli::RunTimeEndian::Big
-        };
-        let whole = gimli::EndianReader::new(data.clone(), endian);
-        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-            let Some(section) = file.section_by_name(id.name()) else {
-                return Ok(gimli::EndianReader::new(Arc::from(&[][..]), endian));
+        let mut debug = HashMap::new();
+        for section in file.sections() {
+            let Ok(name) = section.name() else { continue };
+            let name = match name.strip_prefix(".zdebug_") {
+                Some(rest) => format!(".debug_{rest}"),
+                None if name.starts_with(".debug_") => name.to_owned(),
+                None => continue,
             };
-            match section.uncompressed_data() {
-                Ok(Cow::Borrowed(bytes)) => {
-                    // A slice of `data`: share it rather than copy.
-                    let start = bytes.as_ptr() as usize - data.as_ptr() as usize;
-                    Ok(whole.range(start..start + bytes.len()))
-                }
-                Ok(Cow::Owned(bytes)) => Ok(gimli::EndianReader::new(bytes.into(), endian)),
-                Err(_) => Ok(gimli::EndianReader::new(Arc::from(&[][..]), endian)),
+            if let Ok(range) = section.compressed_file_range() {
+                debug.entry(name).or_insert(read::DebugSection { range });
             }
-        };
-        let has_dwarf = file.section_by_name(".debug_info").is_some();
-        let dwarf = if has_dwarf {
-            gimli::Dwarf::load(load)
-                .ok()
-                .and_then(|d| addr2line::Context::from_dwarf(d).ok())
-        } else {
-            None
-        };
-        Ok(Binary {
+        }
+        Ok(Parsed {
             x86_64: file.architecture() == object::Architecture::X86_64,
+            little_endian: file.is_little_endian(),
             build_id: file.build_id().ok().flatten().map(<[u8]>::to_vec),
-            path,
             code,
             symbols,
-            dwarf,
-            lookups: HashMap::new(),
-            data,
+            debug,
         })
+    }
+
+    /// The DWARF of the sections `debug`, each read (or inflated) within the budget, and its
+    /// nesting checked before the recursive parser sees it.
+    fn load_dwarf(
+        store: &read::Store,
+        debug: &HashMap<String, read::DebugSection>,
+        endian: gimli::RunTimeEndian,
+    ) -> Result<addr2line::Context<Reader>, String> {
+        let mut budget = read::MAX_DEBUG_BYTES;
+        let mut sections: HashMap<gimli::SectionId, Arc<[u8]>> = HashMap::new();
+        for id in DWARF_NEEDED {
+            if let Some(section) = debug.get(id.name()) {
+                let bytes = read::section_bytes(store, id.name(), *section, &mut budget)?;
+                sections.insert(id, bytes.into());
+            }
+        }
+        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader, gimli::Error> {
+            let bytes = sections
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| Arc::from(&[][..]));
+            Ok(gimli::EndianReader::new(bytes, endian))
+        })
+        .map_err(|e| format!("its DWARF cannot be read: {e}"))?;
+        read::check_depth(&dwarf)?;
+        addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("its DWARF cannot be read: {e}"))
     }
 
     /// Where the binary was read from.
@@ -392,6 +540,13 @@ impl Binary {
     /// no file or line).
     pub fn has_debug_info(&self) -> bool {
         self.dwarf.is_some()
+    }
+
+    /// Why the binary's DWARF was not used, when it has DWARF that was refused (a compressed
+    /// section past its bounds, entries nested too deep, DWARF that cannot be read): its names
+    /// then come from its symbol table, with no file or line.
+    pub fn debug_info_refused(&self) -> Option<&str> {
+        self.dwarf_refused.as_deref()
     }
 
     fn code_at(&self, address: u64) -> Option<&Code> {
@@ -448,14 +603,11 @@ impl Binary {
     }
 
     /// The up to 8 bytes before `address` in the file.
-    fn bytes_before(&self, address: u64) -> Option<&[u8]> {
+    fn bytes_before(&self, address: u64) -> Option<Vec<u8>> {
         let code = self.code_at(address.checked_sub(1)?)?;
-        let offset = code.offset? + (address - code.start);
-        let end = usize::try_from(offset).ok()?;
-        let start = end
-            .saturating_sub(8)
-            .max(usize::try_from(code.offset?).ok()?);
-        self.data.get(start..end)
+        let end = code.offset?.checked_add(address - code.start)?;
+        let start = end.saturating_sub(8).max(code.offset?);
+        self.store.read_at(start, end - start)
     }
 
     /// Whether an x86-64 call instruction ends at `address`: `call rel32` (`E8`), or `call r/m`
@@ -501,7 +653,12 @@ impl Binary {
         if let Some(found) = self.lookups.get(&probe) {
             return found.clone();
         }
-        let found: Arc<[SourceFrame]> = self.find(probe.lookup_address()).into();
+        // A dependency's panic on crafted DWARF leaves the address unnamed rather than crash.
+        let address = probe.lookup_address();
+        let found: Arc<[SourceFrame]> =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.find(address)))
+                .unwrap_or_default()
+                .into();
         self.lookups.insert(probe, found.clone());
         found
     }
@@ -569,6 +726,8 @@ pub struct Symbolizer {
     binaries: Vec<Binary>,
     /// Every path tried, by what it gave.
     opened: HashMap<PathBuf, Result<usize, Rejection>>,
+    /// The search folders with their symbolic links resolved (`None`: it does not exist).
+    roots: HashMap<PathBuf, Option<PathBuf>>,
 }
 
 impl Symbolizer {
@@ -607,7 +766,13 @@ impl Symbolizer {
         self.resolve_with(recorded, &[], probes, build_id)
     }
 
-    /// [`resolve`](Self::resolve), searching the folders `more_dirs` after the search path's.
+    /// [`resolve`](Self::resolve), searching the folders `more_dirs` after the search path's
+    /// (the folder of the input that names the module, for one).
+    ///
+    /// Binaries are read only under these folders (the search path's and `more_dirs`): the
+    /// recorded path itself is a candidate only when it lies under one of them, a candidate
+    /// whose symbolic links lead out of them is refused, and so is anything under `/proc`,
+    /// `/sys` or `/dev`.
     pub fn resolve_with(
         &mut self,
         recorded: &str,
@@ -615,15 +780,22 @@ impl Symbolizer {
         probes: &[Probe],
         build_id: Option<&[u8]>,
     ) -> Resolution {
-        let candidates = if more_dirs.is_empty() {
-            self.search.candidates(Path::new(recorded))
+        let search = if more_dirs.is_empty() {
+            self.search.clone()
         } else {
-            let search = self.search.clone().with(more_dirs.iter().cloned());
-            search.candidates(Path::new(recorded))
+            self.search.clone().with(more_dirs.iter().cloned())
         };
+        let roots = search.dirs().to_vec();
+        let mut tried = Vec::new();
+        let mut outside = Vec::new();
         let mut rejected = Vec::new();
-        for path in &candidates {
-            let index = match self.opened.get(path) {
+        for path in search.candidates(Path::new(recorded)) {
+            if !roots.iter().any(|r| path.starts_with(r)) {
+                outside.push(path);
+                continue;
+            }
+            tried.push(path.clone());
+            let index = match self.opened.get(&path) {
                 Some(Ok(i)) => *i,
                 Some(Err(Rejection::Unreadable(e))) if e == NOT_FOUND => continue,
                 Some(Err(e)) => {
@@ -631,11 +803,7 @@ impl Symbolizer {
                     continue;
                 }
                 None => {
-                    let opened = if path.is_file() {
-                        Binary::open(path)
-                    } else {
-                        Err(Rejection::Unreadable(NOT_FOUND.to_owned()))
-                    };
+                    let opened = self.open_under(&path, &roots);
                     match opened {
                         Ok(b) => {
                             self.binaries.push(b);
@@ -656,21 +824,61 @@ impl Symbolizer {
             };
             match self.binaries[index].check(probes, build_id) {
                 Ok(()) => {
+                    let unverified = build_id.is_none().then(|| {
+                        format!(
+                            "no build id was recorded to compare, and the {} recorded addresses \
+                             that fit its code would fit another build of the same shape",
+                            probes.len()
+                        )
+                    });
                     return Resolution::Resolved {
                         binary: BinaryId(index),
                         path: path.clone(),
+                        unverified,
                     };
                 }
                 Err(e) => rejected.push((path.clone(), e)),
             }
         }
         if rejected.is_empty() {
-            Resolution::NotFound { tried: candidates }
+            Resolution::NotFound { tried, outside }
         } else {
             Resolution::Rejected {
                 candidates: rejected,
             }
         }
+    }
+
+    /// Opens `path` (which lies under one of `roots`) if, its symbolic links resolved, it still
+    /// does and is no system file.
+    fn open_under(&mut self, path: &Path, roots: &[PathBuf]) -> Result<Binary, Rejection> {
+        let resolved = match std::fs::canonicalize(path) {
+            Ok(p) => p,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Rejection::Unreadable(NOT_FOUND.to_owned()));
+            }
+            Err(e) => return Err(Rejection::Unreadable(e.to_string())),
+        };
+        if ["/proc", "/sys", "/dev"]
+            .iter()
+            .any(|s| resolved.starts_with(s))
+        {
+            return Err(Rejection::SystemPath { resolved });
+        }
+        let inside = roots.iter().any(|root| {
+            let canonical = self
+                .roots
+                .entry(root.clone())
+                .or_insert_with(|| std::fs::canonicalize(root).ok());
+            canonical.as_ref().is_some_and(|c| resolved.starts_with(c))
+        });
+        if !inside {
+            return Err(Rejection::Escapes { resolved });
+        }
+        Binary::open(&resolved).map(|mut b| {
+            b.path = path.to_owned();
+            b
+        })
     }
 
     /// The source frames of `probe` in `binary` ([`Binary::lookup`]).

@@ -143,7 +143,9 @@ fn another_binary_of_the_same_name_is_rejected() {
         "gcc",
         &["-g", "-O0"],
     );
-    let mut symbolizer = Symbolizer::new(SearchPath::new([other_dir.clone()]));
+    // The folder of the program that ran is searched after the other's.
+    let mut symbolizer =
+        Symbolizer::new(SearchPath::new([other_dir.clone(), dir.path().to_owned()]));
     let recorded = ran.to_string_lossy().into_owned();
     match symbolizer.resolve(&recorded, &probes, None) {
         Resolution::Resolved { path, .. } => {
@@ -153,7 +155,7 @@ fn another_binary_of_the_same_name_is_rejected() {
     }
     // With the right one gone, nothing is resolved, and the report says why.
     std::fs::remove_file(&ran).expect("rm");
-    let mut symbolizer = Symbolizer::new(SearchPath::new([other_dir]));
+    let mut symbolizer = Symbolizer::new(SearchPath::new([other_dir, dir.path().to_owned()]));
     match symbolizer.resolve(&recorded, &probes, None) {
         Resolution::Rejected { candidates } => {
             assert_eq!(candidates.len(), 1);

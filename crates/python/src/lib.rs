@@ -17,6 +17,7 @@ mod diff;
 mod errors;
 mod input;
 mod inspect;
+mod prof;
 mod profile;
 mod report;
 mod sql;
@@ -38,6 +39,7 @@ fn _profcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::expand_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(diff::diff, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(prof::prof, m)?)?;
     m.add_function(wrap_pyfunction!(profile::merged_profile, m)?)?;
     m.add_class::<diff::Diff>()?;
     m.add_function(wrap_pyfunction!(sql::sql, m)?)?;

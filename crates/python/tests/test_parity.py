@@ -25,6 +25,7 @@ COUNTERPARTS = {
     "dump": "Input.dump",
     "rewrite": "Input.rewrite",
     "merge": "merge",
+    "prof": "prof",
     "top": "Profile.top",
     "diff": "diff",
     "convert": "Input.convert",
@@ -51,6 +52,7 @@ PARITY_TESTS = {
         "test_parity::test_top_of_many_inputs_is_the_command_lines",
     ],
     "diff": ["test_parity::test_diff_is_the_command_lines"],
+    "prof": ["test_parity::test_prof_is_the_command_lines"],
     "convert": [
         "test_convert::test_every_target_is_the_command_lines",
         "test_parity::test_timelines_are_the_command_lines",
@@ -346,6 +348,25 @@ def test_merge_is_the_command_lines(corpus, cli, tmp_path):
     with pytest.raises(profcodec.UnsupportedError):
         profcodec.merge([capture, capture], tmp_path / "no.out")
     assert not (tmp_path / "no.out").exists()
+
+
+def test_prof_is_the_command_lines(testdata, cli, tmp_path):
+    measurement = testdata / "hpcprof" / "demo.m"
+    theirs, ours = tmp_path / "theirs.d", tmp_path / "ours.d"
+    out = run_cli(cli, "prof", "-j", "2", "--ignore-structs", "-o", theirs, measurement)
+    assert out.returncode == 0, out.stderr
+    summary = profcodec.prof([measurement], ours, jobs=1, ignore_structs=True)
+    assert str(summary["path"]) == str(ours) and summary["threads"] >= 1
+    files = lambda d: sorted(p.relative_to(d) for p in d.rglob("*") if p.is_file())
+    assert files(ours) == files(theirs)
+    for name in files(ours):
+        assert (ours / name).read_bytes() == (theirs / name).read_bytes(), name
+    # The output policy of every verb: an existing folder is never replaced.
+    with pytest.raises(profcodec.FileError):
+        profcodec.prof([measurement], ours, ignore_structs=True)
+    with pytest.raises(profcodec.FileError):
+        profcodec.prof([measurement], measurement / "db.d", ignore_structs=True)
+    assert not (measurement / "db.d").exists()
 
 
 def test_a_folder_of_profiles_merges_as_its_profiles(corpus, cli, tmp_path):

@@ -25,6 +25,8 @@ Python, read by the profcodec Rust crates.
   them.
 - :func:`merge` writes many profiles of one program as one file of their format, as
   ``profcodec merge`` does (NYTProf, as ``nytprofmerge`` merges them).
+- :func:`prof` makes an HPCToolkit database of hpcrun measurements, as ``profcodec prof``
+  (and HPCToolkit's ``hpcprof``) makes it.
 - :func:`sql` runs a SQL query over the inputs' tables and :func:`export_parquet` writes them
   as a Parquet dataset, as ``profcodec sql`` and ``profcodec export`` do (with the package
   built with its cargo feature ``sql``).
@@ -56,6 +58,7 @@ from ._profcodec import (
     merge,
     merged_profile,
     open,
+    prof,
     sql,
 )
 from . import hpctoolkit
@@ -87,5 +90,6 @@ __all__ = [
     "merge",
     "merged_profile",
     "open",
+    "prof",
     "sql",
 ]

@@ -282,6 +282,18 @@ def merge(
     """Many profiles of one program as one file of their format, as ``profcodec merge``
     writes it: ``{"inputs": n, "warnings": [...]}``."""
 
+def prof(
+    measurements: Sequence[_Path],
+    out: _Path,
+    *,
+    jobs: Optional[int] = None,
+    ignore_structs: bool = False,
+    no_traces: bool = False,
+    title: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The HPCToolkit database of hpcrun measurements, written into the new folder ``out`` as
+    ``profcodec prof`` writes it: ``{"path", "contexts", "threads", "traces"}``."""
+
 def merged_profile(
     inputs: Sequence[_Path],
     *,

@@ -110,14 +110,24 @@ pub fn prof<P: AsRef<Path>>(measurements: &[P], options: &Options) -> Result<Dat
 }
 
 /// Writes `db` into the folder `dir` (created when missing) as hpcprof lays a database out:
-/// meta.db, profile.db, cct.db, trace.db when the database has traces, and
-/// `metrics/default.yaml`. The caller chooses the folder; the umbrella's output policy makes the
-/// write atomic.
+/// meta.db, profile.db, cct.db, trace.db when the database has traces, `FORMATS.md`,
+/// `metrics/default.yaml` and `metrics/METRICS.yaml.ex`. The caller chooses the folder; the
+/// umbrella's output policy makes the write atomic.
 pub fn write_database(db: &Database, dir: &Path) -> io::Result<()> {
     profcodec_hpctoolkit::write::write_database(db, dir)?;
+    std::fs::write(dir.join("FORMATS.md"), FORMATS_MD)?;
     let metrics = dir.join("metrics");
     std::fs::create_dir_all(&metrics)?;
+    std::fs::write(metrics.join("METRICS.yaml.ex"), METRICS_YAML_EX)?;
     std::fs::write(metrics.join("default.yaml"), metrics_yaml(&db.meta))
 }
+
+/// `FORMATS.md`: what each file of the database holds, for whoever opens the folder (hpcprof
+/// writes one; HPCToolkit's `check-db` expects it).
+const FORMATS_MD: &str = include_str!("../assets/FORMATS.md");
+
+/// `metrics/METRICS.yaml.ex`: a commented example of the metrics taxonomy schema, to start a
+/// taxonomy of one's own from (hpcprof writes one; HPCToolkit's `check-db` expects it).
+const METRICS_YAML_EX: &str = include_str!("../assets/METRICS.yaml.ex");
 
 pub use input::Input;

@@ -184,3 +184,52 @@ fn the_database_is_the_same_for_any_number_of_jobs() {
         assert!(one.profiles.len() >= 2);
     }
 }
+
+/// HPCToolkit's flags test (`tst-flags-effective`): `check-db --trace` of a database made from a
+/// traced measurement, and `check-db --no-trace` of one made with `--no-traces` (or from a
+/// measurement without traces), find every file they expect.
+#[test]
+fn hpctesttool_check_db_finds_the_files_hpcprof_writes() {
+    let (Some(corpus), Some(_)) = (corpus(), hpctesttool()) else {
+        println!(
+            "skipped: set PROFCODEC_HPCTESTTOOL (cargo xtask prepare) and keep ../shared/corpus"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let measurements = ["small", "loops-cputime-t", "loops-perf"];
+    for meas in measurements {
+        let folder = corpus.join("meas").join(format!("{meas}.m"));
+        let traced = std::fs::read_dir(&folder)
+            .expect("measurement folder")
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "hpctrace"));
+        for no_traces in [false, true] {
+            let flag = if traced && !no_traces {
+                "--trace"
+            } else {
+                "--no-trace"
+            };
+            let out = tmp.path().join(format!("{meas}{no_traces}.d"));
+            let options = Options {
+                ignore_structs: true,
+                no_traces,
+                ..Options::default()
+            };
+            let db = prof(&[&folder], &options).unwrap_or_else(|e| panic!("{meas}: {e}"));
+            write_database(&db, &out).expect("write");
+            let result = hpctesttool()
+                .expect("hpctesttool")
+                .args(["test", "check-db", flag])
+                .arg(&out)
+                .output()
+                .expect("hpctesttool runs");
+            assert!(
+                result.status.success(),
+                "{meas} check-db {flag}:\n{}{}",
+                String::from_utf8_lossy(&result.stdout),
+                String::from_utf8_lossy(&result.stderr)
+            );
+        }
+    }
+}

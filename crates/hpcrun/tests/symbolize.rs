@@ -124,6 +124,13 @@ fn c_addresses_resolve_as_addr2line_does() {
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert_eq!(reports[0].resolved, 1);
     assert_eq!(reports[0].binary.as_deref(), Some(bin.as_path()));
+    // hpcrun records no build id: the names are said to come from an unverified binary.
+    let why = reports[0].unverified.as_deref().expect("unverified");
+    assert!(
+        why.starts_with(&format!("{}: no build id was recorded", bin.display())),
+        "{why}"
+    );
+    assert_eq!(reports[0].debug_info_refused, None);
 }
 
 #[test]

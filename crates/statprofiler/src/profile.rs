@@ -21,7 +21,9 @@
 //!     special block (`BEGIN`, `UNITCHECK`, `CHECK`, `INIT`, `END`: one per `use`) or an
 //!     anonymous sub (`__ANON__`) is named with its first line, `main::BEGIN@3`, as
 //!     Devel::NYTProf names `BEGIN` blocks: a file holds many of them, which the report tells
-//!     apart by their first line and the model by their name;
+//!     apart by their first line and the model by their name. Inside an eval STRING, where
+//!     every eval starts at line 1, the name holds the eval too, `main::__ANON__@(eval 12):1`,
+//!     as the report's sub key holds the eval's file;
 //!   - an XSUB: function `Package::name`, module `Package`, no file or line;
 //!   - a main program or `require`d file: function `<file>:main`, that file and line;
 //!   - an eval STRING: function and file `qeval:<process id>/(eval N)`, and its line;
@@ -82,7 +84,7 @@ use profcodec_profile::{
 use crate::error::{Error, StreamPos};
 use crate::model::{Frame, PerlStr, ProcessId};
 use crate::read::packets::StreamSource;
-use crate::read::{Reader, Trace, TraceReader, reader_file_name};
+use crate::read::{Reader, Trace, TraceReader, is_eval_file, reader_file_name};
 
 /// The ops after which `Devel::StatProfiler::Report` adds a `CORE::<op>` frame (its `slowops`
 /// default, `Devel::StatProfiler::Slowops`, made at build time from the `Opcode` op sets
@@ -1014,7 +1016,14 @@ impl ProfileConverter {
                 model.function = Some(self.intern_with(|s| {
                     write!(s, "{package}::{name}")?;
                     if first_line > 0 && is_many_named(name.bytes) {
-                        write!(s, "@{first_line}")?;
+                        // Every eval STRING starts at line 1: its anonymous subs and BEGIN
+                        // blocks are told apart by the eval, as the report's `uq_sub_name`
+                        // does with the file.
+                        if is_eval_file(file.bytes) {
+                            write!(s, "@{file}:{first_line}")?;
+                        } else {
+                            write!(s, "@{first_line}")?;
+                        }
                     }
                     Ok(())
                 })?);

@@ -109,8 +109,16 @@ impl RFrame {
                 // Special blocks and anonymous subs carry their first line (`main::BEGIN@3`).
                 let short = fq.rsplit("::").next().unwrap();
                 let many = ["BEGIN", "UNITCHECK", "CHECK", "INIT", "END", "__ANON__"];
+                // In an eval STRING, with the eval's name (`main::__ANON__@(eval 12):1`).
+                let eval = f
+                    .strip_prefix("qeval:")
+                    .and_then(|f| f.split_once('/'))
+                    .map(|(_, eval)| format!("{eval}:"));
                 if *first_line > 0 && many.contains(&short) {
-                    (format!("{fq}@{first_line}"), file(f))
+                    (
+                        format!("{fq}@{}{first_line}", eval.unwrap_or_default()),
+                        file(f),
+                    )
                 } else {
                     (fq.clone(), file(f))
                 }

@@ -11,4 +11,5 @@ mod traces;
 
 pub use reader::Reader;
 pub use threaded::{ThreadedSource, with_threaded_reader};
+pub(crate) use traces::is_eval_file;
 pub use traces::{Trace, TraceReader, normalize_references, reader_file_name};

@@ -147,10 +147,15 @@ impl DoubleEndedIterator for Frames<'_> {
 
 impl ExactSizeIterator for Frames<'_> {}
 
+/// Whether `file` is the file name perl gives an eval STRING's code, `(eval N)`.
+pub(crate) fn is_eval_file(file: &[u8]) -> bool {
+    file.len() >= 8 && file.starts_with(b"(eval ") && file.ends_with(b")")
+}
+
 /// The reader's presentation of a sub or eval frame's file: an eval STRING file `(eval N)` becomes
 /// `qeval:<id hex>/(eval N)` (`make_fullfile`, T:410-423). Main frames keep their file.
 pub fn reader_file_name<'a>(file: &'a [u8], id: &ProcessId) -> Cow<'a, [u8]> {
-    if file.len() >= 8 && file.starts_with(b"(eval ") && file.ends_with(b")") {
+    if is_eval_file(file) {
         let mut out = format!("qeval:{}/", id.hex()).into_bytes();
         out.extend_from_slice(file);
         Cow::Owned(out)

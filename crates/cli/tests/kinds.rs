@@ -112,8 +112,10 @@ fn values_and_events_are_not_rows_of_top() {
     let notes: Vec<&str> = err.lines().filter(|l| l.contains("left out")).collect();
     assert_eq!(
         notes,
-        ["profcodec: 1 value and 1 event left out of the rows: they are counters and \
-          instants, not functions (profcodec convert --to perfetto shows them on a timeline)"],
+        [
+            "profcodec: 1 value and 1 event left out of the rows: they are counters and \
+          instants, not functions (profcodec convert --to perfetto shows them on a timeline)"
+        ],
         "{err}"
     );
     // Counted by calls, the total is the blocks': no event or value adds to it.
@@ -138,7 +140,10 @@ fn values_and_events_are_not_rows_of_top() {
             !table.contains("tick") && !table.contains("fps") && !table.contains(":11"),
             "{group}: {table}"
         );
-        assert!(err.contains("1 value and 1 event left out"), "{group}: {err}");
+        assert!(
+            err.contains("1 value and 1 event left out"),
+            "{group}: {err}"
+        );
     }
 }
 
@@ -149,7 +154,10 @@ fn values_and_events_are_not_rows_of_diff() {
     let path = capture(dir.path(), 20);
     let out = run_ok([OsStr::new("diff"), path.as_os_str(), path.as_os_str()]);
     let table = String::from_utf8(out.stdout.clone()).unwrap();
-    assert!(table.contains("frame") && !table.contains("tick"), "{table}");
+    assert!(
+        table.contains("frame") && !table.contains("tick"),
+        "{table}"
+    );
     assert!(
         stderr(&out).contains(
             "1 value and 1 event in the base, 1 value and 1 event in the new profile left out"
@@ -205,10 +213,17 @@ fn the_corpus_sample_lists_its_blocks_only() {
         .filter(|l| !l.trim_end().ends_with("total"))
         .collect();
     assert_eq!(rows.len(), 6, "{table}");
-    let calls: u64 = ["main block", "leaf", "frame", "nonscoped", "stage_1", "stage_0"]
-        .iter()
-        .map(|name| calls_of(&table, name.split(' ').next().unwrap()).unwrap())
-        .sum();
+    let calls: u64 = [
+        "main block",
+        "leaf",
+        "frame",
+        "nonscoped",
+        "stage_1",
+        "stage_0",
+    ]
+    .iter()
+    .map(|name| calls_of(&table, name.split(' ').next().unwrap()).unwrap())
+    .sum();
     assert_eq!(calls, 110, "{table}");
     for name in ["ThreadFinished", "leaf_i", "frame_no", "stage1 event"] {
         assert!(!table.contains(name), "{name}: {table}");

@@ -1,6 +1,7 @@
 //! Aligned text tables: value columns right-aligned, text columns left-aligned, and the last two
 //! columns (a name and its file) cut with a visible `…` to keep a table within a width.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::terminal::escape;
@@ -9,7 +10,7 @@ use crate::terminal::escape;
 const MIN_TEXT_WIDTH: usize = 16;
 
 /// `cell` cut to `width` characters with a visible `…`: its end cut (a name), or its start (a
-/// file path, whose end says most).
+/// file path, whose end says most; cut after a `/` where the file's name then fits whole).
 fn cut(cell: &str, width: usize, keep_end: bool) -> String {
     let n = cell.chars().count();
     if n <= width {
@@ -17,9 +18,12 @@ fn cut(cell: &str, width: usize, keep_end: bool) -> String {
     }
     let keep = width.saturating_sub(1);
     if keep_end {
-        let mut s = String::from("…");
-        s.extend(cell.chars().skip(n - keep));
-        s
+        let tail: String = cell.chars().skip(n - keep).collect();
+        let at_separator = tail
+            .find(['/', '\\'])
+            .filter(|&i| i > 0 && i + 1 < tail.len());
+        let tail = at_separator.map_or(&tail[..], |i| &tail[i..]);
+        format!("…{tail}")
     } else {
         let mut s: String = cell.chars().take(keep).collect();
         s.push('…');
@@ -27,10 +31,72 @@ fn cut(cell: &str, width: usize, keep_end: bool) -> String {
     }
 }
 
+/// `cells` (a column of names) cut to `width` characters with [`cut`], but for names that
+/// differ and would be cut alike: those keep the part that tells them apart, their other end
+/// (`…ForTypes<>>::exec<…>(…)`) or a window around where they differ, between two marks.
+/// Sorting finds, for each name, where it differs from the names nearest to it, so the cost
+/// stays within the column's length times the logarithm of its rows.
+fn cut_distinct(cells: &[&str], width: usize, keep_end: bool) -> Vec<String> {
+    let mut cut_cells: Vec<String> = cells.iter().map(|c| cut(c, width, keep_end)).collect();
+    let mut by_cut: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, c) in cut_cells.iter().enumerate() {
+        by_cut.entry(c.as_str()).or_default().push(i);
+    }
+    let alike: Vec<Vec<usize>> = by_cut.into_values().filter(|g| g.len() > 1).collect();
+    let keep = width.saturating_sub(1);
+    for mut group in alike {
+        group.sort_by_key(|&i| cells[i]);
+        group.dedup_by_key(|i| cells[*i]);
+        if group.len() < 2 {
+            continue;
+        }
+        let chars: Vec<Vec<char>> = group.iter().map(|&i| cells[i].chars().collect()).collect();
+        let common = |a: &[char], b: &[char]| {
+            if keep_end {
+                a.iter()
+                    .rev()
+                    .zip(b.iter().rev())
+                    .take_while(|(x, y)| x == y)
+                    .count()
+            } else {
+                a.iter().zip(b).take_while(|(x, y)| x == y).count()
+            }
+        };
+        for (k, &i) in group.iter().enumerate() {
+            let c = &chars[k];
+            let before = k.checked_sub(1).map_or(0, |p| common(&chars[p], c));
+            let after = chars.get(k + 1).map_or(0, |q| common(c, q));
+            let shared = before.max(after);
+            let n = c.len();
+            // Where the name differs from its nearest, counted from its start.
+            let differs = if keep_end {
+                n.saturating_sub(shared + 1)
+            } else {
+                shared.min(n.saturating_sub(1))
+            };
+            let text = |r: std::ops::Range<usize>| c[r].iter().collect::<String>();
+            cut_cells[i] = if !keep_end && n.saturating_sub(keep) <= differs {
+                format!("…{}", text(n - keep..n))
+            } else if keep_end && differs < keep {
+                format!("{}…", text(0..keep))
+            } else {
+                let inner = width.saturating_sub(2).max(1);
+                let start = differs
+                    .saturating_sub(inner / 2)
+                    .min(n.saturating_sub(inner));
+                format!("…{}…", text(start..(start + inner).min(n)))
+            };
+        }
+    }
+    cut_cells
+}
+
 /// The widths of the last two columns (the name and its file) that keep a table within `max`
-/// characters: the file cut first to two fifths of the room, then the name; never below
-/// [`MIN_TEXT_WIDTH`] (a table of many value columns on a narrow terminal may still wrap).
-fn fit(widths: &[usize], max: usize) -> Option<(usize, usize)> {
+/// characters: the name first, leaving the file at least its widest file name (`file_name`,
+/// the path's last part) after a mark, within [`MIN_TEXT_WIDTH`] and two fifths of the room;
+/// the file then gets what the name leaves. Never below [`MIN_TEXT_WIDTH`] (a table of many
+/// value columns on a narrow terminal may still wrap).
+fn fit(widths: &[usize], file_name: usize, max: usize) -> Option<(usize, usize)> {
     let [values @ .., name, file] = widths else {
         return None;
     };
@@ -41,16 +107,13 @@ fn fit(widths: &[usize], max: usize) -> Option<(usize, usize)> {
         return None;
     }
     let room = room.saturating_sub(sep);
-    let file_w = if *file == 0 {
-        0
-    } else {
-        (*file).min(
-            room.saturating_sub(*name)
-                .max(room * 2 / 5)
-                .max(MIN_TEXT_WIDTH),
-        )
-    };
-    let name_w = (*name).min(room.saturating_sub(file_w).max(MIN_TEXT_WIDTH));
+    if *file == 0 {
+        return Some(((*name).min(room.max(MIN_TEXT_WIDTH)), 0));
+    }
+    let readable = (file_name + 2).clamp(MIN_TEXT_WIDTH, (room * 2 / 5).max(MIN_TEXT_WIDTH));
+    let file_least = (*file).min(readable);
+    let name_w = (*name).min(room.saturating_sub(file_least).max(MIN_TEXT_WIDTH));
+    let file_w = (*file).min(room.saturating_sub(name_w).max(file_least));
     Some((name_w, file_w))
 }
 
@@ -80,16 +143,30 @@ pub(crate) fn write_table_cut(
     let rows = escaped.as_deref().unwrap_or(rows);
     let widths = column_widths(rows);
     let columns = widths.len();
-    let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, m)) else {
+    let file_name = rows
+        .iter()
+        .filter(|r| r.len() == columns)
+        .filter_map(|r| r.last())
+        .map(|f| f.rsplit(['/', '\\']).next().unwrap_or(f).chars().count())
+        .max()
+        .unwrap_or(0);
+    let Some((name_w, file_w)) = max.and_then(|m| fit(&widths, file_name, m)) else {
         return write_table(out, rows, left);
     };
+    let name_cells: Vec<&str> = rows
+        .iter()
+        .map(|r| r.get(columns.saturating_sub(2)).map_or("", String::as_str))
+        .collect();
+    let names = cut_distinct(&name_cells, name_w, names_keep_end);
     let cut_rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| {
+        .zip(names)
+        .map(|(r, name)| {
+            let mut name = Some(name);
             r.iter()
                 .enumerate()
                 .map(|(c, cell)| match columns - c {
-                    2 => cut(cell, name_w, names_keep_end),
+                    2 => name.take().unwrap_or_default(),
                     1 => cut(cell, file_w, true),
                     _ => cell.clone(),
                 })
@@ -186,8 +263,9 @@ mod tests {
             assert!(line.chars().count() <= 80, "{line}");
         }
         assert!(text.contains("n…"), "{text}");
-        // A path keeps its end: the file name, after a mark where its start was cut.
-        assert!(text.contains("…dd") && text.contains("d/f.c"), "{text}");
+        // A path keeps its end: the file name, after a mark where its start was cut, at a
+        // separator rather than within a folder's name.
+        assert!(text.contains("…/f.c"), "{text}");
         assert!(!text.contains("/very/long"), "{text}");
     }
 
@@ -238,5 +316,56 @@ mod tests {
             String::from_utf8_lossy(&out),
             " self  name\n1,000  a\n    5  longer\n"
         );
+    }
+
+    /// Names that differ but would be cut alike keep the part that tells them apart; the
+    /// name column takes its width before the file column, which keeps its file names whole.
+    #[test]
+    fn names_cut_alike_keep_what_tells_them_apart() {
+        let row = |name: &str, file: &str| vec!["1".to_owned(), name.to_owned(), file.to_owned()];
+        let long = "void RAJA::internal::StatementExecutor<…, RAJA::internal::ForTypes";
+        let middle = |x: &str| format!("ns::Executor<…>::run<{x}>(…) const and some more text");
+        let rows = vec![
+            row("name", "file"),
+            row(
+                &format!("{long}<>>::exec<…>(…)"),
+                "/usr/src/raja/internal/List.hpp",
+            ),
+            row(
+                &format!("{long}<…>>::exec<…>(…)"),
+                "/usr/src/raja/internal/List.hpp",
+            ),
+            row(&middle("Alpha"), "/usr/src/kripke/Kernel.cpp"),
+            row(&middle("Beta"), "/usr/src/kripke/Kernel.cpp"),
+            row("main", "/usr/src/kripke/main.cpp"),
+        ];
+        let mut out = Vec::new();
+        write_table_within(&mut out, &rows, &[false, true, true], Some(50)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        let names: Vec<&str> = lines[1..5]
+            .iter()
+            .map(|l| l[3..].split("  ").next().unwrap_or(""))
+            .collect();
+        let unique: std::collections::HashSet<&&str> = names.iter().collect();
+        assert_eq!(unique.len(), 4, "{text}");
+        assert!(lines[1].contains("ForTypes<>>::exec<…>(…)"), "{text}");
+        assert!(
+            lines[3].contains("Alpha") && lines[4].contains("Beta"),
+            "{text}"
+        );
+        // The files keep their names whole after a mark.
+        for (line, file) in lines[1..].iter().zip([
+            "List.hpp",
+            "List.hpp",
+            "Kernel.cpp",
+            "Kernel.cpp",
+            "main.cpp",
+        ]) {
+            assert!(line.ends_with(&format!("…/{file}")), "{text}");
+        }
+        for line in &lines {
+            assert!(line.chars().count() <= 50, "{text}");
+        }
     }
 }

@@ -9,11 +9,12 @@
 //! the terminal ([`crate::terminal`]), and the JSON forms escape C1 and bidi controls as
 //! `\uXXXX` besides what JSON escapes ([`profcodec_common::json`]).
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use profcodec_profile::{
-    Diff, DiffRow, GroupBy, Order, PATH_SEPARATOR, Profile, Quantity, Row, Table, Total, Unit,
-    Values, short_name,
+    Diff, DiffRow, GroupBy, Order, PATH_SEPARATOR, Profile, Quantity, Row, ShownName, Table, Total,
+    Unit, Values, distinct_short_names,
 };
 use serde::{Serialize, Serializer};
 
@@ -48,7 +49,8 @@ pub struct TableOptions {
     /// Whether the query averaged the contexts (`mean of`) rather than summing them (`sum of`).
     pub mean: bool,
     /// Names whole: otherwise function names show C++ template arguments and parameter lists as
-    /// `<…>` and `(…)` ([`short_name`]).
+    /// `<…>` and `(…)`, but for the argument that tells two alike apart, or their file and
+    /// line ([`distinct_short_names`]).
     pub full_names: bool,
     /// The most characters a line takes (names and files cut with a visible `…`); `None` for
     /// lines as long as their cells.
@@ -97,18 +99,44 @@ impl TableOptions {
         self
     }
 
-    /// A row's name as the table shows it: shortened (unless `full_names`) when rows are
-    /// functions, or call paths (each function shortened).
-    fn shown_name(&self, name: &str, path: Option<&[String]>) -> String {
-        match (self.group, path) {
-            _ if self.full_names => name.to_owned(),
-            (GroupBy::Function, _) => short_name(name).into_owned(),
-            (GroupBy::Path, Some(path)) => path
-                .iter()
-                .map(|f| short_name(f))
-                .collect::<Vec<_>>()
-                .join(PATH_SEPARATOR),
-            _ => name.to_owned(),
+    /// The rows' names as the table shows them: shortened (unless `full_names`) when rows are
+    /// functions, or call paths (each function shortened), and made distinct where two
+    /// functions would look alike ([`distinct_short_names`]); other names as they are.
+    fn shown_names<'a>(&self, rows: impl Iterator<Item = RowName<'a>>) -> Vec<String> {
+        let rows: Vec<RowName<'a>> = rows.collect();
+        match self.group {
+            _ if self.full_names => rows.iter().map(|r| r.name.to_owned()).collect(),
+            GroupBy::Function => {
+                let shown: Vec<ShownName<'_>> = rows
+                    .iter()
+                    .map(|r| ShownName::new(r.name).at(r.file, r.line))
+                    .collect();
+                distinct_short_names(&shown)
+            }
+            GroupBy::Path => {
+                // Each function of the shown paths once, so that two functions alike when
+                // shortened are told apart wherever they appear.
+                let mut index: HashMap<&str, usize> = HashMap::new();
+                let mut functions: Vec<ShownName<'_>> = Vec::new();
+                for f in rows.iter().filter_map(|r| r.path).flatten() {
+                    index.entry(f.as_str()).or_insert_with(|| {
+                        functions.push(ShownName::new(f));
+                        functions.len() - 1
+                    });
+                }
+                let short = distinct_short_names(&functions);
+                rows.iter()
+                    .map(|r| match r.path {
+                        Some(path) => path
+                            .iter()
+                            .map(|f| short[index[f.as_str()]].as_str())
+                            .collect::<Vec<_>>()
+                            .join(PATH_SEPARATOR),
+                        None => r.name.to_owned(),
+                    })
+                    .collect()
+            }
+            GroupBy::Line | GroupBy::Module => rows.iter().map(|r| r.name.to_owned()).collect(),
         }
     }
 
@@ -127,6 +155,14 @@ impl TableOptions {
             GroupBy::Path => "call path",
         }
     }
+}
+
+/// What [`TableOptions::shown_names`] needs of a row.
+struct RowName<'a> {
+    name: &'a str,
+    path: Option<&'a [String]>,
+    file: Option<&'a str>,
+    line: Option<u32>,
 }
 
 /// How the values of one metric are shown: divided by `scale` and followed by `suffix`.
@@ -439,7 +475,13 @@ pub fn write_top(
     header.push(if file_column { "file" } else { "" }.to_owned());
     let values = header.len() - 2;
     let mut rows = vec![header];
-    for r in &table.rows {
+    let names = options.shown_names(table.rows.iter().map(|r| RowName {
+        name: &r.name,
+        path: r.path.as_deref(),
+        file: r.file.as_deref(),
+        line: r.line,
+    }));
+    for (r, name) in table.rows.iter().zip(names) {
         let mut cells = vec![display.show(r.self_value), percent(r.self_value, total)];
         if has_inclusive {
             cells.push(r.inclusive.map(|v| display.show(v)).unwrap_or_default());
@@ -451,7 +493,7 @@ pub fn write_top(
         if has_statements {
             cells.push(r.statements.map(|c| grouped(c, 0)).unwrap_or_default());
         }
-        cells.push(options.shown_name(&r.name, r.path.as_deref()));
+        cells.push(name);
         cells.push(location(
             r.file.as_deref(),
             r.module.as_deref(),
@@ -644,7 +686,13 @@ pub fn write_diff(
         }
         .to_owned(),
     ]];
-    for r in &diff.rows {
+    let names = options.shown_names(diff.rows.iter().map(|r| RowName {
+        name: &r.name,
+        path: r.path.as_deref(),
+        file: r.file.as_deref(),
+        line: r.line,
+    }));
+    for (r, name) in diff.rows.iter().zip(names) {
         let (change, relative) = if inclusive {
             (
                 r.inclusive_change.unwrap_or(r.self_change),
@@ -668,7 +716,7 @@ pub fn write_diff(
             } else {
                 signed_percent(relative)
             },
-            options.shown_name(&r.name, r.path.as_deref()),
+            name,
             location(r.file.as_deref(), r.module.as_deref(), options.group),
         ]);
     }

@@ -10,7 +10,9 @@
 //! Binaries are found through a search path ([`SearchPath`]: `--binary-path`,
 //! `PROFCODEC_BINARY_PATH`) and, for a measurement folder, in the folder itself and its `vdso/`
 //! and `gpubins/` subfolders (where hpcrun copies the vDSO and GPU binaries it saw); the load
-//! map's path is read only where it lies under one of these folders (a path inside a received
+//! map's path is read only where it lies under one of these folders, or under the folder that
+//! holds a measurement folder hpcrun named (`hpctoolkit-<program>-measurements`: where the
+//! program ran) (a path inside a received
 //! measurement, such as `/etc/shadow`, is never opened otherwise). hpcrun records no build id
 //! or size for a module: a found binary must fit the measurement's own addresses
 //! ([`profcodec_symbolize::Binary::check`]), a binary that does not is never used, and one
@@ -88,6 +90,9 @@ pub(crate) struct Symbols {
     symbolizer: Symbolizer,
     /// Folders searched after the search path (a measurement folder, its `vdso/`, `gpubins/`).
     first: Vec<PathBuf>,
+    /// Folders where a recorded path is read, not searched by file name (the folder a
+    /// measurement folder named by hpcrun lies in: where the program ran).
+    beside: Vec<PathBuf>,
     reports: BTreeMap<String, ModuleReport>,
     /// The frames of each looked-up address, by where they came from, module string and probe.
     frames: HashMap<(Origin, StringId, Probe), Rc<[FrameId]>>,
@@ -181,6 +186,7 @@ impl Symbols {
         Symbols {
             symbolizer: Symbolizer::new(search),
             first: Vec::new(),
+            beside: Vec::new(),
             reports: BTreeMap::new(),
             frames: HashMap::new(),
             structures: Structures::default(),
@@ -188,9 +194,22 @@ impl Symbols {
     }
 
     /// Looks in `folder` (a measurement folder) and its `vdso/` and `gpubins/` too, and reads
-    /// the structure files of its `structs/`.
+    /// the structure files of its `structs/`. A folder named as hpcrun names its output
+    /// (`hpctoolkit-<program>-measurements[-<job>]`) lies where the program ran: a recorded
+    /// path under its parent is read too (not searched there by file name).
     pub(crate) fn add_folder(&mut self, folder: &Path) {
         self.structures.read_folder(folder);
+        let named_by_hpcrun = folder
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("hpctoolkit-") && n.contains("-measurements"));
+        if let Some(parent) = folder
+            .parent()
+            .filter(|p| named_by_hpcrun && !p.as_os_str().is_empty())
+            && !self.beside.iter().any(|b| b == parent)
+        {
+            self.beside.push(parent.to_owned());
+        }
         for dir in [
             folder.to_owned(),
             folder.join("vdso"),
@@ -253,9 +272,9 @@ impl Symbols {
             probes.sort_unstable_by_key(|p| (p.address, p.is_return));
             probes.dedup();
             let name = module.name.to_string_lossy().into_owned();
-            let resolution = self
-                .symbolizer
-                .resolve_with(&name, &self.first, &probes, None);
+            let resolution =
+                self.symbolizer
+                    .resolve_within(&name, &self.first, &self.beside, &probes, None);
             let found = match &resolution {
                 Resolution::Resolved { path, .. } => Some(path.as_path()),
                 _ => None,

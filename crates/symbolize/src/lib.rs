@@ -780,12 +780,27 @@ impl Symbolizer {
         probes: &[Probe],
         build_id: Option<&[u8]>,
     ) -> Resolution {
+        self.resolve_within(recorded, more_dirs, &[], probes, build_id)
+    }
+
+    /// [`resolve_with`](Self::resolve_with), the recorded path also read where it lies under
+    /// one of `more_roots` (folders not searched by file name: where the input says its
+    /// program ran, for one).
+    pub fn resolve_within(
+        &mut self,
+        recorded: &str,
+        more_dirs: &[PathBuf],
+        more_roots: &[PathBuf],
+        probes: &[Probe],
+        build_id: Option<&[u8]>,
+    ) -> Resolution {
         let search = if more_dirs.is_empty() {
             self.search.clone()
         } else {
             self.search.clone().with(more_dirs.iter().cloned())
         };
-        let roots = search.dirs().to_vec();
+        let mut roots = search.dirs().to_vec();
+        roots.extend(more_roots.iter().cloned());
         let mut tried = Vec::new();
         let mut outside = Vec::new();
         let mut rejected = Vec::new();

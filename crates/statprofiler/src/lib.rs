@@ -1,7 +1,28 @@
 //! Read and write Devel::StatProfiler files: Snappy packets, the logical stream, multi-file
 //! sessions.
 //!
-//! The folded stacks of a profile (what flame graph tools read), weighted in ticks:
+//! The hottest subs of a profile:
+//!
+//! ```
+//! use profcodec_statprofiler::profcodec_profile::{Order, Query};
+//!
+//! // A file the profiler wrote (`perl -d:StatProfiler prog.pl` writes `statprof.out.<id>.<n>`).
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/statprofiler/features.statprof");
+//! let profile = profcodec_statprofiler::to_profile(&std::fs::read(path)?)?;
+//!
+//! // The 5 hottest subs, as Devel::StatProfiler::Report ranks them: samples in the sub itself
+//! // (exclusive), then with the subs it called (inclusive).
+//! let top = profile.top(&Query::new().value_type("samples").by(Order::SelfValue).limit(5))?;
+//! println!("{:>9} {:>9}  sub", "exclusive", "inclusive");
+//! for row in &top.rows {
+//!     println!("{:>9} {:>9}  {}", row.self_value, row.inclusive.unwrap_or(0.0), row.name);
+//! }
+//! # assert!(!top.rows.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The folded stacks of the same file (what flame graph tools read), weighted in ticks, from
+//! the samples as the real reader returns them:
 //!
 //! ```
 //! use std::collections::BTreeMap;

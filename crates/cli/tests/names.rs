@@ -3,6 +3,8 @@
 //! off a terminal every line is at most 200 characters and the names show `<…>` and `(…)`; on
 //! a terminal (a pseudo-terminal made by util-linux `script`) every line fits its width and
 //! the name column is cut with a visible `…`; `--full-names` and `--json` keep each full name.
+//! The two RAJA executors, alike when shortened, show the template argument that tells them
+//! apart, on a terminal of 80 columns too, where the file column stays readable.
 //!
 //! The database, `testdata/hpctoolkit/kripke-names.d`, is made by profcodec-hpctoolkit's
 //! writer from the model below (the Python package's tests read it too). The test checks the
@@ -72,7 +74,8 @@ fn executor(kernel: &str, indices: &[&str], for_types: &[&str]) -> String {
     )
 }
 
-/// The three long names, largest self value first, and what `top` shows of each by default.
+/// The three long names, largest self value first, and what `top` shows of each by default:
+/// the two executors, alike when shortened, show the template argument that tells them apart.
 fn long_names() -> [(String, &'static str); 3] {
     let sweep = ["SdomId", "Direction", "Group", "ZoneK", "ZoneJ", "ZoneI"];
     let scattering = "Kripke::Kernel::scattering(Kripke::Core::DataStore&)::{lambda(Kripke::SdomId, \
@@ -83,7 +86,7 @@ fn long_names() -> [(String, &'static str); 3] {
     [
         (
             executor("LTimes", &["Moment", "Direction", "Group", "Zone"], &[]),
-            "void RAJA::internal::StatementExecutor<…>::exec<…>(…)",
+            "void RAJA::internal::StatementExecutor<…, RAJA::internal::ForTypes<>>::exec<…>(…)",
         ),
         (
             scattering.to_owned(),
@@ -91,7 +94,7 @@ fn long_names() -> [(String, &'static str); 3] {
         ),
         (
             executor("SweepSubdomain", &sweep, &sweep.repeat(5)),
-            "void RAJA::internal::StatementExecutor<…>::exec<…>(…)",
+            "void RAJA::internal::StatementExecutor<…, RAJA::internal::ForTypes<…>>::exec<…>(…)",
         ),
     ]
 }
@@ -301,6 +304,34 @@ fn top_on_terminal(cols: usize, args: &str) -> Option<String> {
     Some(ok(&out).replace('\r', ""))
 }
 
+/// The name and file cells of each row: the text under the `name` and `file` headings.
+fn name_and_file_cells(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header: Vec<char> = lines[1].chars().collect();
+    let at = |word: &str| {
+        let w: Vec<char> = word.chars().collect();
+        header
+            .windows(w.len())
+            .position(|x| x == w.as_slice())
+            .unwrap()
+    };
+    let (name, file) = (at("name"), at("file"));
+    rows(text)
+        .iter()
+        .map(|row| {
+            let chars: Vec<char> = row.chars().collect();
+            let cell = |r: std::ops::Range<usize>| {
+                chars[r.start.min(chars.len())..r.end.min(chars.len())]
+                    .iter()
+                    .collect::<String>()
+                    .trim()
+                    .to_owned()
+            };
+            (cell(name..file), cell(file..chars.len()))
+        })
+        .collect()
+}
+
 #[test]
 fn on_a_terminal_lines_fit_its_width_and_names_are_cut_with_a_mark() {
     for cols in [100, 80] {
@@ -311,19 +342,67 @@ fn on_a_terminal_lines_fit_its_width_and_names_are_cut_with_a_mark() {
             let n = line.chars().count();
             assert!(n <= cols, "{n} characters on a terminal of {cols}: {line}");
         }
-        let rows = rows(&text);
-        let [(_, short), ..] = long_names();
-        // The first row's short name does not fit: its start is kept, its end is a mark.
-        let cut = rows[0]
-            .split("  ")
-            .find(|cell| cell.starts_with("void RAJA::"))
-            .unwrap_or_else(|| panic!("a name cell in {}", rows[0]));
-        assert!(cut.ends_with('…') && cut.len() < short.len(), "{cut}");
-        assert!(short.starts_with(cut.trim_end_matches('…')), "{cut}");
+        let cells = name_and_file_cells(&text);
+        // The executors' names do not fit: each keeps the part that tells it from the other,
+        // after a mark.
+        for (row, (_, short)) in [0, 2].into_iter().zip([&long_names()[0], &long_names()[2]]) {
+            let name = &cells[row].0;
+            assert!(name.starts_with('…'), "{name} at {cols}: {text}");
+            assert!(
+                short.ends_with(name.trim_start_matches('…')),
+                "{name}: {text}"
+            );
+        }
+        assert_ne!(cells[0].0, cells[2].0, "{text}");
         // The values stay whole.
+        let rows = rows(&text);
         assert!(rows[0].trim_start().starts_with("40.000 s"), "{}", rows[0]);
         assert!(text.lines().last().unwrap().contains("85.000 s"), "{text}");
     }
+}
+
+/// At 80 columns, as the Kripke database showed them, no two rows of different functions
+/// show the same name, the name column has the room before the file column, and the file
+/// column keeps a readable width: at least 16 characters, file names that fit it whole.
+#[test]
+fn at_80_columns_rows_are_told_apart_and_files_stay_readable() {
+    let Some(text) = top_on_terminal(80, "") else {
+        return;
+    };
+    let cells = name_and_file_cells(&text);
+    let json: Value = serde_json::from_str(&top(&["--json"])).unwrap();
+    let full: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(cells.len(), full.len(), "{text}");
+    for i in 0..cells.len() {
+        for j in i + 1..cells.len() {
+            if full[i] != full[j] {
+                assert_ne!(
+                    cells[i].0, cells[j].0,
+                    "rows {i} and {j} look alike: {text}"
+                );
+            }
+        }
+    }
+    let name_width = cells.iter().map(|(n, _)| n.chars().count()).max().unwrap();
+    let file_width = cells.iter().map(|(_, f)| f.chars().count()).max().unwrap();
+    assert!(name_width >= file_width, "{text}");
+    assert!(file_width >= 16, "{text}");
+    assert!(cells[1].1.ends_with("/Scattering.cpp"), "{text}");
+    assert!(cells[0].1.ends_with("tementList.hpp"), "{text}");
+    assert!(cells[3].1.ends_with("/kripke.cpp"), "{text}");
+}
+
+/// Off a terminal the short names are distinct too, and `--json` keeps each full name.
+#[test]
+fn short_names_are_distinct_off_a_terminal() {
+    let cells = name_and_file_cells(&top(&[]));
+    let names: std::collections::HashSet<&str> = cells.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.len(), cells.len(), "{cells:?}");
 }
 
 #[test]

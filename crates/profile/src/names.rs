@@ -358,15 +358,19 @@ fn alike(names: &[String]) -> Vec<Vec<usize>> {
     groups
 }
 
+/// The lists to open in one row, outermost first: each list's opening bracket and the
+/// argument of it to show.
+type Openings = Vec<(usize, usize)>;
+
 /// One argument to reveal in each row of a group (`None` where a row has no such argument):
-/// the lists to open, outermost first, with the argument of each, and the argument's range.
-type Candidate = Vec<Option<(Vec<(usize, usize)>, Range<usize>)>>;
+/// the lists to open, and the argument's range.
+type Candidate = Vec<Option<(Openings, Range<usize>)>>;
 
 /// The arguments to reveal in the rows `names` (shown alike with `opened`) so that they are
 /// no longer all alike: among the hidden arguments whose text differs between rows, the
 /// shallowest one whose shortened form differs (the first of equal depth). `None` when no
 /// argument within [`MAX_DEPTH`] lists tells the rows apart.
-fn find_split(names: &[&str], opened: &[&Opened]) -> Option<Vec<Option<Vec<(usize, usize)>>>> {
+fn find_split(names: &[&str], opened: &[&Opened]) -> Option<Vec<Option<Openings>>> {
     let mut lists: Vec<Vec<Elided>> = Vec::with_capacity(names.len());
     for (name, opened) in names.iter().zip(opened) {
         let mut elided = Vec::new();
@@ -422,7 +426,7 @@ fn find_split(names: &[&str], opened: &[&Opened]) -> Option<Vec<Option<Vec<(usiz
 /// to the row's openings in `parent` (none when empty).
 fn candidates(
     lists: &[Vec<Elided>],
-    parent: &[Option<(Vec<(usize, usize)>, Range<usize>)>],
+    parent: &[Option<(Openings, Range<usize>)>],
 ) -> Vec<Candidate> {
     let most_lists = lists.iter().map(Vec::len).max().unwrap_or(0);
     let mut out = Vec::new();

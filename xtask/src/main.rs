@@ -66,6 +66,7 @@ mod pprof;
 mod python;
 mod report;
 mod scale;
+mod spark;
 mod statprofiler;
 mod suite;
 mod tables;
@@ -246,6 +247,7 @@ fn test(ws: &Workspace) -> Result<()> {
         .envs(env.iter().map(|(k, v)| (k, v))))?;
     python::test(ws, &corpus)?;
     tables::interop_spark(ws, &[])?;
+    spark::spark_source(ws, &[])?;
     run(ws
         .cargo(&["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
@@ -385,6 +387,7 @@ fn main() -> Result<()> {
             report::bench_statprofiler(&ws, &args[2..])
         }
         Some("interop-spark") => tables::interop_spark(&ws, &args[1..]),
+        Some("spark-source") => spark::spark_source(&ws, &args[1..]),
         Some("bench-scale") => scale::bench_scale(&ws, &args[1..]),
         Some("hostile") => hostile::run_all(&ws),
         Some("floors") => floors::check(&ws),

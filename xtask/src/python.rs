@@ -29,7 +29,19 @@ fn python(ws: &Workspace) -> Result<PathBuf> {
 /// Builds the package's wheel with `profile` (`dev` or `release`) and the cargo `features`
 /// of crates/python, and installs it into the venv of `python`, replacing any earlier build.
 fn install(ws: &Workspace, python: &Path, profile: &str, features: &[&str]) -> Result<()> {
-    let wheels = ws.target().join("python-wheels").join(profile);
+    install_from(ws, python, profile, features, profile)
+}
+
+/// [`install`], the wheel built into `target/python-wheels/<folder>` (emptied first), so that
+/// builds for different venvs do not remove each other's wheel.
+pub(crate) fn install_from(
+    ws: &Workspace,
+    python: &Path,
+    profile: &str,
+    features: &[&str],
+    folder: &str,
+) -> Result<()> {
+    let wheels = ws.target().join("python-wheels").join(folder);
     if wheels.exists() {
         std::fs::remove_dir_all(&wheels)?;
     }

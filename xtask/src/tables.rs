@@ -13,10 +13,10 @@ use crate::peers::{CommandLine, Sample};
 use crate::{TestEnv, Workspace, apt_install, run, succeeds};
 
 /// The venv under `target/` DuckDB (and, for `interop-spark`, pyspark) is installed into.
-const VENV: &str = "tables-venv";
+pub(crate) const VENV: &str = "tables-venv";
 
 /// pyspark from PyPI: Spark 4 runs on Debian 12's Java 17 (`default-jre-headless`).
-const PYSPARK: &str = "pyspark>=4,<5";
+pub(crate) const PYSPARK: &str = "pyspark>=4,<5";
 
 /// The tables venv's python, with `module` installed from the PyPI package `package`.
 fn python_with(ws: &Workspace, module: &str, package: &str) -> Result<PathBuf> {
@@ -95,7 +95,7 @@ if engine != "duckdb":
 /// N ranks with all the cost in one give N. Plain SQL that DataFusion (`profcodec sql`),
 /// DuckDB and Spark all run as written; `{values}`, `{metrics}`, `{contexts}` and
 /// `{profiles}` name the tables as each engine knows them.
-const IMBALANCE: &str = "\
+pub(crate) const IMBALANCE: &str = "\
 WITH per_rank AS (
   SELECT c.function AS function, v.profile AS profile, SUM(v.value) AS self
   FROM {values} v
@@ -114,7 +114,7 @@ GROUP BY p.function
 ORDER BY imbalance DESC, function";
 
 /// How an engine names the HPCToolkit tables in SQL.
-struct TableNames {
+pub(crate) struct TableNames {
     values: &'static str,
     metrics: &'static str,
     contexts: &'static str,
@@ -122,7 +122,7 @@ struct TableNames {
 }
 
 /// `profcodec sql`: the tables of set `hpctoolkit` of the database itself.
-const PROFCODEC_TABLES: TableNames = TableNames {
+pub(crate) const PROFCODEC_TABLES: TableNames = TableNames {
     values: "hpctoolkit.values",
     metrics: "hpctoolkit.metrics",
     contexts: "hpctoolkit.contexts",
@@ -130,14 +130,14 @@ const PROFCODEC_TABLES: TableNames = TableNames {
 };
 /// Spark: the temporary views of [`ENGINES`] (`values` is a keyword there, quoted with
 /// backticks).
-const SPARK_TABLES: TableNames = TableNames {
+pub(crate) const SPARK_TABLES: TableNames = TableNames {
     values: "`values`",
     metrics: "metrics",
     contexts: "contexts",
     profiles: "profiles",
 };
 /// DuckDB: the views of [`ENGINES`] (`values` quoted as standard SQL quotes a name).
-const DUCKDB_TABLES: TableNames = TableNames {
+pub(crate) const DUCKDB_TABLES: TableNames = TableNames {
     values: "\"values\"",
     metrics: "metrics",
     contexts: "contexts",
@@ -145,7 +145,7 @@ const DUCKDB_TABLES: TableNames = TableNames {
 };
 
 /// `template` ([`IMBALANCE`] or [`TOP_FUNCTIONS`]) for metric `metric` and the tables `names`.
-fn render(template: &str, metric: &str, names: &TableNames) -> String {
+pub(crate) fn render(template: &str, metric: &str, names: &TableNames) -> String {
     template
         .replace("{metric}", &metric.replace('\'', "''"))
         .replace("{values}", names.values)

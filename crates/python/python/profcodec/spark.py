@@ -17,6 +17,9 @@
   batches, with no Python per row. The wheel must be installed in the executors' Python, and
   the paths must name the same files on every executor (a shared file system): the driver
   passes paths, not bytes.
+- A format's table (``nytprof.lines``) has rows of the inputs of that format only; inputs of
+  other formats among the paths give none, as in ``profcodec sql``. The ``profile`` tables
+  have rows of every input.
 - Every row has an ``input`` column: the path of the input it came from (the Parquet export's
   ``input`` is the input's number; its ``inputs`` table maps numbers to these paths).
 - Options: ``table`` (required: a table as ``profcodec sql`` names it, ``set.table``);
@@ -275,11 +278,17 @@ class ProfcodecReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         dropped = 0
         inputs: List[str] = partition.inputs  # type: ignore[attr-defined]
+        table_set = self.table.split(".", 1)[0]
         for path in inputs:
             try:
+                opened = _profcodec.open(path)
+                # An input of another format has no rows of a format's table, as in
+                # `profcodec sql`, which reads each table from the inputs that have it.
+                if table_set != "profile" and opened.codec != table_set:
+                    continue
                 # Read whole before any row is handed on, so that a bad input gives no rows in
                 # PERMISSIVE and DROPMALFORMED modes, not the rows before its damage.
-                decoded = _profcodec.open(path).table(self.table, binary_path=self.binary_path)
+                decoded = opened.table(self.table, binary_path=self.binary_path)
             except Error as e:
                 reason = str(e) if path in str(e) else f"{path}: {e}"
                 if self.mode == "FAILFAST":

@@ -32,12 +32,16 @@ fn cut(cell: &str, width: usize, keep_end: bool) -> String {
 }
 
 /// `cells` (a column of names) cut to `width` characters with [`cut`], but for names that
-/// differ and would be cut alike: those keep the part that tells them apart, their other end
-/// (`…ForTypes<>>::exec<…>(…)`) or a window around where they differ, between two marks.
-/// Sorting finds, for each name, where it differs from the names nearest to it, so the cost
-/// stays within the column's length times the logarithm of its rows.
+/// differ and would be cut alike at their end: those keep the part that tells them apart,
+/// their end (`…ForTypes<>>::exec<…>(…)`) or a window around where they differ, between two
+/// marks. Call paths (`keep_end`) keep their end, the function the row is about, as [`cut`]
+/// does. Sorting finds, for each name, where it differs from the names nearest to it, so the
+/// cost stays within the column's length times the logarithm of its rows.
 fn cut_distinct(cells: &[&str], width: usize, keep_end: bool) -> Vec<String> {
     let mut cut_cells: Vec<String> = cells.iter().map(|c| cut(c, width, keep_end)).collect();
+    if keep_end {
+        return cut_cells;
+    }
     let mut by_cut: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, c) in cut_cells.iter().enumerate() {
         by_cut.entry(c.as_str()).or_default().push(i);
@@ -51,34 +55,17 @@ fn cut_distinct(cells: &[&str], width: usize, keep_end: bool) -> Vec<String> {
             continue;
         }
         let chars: Vec<Vec<char>> = group.iter().map(|&i| cells[i].chars().collect()).collect();
-        let common = |a: &[char], b: &[char]| {
-            if keep_end {
-                a.iter()
-                    .rev()
-                    .zip(b.iter().rev())
-                    .take_while(|(x, y)| x == y)
-                    .count()
-            } else {
-                a.iter().zip(b).take_while(|(x, y)| x == y).count()
-            }
-        };
+        let common = |a: &[char], b: &[char]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
         for (k, &i) in group.iter().enumerate() {
             let c = &chars[k];
             let before = k.checked_sub(1).map_or(0, |p| common(&chars[p], c));
             let after = chars.get(k + 1).map_or(0, |q| common(c, q));
-            let shared = before.max(after);
             let n = c.len();
-            // Where the name differs from its nearest, counted from its start.
-            let differs = if keep_end {
-                n.saturating_sub(shared + 1)
-            } else {
-                shared.min(n.saturating_sub(1))
-            };
+            // Where the name differs from its nearest.
+            let differs = before.max(after).min(n.saturating_sub(1));
             let text = |r: std::ops::Range<usize>| c[r].iter().collect::<String>();
-            cut_cells[i] = if !keep_end && n.saturating_sub(keep) <= differs {
+            cut_cells[i] = if n.saturating_sub(keep) <= differs {
                 format!("…{}", text(n - keep..n))
-            } else if keep_end && differs < keep {
-                format!("{}…", text(0..keep))
             } else {
                 let inner = width.saturating_sub(2).max(1);
                 let start = differs

@@ -2,20 +2,22 @@
 //! laying the result out as a database.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use profcodec_hpcrun::{Measurement, MetricValue, Trace};
 use profcodec_hpctoolkit::model::{
     CodePoint, Context, ContextHandle, Database, EntryPoint, EntryPointHandle, EntryPointKind,
-    Function, FunctionHandle, Identifier, LexicalType, LoadModule, Meta, Metric,
+    FileHandle, Function, FunctionHandle, Identifier, LexicalType, LoadModule, Meta, Metric,
     MetricValue as DbValue, ModuleHandle, Parent, Profile, ProfileValues, PropagationScope,
-    Relation, ScopeHandle, ScopeInstance, ScopeType, Summary, Trace as DbTrace, TraceElement,
-    Traces,
+    Relation, ScopeHandle, ScopeInstance, ScopeType, SourceFile, SourceLocation, Summary,
+    Trace as DbTrace, TraceElement, Traces,
 };
 use rayon::prelude::*;
 
+use crate::structure;
 use crate::symbols::{self, ModuleSymbols, Symbol};
 use crate::{Input, Options, ProfError};
+use profcodec_hpcrun::structs::{ModuleStructure, ScopeKind};
 
 const fn placeholder(code: &[u8; 8]) -> u64 {
     u64::from_be_bytes(*code)
@@ -50,9 +52,9 @@ const SCOPES: [(&str, ScopeType, u8); 4] = [
     ("lex_aware", ScopeType::CUSTOM, 255),
     ("execution", ScopeType::EXECUTION, 255),
 ];
-const POINT: usize = 0;
 const FUNCTION: usize = 1;
-const LEX_AWARE: usize = 2;
+/// The cell of the function value without inner loops, written as `lex_aware`.
+const NO_LOOPS: usize = 2;
 const EXECUTION: usize = 3;
 
 /// What a node of a calling-context tree is, below its parent.
@@ -62,11 +64,45 @@ enum Key {
     Entry(u16),
     /// An address hpcprof cannot place: `(unknown)`, called from its parent.
     Unknown,
-    /// A call to an instruction: load module (by path) and offset.
-    Point(u32, u64),
-    /// A call to a function the module's own symbols name (the vdso's, the kernel's): an index
-    /// into the unified functions.
-    Function(u32),
+    /// An instruction: load module (by path) and offset.
+    Point(Rel, u32, u64),
+    /// A function (an index into the unified functions): the one the module's own symbols (the
+    /// vdso's, the kernel's) or its structure place an instruction in.
+    Function(Rel, u32),
+    /// A loop of the structure: module, entry, file (an index into the unified files), line.
+    Loop(u32, u64, u32, u32),
+    /// A source line of the structure: file and line.
+    Line(u32, u32),
+}
+
+/// How a context relates to its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Rel {
+    /// Called from it.
+    Call,
+    /// Inlined into it.
+    Inlined,
+    /// Lexically inside it.
+    Enclosure,
+}
+
+impl Key {
+    /// A call or inlined call: function-scope values stop below it.
+    fn is_call(&self) -> bool {
+        matches!(
+            self,
+            Key::Entry(_)
+                | Key::Unknown
+                | Key::Point(Rel::Call | Rel::Inlined, ..)
+                | Key::Function(Rel::Call | Rel::Inlined, _)
+        )
+    }
+
+    /// An instruction nested in its line: hpcprof keeps its values but not its context in
+    /// meta.db, where its children hang from its parent.
+    fn elided(&self) -> bool {
+        matches!(self, Key::Point(Rel::Enclosure, ..))
+    }
 }
 
 /// A metric as hpcrun describes it, unified across files by name.
@@ -231,7 +267,7 @@ fn decode(input: &Input, options: &Options) -> Result<Decoded, ProfError> {
                 });
                 parent = Slot::Node(top);
             }
-            Key::Point(module, node.ip)
+            Key::Point(Rel::Call, module, node.ip)
         };
         out.nodes.push((parent.node(), key));
         slots.insert(node.id, Slot::Node(out.nodes.len() as u32 - 1));
@@ -332,10 +368,22 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
     let mut threads: Vec<Thread> = Vec::new();
     let mut program: Option<String> = None;
     let mut module_symbols: Vec<Option<ModuleSymbols>> = Vec::new();
+    let mut module_structure: Vec<Option<ModuleStructure>> = Vec::new();
+    let mut structures: HashMap<PathBuf, HashMap<String, ModuleStructure>> = HashMap::new();
     let mut functions = Functions::default();
+    let mut files = Strings::default();
     for (d, input) in decoded.into_iter().zip(inputs) {
         let d = d?;
         let folder = input.profile.parent().unwrap_or(Path::new("."));
+        let folder_structure = if options.ignore_structs {
+            None
+        } else {
+            Some(
+                structures
+                    .entry(folder.to_path_buf())
+                    .or_insert_with(|| structure::load(folder)),
+            )
+        };
         if program.is_none() {
             program = d.program.clone();
         }
@@ -346,6 +394,8 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
                 *module_index.entry(m.clone()).or_insert_with(|| {
                     modules.push(m.clone());
                     module_symbols.push(symbols::load(folder, m));
+                    module_structure
+                        .push(folder_structure.as_ref().and_then(|s| s.get(m)).cloned());
                     modules.len() as u32 - 1
                 })
             })
@@ -364,16 +414,56 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             .collect();
         let mut node_map: Vec<u32> = Vec::with_capacity(d.nodes.len());
         for (parent, key) in d.nodes {
-            let parent = parent.map_or(0, |p| node_map[p as usize]);
+            let mut parent = parent.map_or(0, |p| node_map[p as usize]);
             let key = match key {
-                Key::Point(m, offset) => {
+                Key::Point(rel, m, offset) => {
                     let m = module_map[m as usize];
-                    match module_symbols[m as usize]
+                    let placed = module_structure[m as usize]
                         .as_ref()
-                        .and_then(|s| s.function_at(offset))
-                    {
-                        Some(symbol) => Key::Function(functions.index(m, symbol)),
-                        None => Key::Point(m, offset),
+                        .and_then(|s| s.lookup(offset));
+                    if let Some(scopes) = placed {
+                        let mut rel = rel;
+                        for scope in scopes {
+                            let file = scope.file.map(|f| files.index(f));
+                            let line = scope.line.unwrap_or(0);
+                            let key = match scope.kind {
+                                ScopeKind::Procedure | ScopeKind::Inlined => {
+                                    let symbol = Symbol {
+                                        entry: scope
+                                            .entry
+                                            .filter(|_| scope.kind == ScopeKind::Procedure),
+                                        name: scope.name.unwrap_or_default().to_owned(),
+                                        file,
+                                        line,
+                                    };
+                                    Key::Function(rel, functions.index(m, symbol))
+                                }
+                                ScopeKind::Loop => Key::Loop(
+                                    m,
+                                    scope.entry.unwrap_or(0),
+                                    file.unwrap_or(u32::MAX),
+                                    line,
+                                ),
+                                _ => Key::Line(file.unwrap_or(u32::MAX), line),
+                            };
+                            parent = tree.child(parent, key);
+                            rel = if scope.kind == ScopeKind::CallSite {
+                                Rel::Inlined
+                            } else {
+                                Rel::Enclosure
+                            };
+                        }
+                        Key::Point(Rel::Enclosure, m, offset)
+                    } else if module_structure[m as usize].is_some() {
+                        Key::Point(rel, m, offset)
+                    } else {
+                        match module_symbols[m as usize]
+                            .as_ref()
+                            .and_then(|s| s.function_at(offset))
+                        {
+                            Some(symbol) => Key::Function(rel, functions.index(m, symbol)),
+                            None => Key::Point(rel, m, offset),
+                        }
                     }
                 }
                 other => other,
@@ -401,12 +491,43 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             trace,
         });
     }
-    Ok(layout(
-        tree, modules, &functions, metrics, threads, program, options,
-    ))
+    let places = Places {
+        modules,
+        files: files.list,
+        functions,
+    };
+    Ok(layout(tree, &places, metrics, threads, program, options))
 }
 
-/// The functions the modules' own symbols name, unified by module, entry and name.
+/// What the unified tree's keys refer to by index: load modules, source files, functions.
+#[derive(Debug)]
+struct Places {
+    modules: Vec<String>,
+    files: Vec<String>,
+    functions: Functions,
+}
+
+/// Strings (source file paths) unified, each given the index of its first appearance.
+#[derive(Debug, Default)]
+struct Strings {
+    list: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Strings {
+    fn index(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+}
+
+/// The functions of the modules' own symbols and structure, unified by module, entry, name,
+/// file and line.
 #[derive(Debug, Default)]
 struct Functions {
     list: Vec<(u32, Symbol)>,
@@ -429,13 +550,17 @@ impl Functions {
 /// Lays the unified tree, metrics and threads out as a database.
 fn layout(
     tree: Tree,
-    modules: Vec<String>,
-    functions: &Functions,
+    places: &Places,
     metrics: Vec<MetricInfo>,
     threads: Vec<Thread>,
     program: Option<String>,
     options: &Options,
 ) -> Database {
+    let Places {
+        modules,
+        files,
+        functions,
+    } = places;
     let n = tree.parent.len();
     let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
     for node in 1..n {
@@ -499,6 +624,7 @@ fn layout(
     // Modules in the order the contexts first use them; only used ones are written.
     let mut module_handle: HashMap<u32, ModuleHandle> = HashMap::new();
     let mut function_handle: HashMap<u32, FunctionHandle> = HashMap::new();
+    let mut file_handle: HashMap<u32, FileHandle> = HashMap::new();
     let mut entry_of: HashMap<u32, EntryPointHandle> = HashMap::new();
     let mut context_of: HashMap<u32, ContextHandle> = HashMap::new();
     for &node in order.iter().skip(1) {
@@ -533,6 +659,14 @@ fn layout(
                 });
                 entry_of.insert(node, EntryPointHandle(meta.entry_points.len() as u32 - 1));
             }
+            key if key.elided() => {
+                // Its children hang from its parent in meta.db.
+                if let Some(&e) = entry_of.get(&parent_node) {
+                    entry_of.insert(node, e);
+                } else if let Some(&c) = context_of.get(&parent_node) {
+                    context_of.insert(node, c);
+                }
+            }
             key => {
                 let mut module_of = |m: u32| {
                     let next = ModuleHandle(meta.modules.len() as u32);
@@ -544,25 +678,60 @@ fn layout(
                         next
                     })
                 };
+                let mut file_of = |f: u32| {
+                    let next = FileHandle(meta.files.len() as u32);
+                    *file_handle.entry(f).or_insert_with(|| {
+                        meta.files.push(SourceFile {
+                            flags: 0,
+                            path: files.get(f as usize).cloned().unwrap_or_default(),
+                        });
+                        next
+                    })
+                };
+                let mut source = None;
+                let mut relation = Rel::Call;
                 let (point, function, lexical_type) = match key {
-                    Key::Point(m, offset) => {
+                    Key::Point(rel, m, offset) => {
+                        relation = *rel;
                         let point = CodePoint {
                             module: module_of(*m),
                             offset: *offset,
                         };
                         (Some(point), None, LexicalType::INSTRUCTION)
                     }
-                    Key::Function(f) => {
+                    Key::Loop(m, entry, f, line) => {
+                        relation = Rel::Enclosure;
+                        source = Some(SourceLocation {
+                            file: file_of(*f),
+                            line: *line,
+                        });
+                        let point = CodePoint {
+                            module: module_of(*m),
+                            offset: *entry,
+                        };
+                        (Some(point), None, LexicalType::LOOP)
+                    }
+                    Key::Line(f, line) => {
+                        relation = Rel::Enclosure;
+                        source = Some(SourceLocation {
+                            file: file_of(*f),
+                            line: *line,
+                        });
+                        (None, None, LexicalType::LINE)
+                    }
+                    Key::Function(rel, f) => {
+                        relation = *rel;
                         let next = FunctionHandle(meta.functions.len() as u32);
                         let handle = *function_handle.entry(*f).or_insert_with(|| {
                             let (m, symbol) = &functions.list[*f as usize];
                             let module = Some(module_of(*m));
+                            let file = symbol.file.map(&mut file_of);
                             meta.functions.push(Function {
                                 name: Some(symbol.name.clone()),
                                 module,
-                                offset: symbol.entry,
-                                file: None,
-                                line: 0,
+                                offset: symbol.entry.unwrap_or(0),
+                                file,
+                                line: symbol.line,
                                 flags: 0,
                             });
                             next
@@ -571,14 +740,19 @@ fn layout(
                     }
                     _ => (None, None, LexicalType::INSTRUCTION),
                 };
+                let (relation, propagation) = match relation {
+                    Rel::Call => (Relation::CALL, 0),
+                    Rel::Inlined => (Relation::INLINED_CALL, 0),
+                    Rel::Enclosure => (Relation::LEXICAL, 1),
+                };
                 meta.contexts.push(Context {
                     parent,
                     ctx_id: ctx_id[node as usize],
-                    relation: Relation::CALL,
+                    relation,
                     lexical_type,
-                    propagation: 0,
+                    propagation,
                     function,
-                    source: None,
+                    source,
                     point,
                 });
                 context_of.insert(node, ContextHandle(meta.contexts.len() as u32 - 1));
@@ -586,9 +760,6 @@ fn layout(
         }
     }
 
-    // Function-scope values propagate from a context to its parent only along lexical
-    // relations; every relation here is a call, so they stay where they were measured.
-    let lexical_child = |_node: u32| false;
     let n_metrics = metrics.len();
     let mut profiles = vec![Profile {
         flags: Profile::IS_SUMMARY,
@@ -606,10 +777,7 @@ fn layout(
                 .entry(node)
                 .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
             for (&m, &v) in values {
-                cell[usize::from(m)][POINT] += v;
-                cell[usize::from(m)][FUNCTION] += v;
-                cell[usize::from(m)][LEX_AWARE] += v;
-                cell[usize::from(m)][EXECUTION] += v;
+                cell[usize::from(m)] = [v; 4];
             }
         }
         for &node in order.iter().rev() {
@@ -623,11 +791,26 @@ fn layout(
             let up = cells
                 .entry(parent)
                 .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
+            // hpcprof's propagation: execution from every child; function from the children
+            // that are not calls; function without loops from those that are not loops either.
+            let key = &tree.key[node as usize];
+            let pull_function = !key.is_call();
+            let pull_no_loops = pull_function && !matches!(key, Key::Loop(..));
             for (m, v) in cell.iter().enumerate() {
                 up[m][EXECUTION] += v[EXECUTION];
-                if lexical_child(node) {
+                if pull_function {
                     up[m][FUNCTION] += v[FUNCTION];
-                    up[m][LEX_AWARE] += v[LEX_AWARE];
+                }
+                if pull_no_loops {
+                    up[m][NO_LOOPS] += v[NO_LOOPS];
+                }
+            }
+        }
+        // lex_aware is a loop's function value without its inner loops, else its function value.
+        for (node, cell) in cells.iter_mut() {
+            if !matches!(tree.key[*node as usize], Key::Loop(..)) {
+                for v in cell.iter_mut() {
+                    v[NO_LOOPS] = v[FUNCTION];
                 }
             }
         }
@@ -668,9 +851,17 @@ fn layout(
                 prof_index: profiles.len() as u32 - 1,
                 elements: t
                     .iter()
-                    .map(|&(timestamp, node)| TraceElement {
-                        timestamp,
-                        ctx_id: ctx_id[node as usize],
+                    .map(|&(timestamp, node)| {
+                        // A sample in an instruction meta.db leaves out is in its line.
+                        let shown = if tree.key[node as usize].elided() {
+                            tree.parent[node as usize]
+                        } else {
+                            node
+                        };
+                        TraceElement {
+                            timestamp,
+                            ctx_id: ctx_id[shown as usize],
+                        }
                     })
                     .collect(),
             });

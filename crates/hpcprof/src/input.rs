@@ -19,15 +19,12 @@ pub struct Input {
 /// (rank, thread, name) order.
 pub(crate) fn list<P: AsRef<Path>>(
     measurements: &[P],
-    options: &Options,
+    _options: &Options,
 ) -> Result<Vec<Input>, ProfError> {
     let mut inputs = Vec::new();
     for m in measurements {
         let path = m.as_ref();
         if path.is_dir() {
-            if !options.ignore_structs {
-                refuse_structs(path)?;
-            }
             let folder = MeasurementFolder::open(path).map_err(|e| folder_error(path, e))?;
             for t in folder.threads() {
                 if let Some(profile) = &t.profile {
@@ -49,29 +46,6 @@ pub(crate) fn list<P: AsRef<Path>>(
         return Err(ProfError::NoProfiles);
     }
     Ok(inputs)
-}
-
-/// Placing contexts in the program's structure from hpcstruct files is not implemented: rather
-/// than make a database that silently differs from hpcprof's, a folder with structure files is
-/// refused unless they are to be ignored.
-fn refuse_structs(folder: &Path) -> Result<(), ProfError> {
-    let structs = folder.join("structs");
-    let Ok(entries) = std::fs::read_dir(&structs) else {
-        return Ok(());
-    };
-    let has_struct = entries
-        .flatten()
-        .any(|e| e.path().extension().is_some_and(|x| x == "hpcstruct"));
-    if has_struct {
-        return Err(ProfError::Unsupported {
-            path: structs,
-            what: "placing contexts in program structure from hpcstruct files is not \
-                   implemented yet; run with --ignore-structs to place them as instructions \
-                   in their load modules"
-                .to_owned(),
-        });
-    }
-    Ok(())
 }
 
 fn folder_error(path: &Path, e: FolderError) -> ProfError {

@@ -9,10 +9,14 @@
 //!
 //! - one calling-context tree unified over every thread and rank: hpcrun's primary root and its
 //!   "no activity" node become the global context, the thread fences become the `main thread` and
-//!   `application thread` entry points, and every other node a call to an instruction (its load
+//!   `application thread` entry points, and every other node an instruction placed in the
+//!   program's structure: its function, loops and line from the measurement's hpcstruct files
+//!   (the instruction itself kept in profile.db but left out of meta.db, as hpcprof leaves it),
+//!   else its function from the vdso's or the kernel's symbols, else the instruction (its load
 //!   module and offset);
-//! - every stored metric with the four propagation scopes (`point`, `function`, `lex_aware`,
-//!   `execution`), values scaled by the metric's period, and their sums over threads in the
+//! - every stored metric with the four propagation scopes (`point`; `function`, summed up
+//!   through lexical nesting but not through calls; `lex_aware`, the same but a loop's without
+//!   its inner loops; `execution`, summed through everything), values scaled by the metric's period, and their sums over threads in the
 //!   summary profile;
 //! - identifier tuples, with logical indexes generated for the entries hpcrun leaves to hpcprof
 //!   (`LOGIC_LOCAL` and `LOGIC_GLOBAL`);
@@ -39,6 +43,7 @@ pub struct ReadmeDoctests;
 
 mod build;
 mod input;
+mod structure;
 mod symbols;
 mod yaml;
 

@@ -18,11 +18,14 @@ const MAX_KERNEL_SYMBOLS_FILE: u64 = 64 << 20;
 /// The name hpcprof appends to the kernel's functions.
 const LINUX_KERNEL_NAME: &str = "[vmlinux]";
 
-/// A function a module's symbols place an instruction in: its entry offset and name.
+/// A function an instruction is placed in: its entry offset (none for an inlined function),
+/// name, and the source file (an index into the unified files) and line of its definition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Symbol {
-    pub(crate) entry: u64,
+    pub(crate) entry: Option<u64>,
     pub(crate) name: String,
+    pub(crate) file: Option<u32>,
+    pub(crate) line: u32,
 }
 
 /// The symbols of one module.
@@ -39,15 +42,19 @@ impl ModuleSymbols {
     pub(crate) fn function_at(&self, offset: u64) -> Option<Symbol> {
         match self {
             ModuleSymbols::Elf(binary) => binary.function_at(offset).map(|(entry, name)| Symbol {
-                entry,
+                entry: Some(entry),
                 name: profcodec_symbolize::demangle(name).into_owned(),
+                file: None,
+                line: 0,
             }),
             ModuleSymbols::Kernel(list) => {
                 let at = list.partition_point(|(addr, _)| *addr <= offset);
                 let (entry, name) = list.get(at.checked_sub(1)?)?;
                 Some(Symbol {
-                    entry: *entry,
+                    entry: Some(*entry),
                     name: name.clone(),
+                    file: None,
+                    line: 0,
                 })
             }
         }
@@ -183,7 +190,10 @@ mod tests {
         );
         let symbols = ModuleSymbols::Kernel(list);
         assert_eq!(symbols.function_at(0xfffeffff), None);
-        assert_eq!(symbols.function_at(0xffff0018).unwrap().entry, 0xffff0010);
+        assert_eq!(
+            symbols.function_at(0xffff0018).unwrap().entry,
+            Some(0xffff0010)
+        );
     }
 
     #[test]

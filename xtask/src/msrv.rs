@@ -31,7 +31,10 @@ fn rustc_version(toolchain: Option<&str>) -> Result<String> {
     if let Some(toolchain) = toolchain {
         cmd.arg(format!("+{toolchain}"));
     }
-    let out = cmd.arg("--version").output().context("could not run rustc")?;
+    let out = cmd
+        .arg("--version")
+        .output()
+        .context("could not run rustc")?;
     if !out.status.success() {
         bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
@@ -44,7 +47,10 @@ fn rustc_version(toolchain: Option<&str>) -> Result<String> {
 
 /// True when `version` (`1.95.0`) is the release `stated` names (`1.95` or `1.95.0`).
 fn is_release(version: &str, stated: &str) -> bool {
-    version == stated || version.strip_prefix(stated).is_some_and(|r| r.starts_with('.'))
+    version == stated
+        || version
+            .strip_prefix(stated)
+            .is_some_and(|r| r.starts_with('.'))
 }
 
 /// Builds the workspace with its stated minimum Rust version.
@@ -69,7 +75,12 @@ pub(crate) fn check(ws: &Workspace) -> Result<()> {
     ws.build_env(&mut cargo);
     run(cargo
         .current_dir(&ws.root)
-        .args([&format!("+{stated}"), "check", "--workspace", "--all-targets"])
+        .args([
+            &format!("+{stated}"),
+            "check",
+            "--workspace",
+            "--all-targets",
+        ])
         .env("CARGO_TARGET_DIR", ws.target().join("msrv")))
 }
 

@@ -144,7 +144,7 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Make an HPCToolkit database from hpcrun measurements, as HPCToolkit's hpcprof does.
     #[command(
-        after_help = "Example:\n  profcodec prof --ignore-structs -j4 hpctoolkit-app-measurements -o hpctoolkit-app-database"
+        after_help = "Examples:\n  profcodec prof -o demo.d demo.m\n  profcodec prof --ignore-structs -j 2 -o run.d run.m"
     )]
     Prof(prof::ProfArgs),
     /// Export the inputs' tables (each format's, and the profile model's) as a Hive-partitioned

@@ -210,11 +210,7 @@ fn a_damaged_profile_in_a_folder_fails_the_run_naming_it() {
     // A profile cut short: its magic is there, the rest of it is not.
     let damaged = runs.join("nytprof.out.0");
     std::fs::write(&damaged, &hello[..hello.len() / 2]).expect("write");
-    let out = run_bounded(&[
-        OsStr::new("top"),
-        OsStr::new("--json"),
-        runs.as_os_str(),
-    ]);
+    let out = run_bounded(&[OsStr::new("top"), OsStr::new("--json"), runs.as_os_str()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty(), "{stderr}");

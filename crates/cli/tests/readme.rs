@@ -120,6 +120,18 @@ fn user_folder(corpus: &Path) -> tempfile::TempDir {
     link("base.d", corpus.join("hpctoolkit/dbase/small.nostruct.d"));
     link("new.d", corpus.join("hpctoolkit/dbase/small.d"));
     link("run.m", corpus.join("hpctoolkit/meas/small.m"));
+    link("demo.m", testdata.join("hpcprof/demo.m"));
+    // A test suite's runs (`nytprof.out.<pid>`), beside the input and in a folder of their own.
+    link("nytprof.out.101", testdata.join("nytprof/hello.nytprof.out"));
+    link("nytprof.out.102", testdata.join("nytprof/hello.nytprof.out"));
+    fs::create_dir(dir.path().join("profiles")).unwrap();
+    for run in ["nytprof.out.101", "nytprof.out.102"] {
+        std::os::unix::fs::symlink(
+            testdata.join("nytprof/hello.nytprof.out"),
+            dir.path().join("profiles").join(run),
+        )
+        .unwrap();
+    }
     link(
         "capture.prof",
         testdata.join("easyprofiler/small_v210.prof"),

@@ -116,6 +116,17 @@ fn allowed(input: &Input<'_>, roots: &[SourceRoot]) -> Allowed {
     allowed
 }
 
+/// Why an eval's code has no text: it was a string, never a file, so no folder can hold it.
+const EVAL_NOTE: &str = "This is the code of a string eval: it has no file on disk, and the \
+     profile did not save its source (Devel::NYTProf saves it with savesrc=1, \
+     Devel::StatProfiler with -source all_evals).";
+
+/// Whether `file` names the code of a string eval as Perl names it (`(eval 12)`, NYTProf's
+/// `(eval 12)[lib/A.pm:40]`), not a file: nothing is looked for on disk.
+fn is_eval(file: &str) -> bool {
+    file.starts_with("(eval ") || file.contains("/(eval ")
+}
+
 /// The text of `file`: embedded in `input`, else the first candidate on disk that the rule of
 /// [`profcodec_common::named`] allows; else why none was read.
 pub(crate) fn text(input: &Input<'_>, file: &str, roots: &[SourceRoot]) -> Text {
@@ -123,6 +134,11 @@ pub(crate) fn text(input: &Input<'_>, file: &str, roots: &[SourceRoot]) -> Text 
         return Text::Found {
             lines: lines.clone(),
             from: "the profile (saved source)".to_owned(),
+        };
+    }
+    if is_eval(file) {
+        return Text::Missing {
+            note: EVAL_NOTE.to_owned(),
         };
     }
     let allowed = allowed(input, roots);
@@ -174,6 +190,15 @@ pub(crate) fn text(input: &Input<'_>, file: &str, roots: &[SourceRoot]) -> Text 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn evals_are_code_without_a_file() {
+        assert!(is_eval("(eval 12)"));
+        assert!(is_eval("(eval 3)[lib/A.pm:40]"));
+        assert!(is_eval("/home/u/(eval 7)"));
+        assert!(!is_eval("lib/eval.pm"));
+        assert!(!is_eval("evaluate (eval"));
+    }
 
     #[test]
     fn roots_map_recorded_paths() {

@@ -122,8 +122,14 @@ fn user_folder(corpus: &Path) -> tempfile::TempDir {
     link("run.m", corpus.join("hpctoolkit/meas/small.m"));
     link("demo.m", testdata.join("hpcprof/demo.m"));
     // A test suite's runs (`nytprof.out.<pid>`), beside the input and in a folder of their own.
-    link("nytprof.out.101", testdata.join("nytprof/hello.nytprof.out"));
-    link("nytprof.out.102", testdata.join("nytprof/hello.nytprof.out"));
+    link(
+        "nytprof.out.101",
+        testdata.join("nytprof/hello.nytprof.out"),
+    );
+    link(
+        "nytprof.out.102",
+        testdata.join("nytprof/hello.nytprof.out"),
+    );
     fs::create_dir(dir.path().join("profiles")).unwrap();
     for run in ["nytprof.out.101", "nytprof.out.102"] {
         std::os::unix::fs::symlink(

@@ -215,7 +215,11 @@ pub(crate) fn stream(
 pub(crate) fn table_names() -> Vec<String> {
     profcodec::tables::SETS
         .iter()
-        .flat_map(|set| set.tables().iter().map(move |t| format!("{set}.{}", t.name)))
+        .flat_map(|set| {
+            set.tables()
+                .iter()
+                .map(move |t| format!("{set}.{}", t.name))
+        })
         .collect()
 }
 

@@ -435,6 +435,8 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
                                         name: scope.name.unwrap_or_default().to_owned(),
                                         file,
                                         line,
+                                        inlined_at: (scope.kind == ScopeKind::Inlined)
+                                            .then_some(scope.element),
                                     };
                                     Key::Function(rel, functions.index(m, symbol))
                                 }
@@ -806,30 +808,33 @@ fn layout(
                 }
             }
         }
-        // lex_aware is a loop's function value without its inner loops, else its function value.
-        for (node, cell) in cells.iter_mut() {
-            if !matches!(tree.key[*node as usize], Key::Loop(..)) {
-                for v in cell.iter_mut() {
-                    v[NO_LOOPS] = v[FUNCTION];
-                }
-            }
-        }
+
         let mut by_ctx: BTreeMap<u32, Vec<DbValue>> = BTreeMap::new();
         for (node, cell) in &cells {
+            let is_loop = matches!(tree.key[*node as usize], Key::Loop(..));
             let mut vals = Vec::new();
             for (m, v) in cell.iter().enumerate() {
-                for (s, &x) in v.iter().enumerate() {
+                for s in 0..SCOPES.len() {
+                    // lex_aware: a thread's profile gives the function value, as hpcprof's
+                    // does; the summary a loop's function value without its inner loops.
+                    let (x, sum) = match s {
+                        NO_LOOPS if is_loop => (v[FUNCTION], v[NO_LOOPS]),
+                        NO_LOOPS => (v[FUNCTION], v[FUNCTION]),
+                        s => (v[s], v[s]),
+                    };
+                    let metric_id = (m * SCOPES.len() + s) as u16;
                     if x != 0.0 {
-                        let metric_id = (m * SCOPES.len() + s) as u16;
                         vals.push(DbValue {
                             metric_id,
                             value: x,
                         });
+                    }
+                    if sum != 0.0 {
                         *summary
                             .entry(ctx_id[*node as usize])
                             .or_default()
                             .entry(metric_id)
-                            .or_default() += x;
+                            .or_default() += sum;
                     }
                 }
             }

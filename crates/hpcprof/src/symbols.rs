@@ -26,6 +26,9 @@ pub(crate) struct Symbol {
     pub(crate) name: String,
     pub(crate) file: Option<u32>,
     pub(crate) line: u32,
+    /// For an inlined function, the structure element it comes from: hpcprof keeps each
+    /// inlined copy a function of its own.
+    pub(crate) inlined_at: Option<u32>,
 }
 
 /// The symbols of one module.
@@ -46,6 +49,7 @@ impl ModuleSymbols {
                 name: profcodec_symbolize::demangle(name).into_owned(),
                 file: None,
                 line: 0,
+                inlined_at: None,
             }),
             ModuleSymbols::Kernel(list) => {
                 let at = list.partition_point(|(addr, _)| *addr <= offset);
@@ -55,6 +59,7 @@ impl ModuleSymbols {
                     name: name.clone(),
                     file: None,
                     line: 0,
+                    inlined_at: None,
                 })
             }
         }

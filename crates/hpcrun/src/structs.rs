@@ -156,6 +156,10 @@ pub struct Scope<'a> {
     pub line: Option<u32>,
     /// A procedure's or loop's entry address.
     pub entry: Option<u64>,
+    /// Which element of the module's structure it is: the same for every address the element
+    /// holds, different for two elements alike (hpcprof tells two inlined copies of one
+    /// function apart by it).
+    pub element: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -223,6 +227,7 @@ impl ModuleStructure {
                 file: self.string(node.file),
                 line: (node.line != 0).then_some(node.line),
                 entry: node.entry,
+                element: at,
             });
             at = node.parent;
         }

@@ -9,10 +9,10 @@ use profcodec_hpcprof::{Options, prof};
 
 fn copy_demo(to: &Path) {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hpcprof/demo.m");
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(demo).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    std::fs::create_dir_all(to).expect("measurement folder");
+    for entry in std::fs::read_dir(demo).expect("demo.m") {
+        let entry = entry.expect("entry of demo.m");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
     }
 }
 

@@ -269,6 +269,9 @@ pub(crate) fn svg(
     base: Option<&Graph>,
 ) -> io::Result<()> {
     let n = graph.parent.len();
+    // The labels drawn: shortened as the tables shorten names, told apart, cut at the end;
+    // the full name is in `data-name` and the tooltip.
+    let shown = crate::names::short_labels(&labels.names);
     // The base's merged node of each node's path.
     let base_of: Vec<Option<u32>> = match base {
         Some(base) => {
@@ -330,7 +333,7 @@ pub(crate) fn svg(
                  d: u64,
                  x: f64,
                  w: f64,
-                 name: &str,
+                 (name, label): (&str, &str),
                  tip: &str,
                  (r, gr, b): (u8, u8, u8)|
      -> io::Result<()> {
@@ -342,25 +345,35 @@ pub(crate) fn svg(
         let px = PAD + fx * inner;
         let pw = fw * inner;
         let chars = (pw / (FONT * CHAR)) as usize;
-        let shown = if chars >= 3 { fitted(name, chars) } else { "" };
-        let dots = if shown.len() < name.len() && !shown.is_empty() {
+        let fits = if chars >= 3 { fitted(label, chars) } else { "" };
+        let dots = if fits.len() < label.len() && !fits.is_empty() {
             ".."
         } else {
             ""
         };
         writeln!(
             out,
-            r#"<g class="f" data-x="{fx:.9}" data-w="{fw:.9}" data-d="{d}"><title>{}</title><rect x="{px:.2}" y="{}" width="{pw:.2}" height="{}" rx="2" fill="rgb({r},{gr},{b})"/><text x="{:.2}" y="{}">{}{dots}</text></g>"#,
+            r#"<g class="f" data-x="{fx:.9}" data-w="{fw:.9}" data-d="{d}" data-name="{}" data-label="{}"><title>{}</title><rect x="{px:.2}" y="{}" width="{pw:.2}" height="{}" rx="2" fill="rgb({r},{gr},{b})"/><text x="{:.2}" y="{}">{}{dots}</text></g>"#,
+            xml(name),
+            xml(label),
             xml(tip),
             y_of(d),
             FRAME - 1,
             px + 3.0,
             y_of(d) + FRAME - 4,
-            xml(shown),
+            xml(fits),
         )
     };
     let all_tip = format!("all\n{} (100%)", style.show(total));
-    frame(out, 0, 0.0, total, "all", &all_tip, (250, 200, 150))?;
+    frame(
+        out,
+        0,
+        0.0,
+        total,
+        ("all", "all"),
+        &all_tip,
+        (250, 200, 150),
+    )?;
     for m in 0..n {
         if !graph.kept[m] || graph.width[m] <= 0.0 {
             continue;
@@ -395,7 +408,12 @@ pub(crate) fn svg(
             u64::from(graph.depth[m]),
             graph.x[m],
             graph.width[m],
-            name,
+            (
+                name,
+                shown
+                    .get(graph.label[m] as usize)
+                    .map_or(name, String::as_str),
+            ),
             &tip,
             colour,
         )?;

@@ -67,6 +67,7 @@ mod budget;
 mod calls;
 mod files;
 mod flame;
+mod names;
 mod page;
 mod source;
 mod text;

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::files::{self, Lines};
+use crate::names::Names;
 use crate::text::{self, Cell, Style};
 use crate::{Input, Options, ReportError, calls, flame, source};
 
@@ -69,6 +70,10 @@ struct Column {
 #[derive(Serialize)]
 struct TopRow {
     name: String,
+    /// The name shown: shortened, told apart from the other functions', cut at the end.
+    shown: String,
+    #[serde(skip)]
+    line: Option<u32>,
     /// The link to its definition line.
     href: Option<String>,
     file: String,
@@ -88,6 +93,7 @@ struct TopTable {
 #[derive(Serialize)]
 struct EdgeRow {
     name: String,
+    shown: String,
     href: Option<String>,
     cells: Vec<Cell>,
 }
@@ -96,6 +102,7 @@ struct EdgeRow {
 struct FunctionCalls {
     id: String,
     name: String,
+    shown: String,
     href: Option<String>,
     callers: Vec<EdgeRow>,
     callees: Vec<EdgeRow>,
@@ -128,6 +135,7 @@ struct Flame {
 #[derive(Serialize)]
 struct DiffRowView {
     name: String,
+    shown: String,
     href: Option<String>,
     cells: Vec<Cell>,
 }
@@ -508,6 +516,8 @@ fn top_table(
             main_self,
             TopRow {
                 name: row.name.clone(),
+                shown: String::new(),
+                line: row.line,
                 href: None,
                 file: row.file.clone().unwrap_or_default(),
                 module: row.module.clone().unwrap_or_default(),
@@ -686,6 +696,7 @@ fn call_lists(
             .take(MAX)
             .map(|(name, values)| EdgeRow {
                 name: (*name).to_owned(),
+                shown: String::new(),
                 href: None,
                 cells: edges
                     .columns
@@ -709,6 +720,7 @@ fn call_lists(
             FunctionCalls {
                 id: format!("fn-{i}"),
                 name: name.clone(),
+                shown: String::new(),
                 href: None,
                 callers,
                 callees,
@@ -746,6 +758,7 @@ fn comparison(
             };
             DiffRowView {
                 name: r.name.clone(),
+                shown: String::new(),
                 href: None,
                 cells: vec![
                     s.cell(&key("base"), r.base.map(|v| v.self_value)),
@@ -910,20 +923,43 @@ pub(crate) fn render(
     let lines = Lines::gather(profile, main, &line_types)?;
     let plan = lines.plan(input, options, budget.room() / 2);
     let href = |name: &str| plan.function_href(&lines, name);
+    fn file_of(file: &str) -> Option<&str> {
+        (!file.is_empty()).then_some(file)
+    }
+    // The names shown, chosen over the whole index so that a function reads the same in every
+    // table and no two functions read alike.
+    let mut names = Names::default();
+    for row in tables.iter().flat_map(|t| &t.rows) {
+        names.add(&row.name, file_of(&row.file), row.line);
+    }
+    for f in &functions {
+        names.add_name(&f.name);
+        for e in f.callers.iter().chain(&f.callees) {
+            names.add_name(&e.name);
+        }
+    }
+    for r in comparison.iter().flat_map(|c| &c.rows) {
+        names.add_name(&r.name);
+    }
+    names.choose();
     for table in &mut tables {
         for row in &mut table.rows {
             row.href = href(&row.name);
+            row.shown = names.shown(&row.name, file_of(&row.file), row.line);
         }
     }
     for f in &mut functions {
         f.href = href(&f.name);
+        f.shown = names.shown(&f.name, None, None);
         for e in f.callers.iter_mut().chain(f.callees.iter_mut()) {
             e.href = href(&e.name);
+            e.shown = names.shown(&e.name, None, None);
         }
     }
     if let Some(c) = &mut comparison {
         for r in &mut c.rows {
             r.href = href(&r.name);
+            r.shown = names.shown(&r.name, None, None);
         }
     }
     let main_style = style(profile, main);

@@ -1,6 +1,6 @@
 // The flame graph's zoom and search: each frame (g.f) carries where it starts and how wide it
 // is as shares of the whole (data-x, data-w) and its depth (data-d); its title's first line is
-// its name. Nothing is fetched.
+// its full name, as is data-name; data-label is the name drawn (shortened). Nothing is fetched.
 (function () {
   "use strict";
   var svg = document.documentElement;
@@ -13,7 +13,7 @@
     rect.setAttribute("x", (pad + x * inner).toFixed(2));
     rect.setAttribute("width", Math.max(0, w * inner).toFixed(2));
     text.setAttribute("x", (pad + x * inner + 3).toFixed(2));
-    var chars = Math.floor(w * inner / charWidth), name = nameOf(g);
+    var chars = Math.floor(w * inner / charWidth), name = g.getAttribute("data-label") || nameOf(g);
     text.textContent = chars < 3 ? "" : name.length <= chars ? name : name.slice(0, chars - 2) + "..";
   }
   function zoom(g) {

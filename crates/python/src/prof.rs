@@ -45,7 +45,6 @@ pub(crate) fn prof<'py>(
         ignore_structs,
         no_traces,
         title,
-        ..ProfOptions::default()
     };
     let summary = py
         .detach(|| profcodec::prof::prof(&measurements, &options, &out))

@@ -51,6 +51,11 @@ pub(crate) fn measured(profile: &Profile) -> Option<Edges> {
             continue;
         }
         let edge = profile.call_edge(ev.edge);
+        if profile.frame(edge.caller).kind.is_marker()
+            || profile.frame(edge.callee).kind.is_marker()
+        {
+            continue;
+        }
         let mut named = |f: FrameId| {
             names
                 .entry(f)
@@ -96,8 +101,15 @@ pub(crate) fn from_tree(
     let mut names: Vec<String> = Vec::new();
     let mut frame_name: Vec<u32> = vec![u32::MAX; n];
     let mut sums: HashMap<(u32, u32), Vec<f64>> = HashMap::new();
+    // Values and events, and what lies below them, are not calls (as `top` leaves them out).
+    let mut marker: Vec<bool> = vec![false; n];
     for (id, node) in profile.nodes() {
         let i = id.index();
+        marker[i] = profile.frame(node.frame).kind.is_marker()
+            || node.parent.is_some_and(|p| marker[p.index()]);
+        if marker[i] {
+            continue;
+        }
         let function_like = profile.frame(node.frame).kind.is_function_like();
         let parent_function = node.parent.map(|p| function_node[p.index()]);
         if function_like || parent_function.is_none_or(|p| p == u32::MAX) {

@@ -83,7 +83,19 @@ pub(crate) fn graph(
         .collect();
     let mut g = Graph::default();
     let mut merged_of: Vec<u32> = Vec::with_capacity(profile.nodes().len());
+    // The nodes of values and events and below them: moments, not code that ran, are drawn
+    // by no frame (as `top` leaves them out of its rows).
+    let mut marker: Vec<bool> = Vec::with_capacity(profile.nodes().len());
     for (id, node) in profile.nodes() {
+        let left_out = profile.frame(node.frame).kind.is_marker()
+            || node
+                .parent
+                .is_some_and(|p| marker.get(p.index()).copied().unwrap_or(false));
+        marker.push(left_out);
+        if left_out {
+            merged_of.push(ROOT);
+            continue;
+        }
         // Parents come before their children, so the parent's merged node is known.
         let parent = node
             .parent

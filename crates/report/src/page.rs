@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use profcodec_profile::{
-    ContextFilter, ContextId, GroupBy, IdKind, Measured, Profile, Quantity, Query, Row, ValueTypeId,
+    ContextFilter, ContextId, GroupBy, IdKind, LeftOut, Measured, Profile, Quantity, Query, Row,
+    ValueTypeId,
 };
 use serde::Serialize;
 
@@ -12,6 +13,7 @@ use crate::files::{self, Lines};
 use crate::names::Names;
 use crate::text::{self, Cell, Style};
 use crate::{Input, Options, ReportError, calls, flame, source};
+use profcodec_common::words;
 
 /// The page's file name.
 pub(crate) const INDEX: &str = "index.html";
@@ -88,6 +90,9 @@ struct TopTable {
     rows: Vec<TopRow>,
     totals: Vec<Cell>,
     of: usize,
+    /// The values and events left out of the rows.
+    #[serde(skip)]
+    left_out: LeftOut,
 }
 
 #[derive(Serialize)]
@@ -198,6 +203,8 @@ struct Page {
     main: String,
     files: Vec<FileEntry>,
     left_out: Vec<files::LeftOut>,
+    /// What the function tables and the flame graph leave out: values and events.
+    markers: Option<String>,
     no_sources: Option<String>,
     contexts: Vec<ContextRow>,
     more_contexts: usize,
@@ -453,11 +460,15 @@ fn top_table(
     let has_calls = profile.calls_value_type().is_some();
     // Per value type: every row of the query (linear), by identity.
     let mut per_type: Vec<(Vec<Row>, f64, Option<f64>)> = Vec::new();
+    let mut left_out = LeftOut::default();
     for &vt in shown {
         let q = Query::new()
             .value_type(profile.value_type_name(vt))
             .contexts(filter.clone());
         let t = profile.top(&q)?;
+        if per_type.is_empty() {
+            left_out = t.left_out;
+        }
         per_type.push((t.rows, t.total.self_value, t.total.inclusive));
     }
     let mut chosen: Vec<Key> = Vec::new();
@@ -543,6 +554,7 @@ fn top_table(
         rows: rows.into_iter().map(|(_, r)| r).collect(),
         totals,
         of: total_rows,
+        left_out,
     })
 }
 
@@ -567,6 +579,25 @@ fn columns(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Column> {
         }
     }
     out
+}
+
+/// The values and events `left_out` of the function tables and the flame graph, in words, as
+/// `profcodec top` says it; `None` when there are none.
+fn markers_note(left_out: LeftOut) -> Option<String> {
+    let mut kinds = Vec::new();
+    if left_out.values > 0 {
+        kinds.push(words::count_of(left_out.values, "value", "values"));
+    }
+    if left_out.events > 0 {
+        kinds.push(words::count_of(left_out.events, "event", "events"));
+    }
+    (!kinds.is_empty()).then(|| {
+        format!(
+            "{} left out of the functions and the flame graph: they are counters and instants, \
+             not functions (the timelines and the Perfetto trace show them).",
+            kinds.join(" and ")
+        )
+    })
 }
 
 /// The most contexts listed on the index.
@@ -962,6 +993,7 @@ pub(crate) fn render(
             r.shown = names.shown(&r.name, None, None);
         }
     }
+    let markers = markers_note(tables[0].left_out);
     let main_style = style(profile, main);
     let main_name = profile.value_type_name(main).to_owned();
     let file_entries: Vec<FileEntry> = plan
@@ -1014,6 +1046,7 @@ pub(crate) fn render(
         main: main_name.clone(),
         files: file_entries,
         left_out: plan.left_out.clone(),
+        markers,
         no_sources,
         contexts: context_rows(profile, main),
         more_contexts: profile.contexts().len().saturating_sub(CONTEXT_ROWS),

@@ -83,6 +83,9 @@ pub(crate) fn run(args: ProfArgs) -> Result<(), Failure> {
     let _ = args.foreign;
     let summary = prof(&args.measurements, &options, &args.output)
         .map_err(|e| Failure::new(1, format!("prof: {e}")))?;
+    for warning in &summary.warnings {
+        say(format_args!("profcodec prof: warning: {warning}"));
+    }
     say(format_args!(
         "profcodec prof: wrote {} ({} contexts, {} thread profiles{})",
         escape_display(&summary.path.display()),

@@ -349,6 +349,15 @@ struct Thread {
 
 /// Makes the database of the threads `inputs` (see [`crate::prof`]).
 pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, ProfError> {
+    make_inputs(inputs, options, &mut Vec::new())
+}
+
+/// [`prof_inputs`], with a warning for each companion file left out.
+pub(crate) fn make_inputs(
+    inputs: &[Input],
+    options: &Options,
+    warnings: &mut Vec<String>,
+) -> Result<Database, ProfError> {
     let jobs = options.jobs.unwrap_or(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
@@ -381,7 +390,7 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             Some(
                 structures
                     .entry(folder.to_path_buf())
-                    .or_insert_with(|| structure::load(folder)),
+                    .or_insert_with(|| structure::load(folder, warnings)),
             )
         };
         if program.is_none() {
@@ -393,7 +402,7 @@ pub fn prof_inputs(inputs: &[Input], options: &Options) -> Result<Database, Prof
             .map(|m| {
                 *module_index.entry(m.clone()).or_insert_with(|| {
                     modules.push(m.clone());
-                    module_symbols.push(symbols::load(folder, m));
+                    module_symbols.push(symbols::load(folder, m, warnings));
                     module_structure
                         .push(folder_structure.as_ref().and_then(|s| s.get(m)).cloned());
                     modules.len() as u32 - 1

@@ -42,6 +42,7 @@
 pub struct ReadmeDoctests;
 
 mod build;
+mod companion;
 mod input;
 mod structure;
 mod symbols;
@@ -108,10 +109,30 @@ pub enum ProfError {
     },
 }
 
+/// A database made, with what was left out of it on the way.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Made {
+    /// The database.
+    pub database: Database,
+    /// What was left out, in words, each naming the file and why: an entry of a measurement
+    /// folder that is no thread's file, a structure or symbols file refused by the rule of
+    /// files a measurement names ([`profcodec_common::named`]: inside the measurement folder,
+    /// a regular file, within a size) or that could not be read.
+    pub warnings: Vec<String>,
+}
+
 /// Makes the database of the measurement folders or `.hpcrun` files `measurements`.
 pub fn prof<P: AsRef<Path>>(measurements: &[P], options: &Options) -> Result<Database, ProfError> {
-    let inputs = input::list(measurements, options)?;
-    prof_inputs(&inputs, options)
+    make(measurements, options).map(|made| made.database)
+}
+
+/// [`prof`], with a warning for everything left out.
+pub fn make<P: AsRef<Path>>(measurements: &[P], options: &Options) -> Result<Made, ProfError> {
+    let mut warnings = Vec::new();
+    let inputs = input::list(measurements, options, &mut warnings)?;
+    let database = build::make_inputs(&inputs, options, &mut warnings)?;
+    Ok(Made { database, warnings })
 }
 
 /// Writes `db` into the folder `dir` (created when missing) as hpcprof lays a database out:

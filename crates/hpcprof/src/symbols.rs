@@ -4,13 +4,17 @@
 //! such a module in its function, even with `--ignore-structs`; modules named by an absolute
 //! path are never opened (hpcprof's `--foreign`: the measured system's files are not here).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
 use profcodec_symbolize::Binary;
 
+use crate::companion;
+
 /// The most text a kernel symbols file may inflate to (a kernel's listing is some megabytes).
-pub(crate) const MAX_KERNEL_SYMBOLS_BYTES: u64 = 256 << 20;
+/// The xz reader holds a block's text twice while it checks it, so this bounds the memory of an
+/// inflation at a few times this.
+pub(crate) const MAX_KERNEL_SYMBOLS_BYTES: u64 = 64 << 20;
 
 /// The most bytes of a kernel symbols file read before it is inflated.
 const MAX_KERNEL_SYMBOLS_FILE: u64 = 64 << 20;
@@ -74,35 +78,44 @@ pub(crate) fn in_folder(folder: &Path, recorded: &str) -> Option<PathBuf> {
     (plain && rel.components().count() >= 2).then(|| folder.join(rel))
 }
 
+/// The largest ELF image (a vdso, a GPU binary) opened from a measurement folder.
+const MAX_MODULE_FILE: u64 = 2 << 30;
+
 /// The symbols of the module recorded as `recorded` in the measurement folder `folder`, when
 /// it keeps them. A file that cannot be read leaves the module's instructions unplaced, as
-/// hpcprof leaves them.
-pub(crate) fn load(folder: &Path, recorded: &str) -> Option<ModuleSymbols> {
+/// hpcprof leaves them, with a warning that names it and says why.
+pub(crate) fn load(
+    folder: &Path,
+    recorded: &str,
+    warnings: &mut Vec<String>,
+) -> Option<ModuleSymbols> {
     let path = in_folder(folder, recorded)?;
     let kernel = Path::new(recorded)
         .parent()
         .and_then(Path::file_name)
         .is_some_and(|d| d == "kernel_symbols");
-    if kernel {
-        let bytes = read_capped(&path, MAX_KERNEL_SYMBOLS_FILE).ok()?;
-        let text = inflate(&bytes, MAX_KERNEL_SYMBOLS_BYTES).ok()?;
-        Some(ModuleSymbols::Kernel(kernel_listing(&text)))
+    let allowed = companion::allowed(folder);
+    let loaded = if kernel {
+        companion::read(&allowed, &path, MAX_KERNEL_SYMBOLS_FILE).and_then(|bytes| {
+            let text = inflate(&bytes, MAX_KERNEL_SYMBOLS_BYTES)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(ModuleSymbols::Kernel(kernel_listing(&text)))
+        })
     } else {
-        Binary::open(&path)
-            .ok()
-            .map(|b| ModuleSymbols::Elf(Box::new(b)))
-    }
-}
-
-fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(io::Error::other(format!("larger than {cap} bytes")));
-    }
-    Ok(bytes)
+        companion::checked(&allowed, &path, MAX_MODULE_FILE).and_then(|resolved| {
+            Binary::open(&resolved)
+                .map(|b| ModuleSymbols::Elf(Box::new(b)))
+                .map_err(|e| format!("{}: {e}", path.display()))
+        })
+    };
+    loaded
+        .map_err(|why| {
+            warnings.push(format!(
+                "{why}; symbols left out, the instructions of {recorded} are not placed in \
+                 their functions"
+            ))
+        })
+        .ok()
 }
 
 /// A writer that refuses to hold more than `cap` bytes, so that a small xz file cannot inflate
@@ -129,7 +142,9 @@ impl Write for Capped {
     }
 }
 
-/// The text of a kernel symbols file: xz-compressed as hpcrun saves it, or plain.
+/// The text of a kernel symbols file: xz-compressed as hpcrun saves it, or plain. The sizes the
+/// xz stream declares are summed before anything is inflated ([`xz_declared_size`]), since the
+/// xz reader holds each block whole in memory before it writes it out.
 pub(crate) fn inflate(bytes: &[u8], cap: u64) -> Result<Vec<u8>, String> {
     const XZ_MAGIC: &[u8] = b"\xfd7zXZ\0";
     if !bytes.starts_with(XZ_MAGIC) {
@@ -139,6 +154,12 @@ pub(crate) fn inflate(bytes: &[u8], cap: u64) -> Result<Vec<u8>, String> {
             Ok(bytes.to_vec())
         };
     }
+    let declared = xz_declared_size(bytes)?;
+    if declared > cap {
+        return Err(format!(
+            "its xz stream inflates to more than {cap} bytes ({declared} declared)"
+        ));
+    }
     let mut out = Capped {
         bytes: Vec::new(),
         cap,
@@ -146,6 +167,68 @@ pub(crate) fn inflate(bytes: &[u8], cap: u64) -> Result<Vec<u8>, String> {
     lzma_rs::xz_decompress(&mut io::BufReader::new(bytes), &mut out)
         .map_err(|e| format!("its xz stream cannot be inflated: {e}"))?;
     Ok(out.bytes)
+}
+
+/// The bytes the LZMA2 chunks of the first stream of the xz file `bytes` declare they inflate
+/// to, read from the chunk headers without inflating anything. The LZMA2 reader stops each
+/// chunk at its declared size, so their sum bounds the text of the stream (xz's own index is
+/// checked only after the blocks are inflated). Said in words, with the byte offset, where the
+/// container is not as the xz format lays it out.
+pub(crate) fn xz_declared_size(bytes: &[u8]) -> Result<u64, String> {
+    /// The stream header: magic, flags, CRC32.
+    const STREAM_HEADER: usize = 12;
+    let at = |pos: usize| -> Result<u8, String> {
+        bytes
+            .get(pos)
+            .copied()
+            .ok_or_else(|| format!("its xz stream ends early: at byte {pos:#x}"))
+    };
+    let u16_at = |pos: usize| -> Result<usize, String> {
+        Ok(usize::from(at(pos)?) << 8 | usize::from(at(pos + 1)?))
+    };
+    let check_size = match at(7)? & 0x0F {
+        0 => 0,
+        id => 4usize << ((id - 1) / 3),
+    };
+    let mut total: u64 = 0;
+    let mut pos = STREAM_HEADER;
+    loop {
+        let size_byte = at(pos)?;
+        if size_byte == 0 {
+            // The index: every block is behind.
+            return Ok(total);
+        }
+        let block = pos;
+        pos += (usize::from(size_byte) + 1) * 4;
+        loop {
+            let control = at(pos)?;
+            match control {
+                0x00 => {
+                    pos += 1;
+                    break;
+                }
+                0x01 | 0x02 => {
+                    let size = u16_at(pos + 1)? + 1;
+                    total += size as u64;
+                    pos += 3 + size;
+                }
+                0x80..=0xFF => {
+                    let unpacked = (usize::from(control & 0x1F) << 16 | u16_at(pos + 1)?) + 1;
+                    let packed = u16_at(pos + 3)? + 1;
+                    total += unpacked as u64;
+                    pos += 5 + usize::from(control >= 0xC0) + packed;
+                }
+                _ => {
+                    return Err(format!(
+                        "its xz stream holds an LZMA2 chunk of unknown kind {control:#04x}: \
+                         at byte {pos:#x}"
+                    ));
+                }
+            }
+        }
+        // Padding to a multiple of four bytes from the block's start, then the check.
+        pos += (4 - (pos - block) % 4) % 4 + check_size;
+    }
 }
 
 /// The text functions (`t` and `T`) of an nm-like listing, `ADDRESS TYPE NAME [MODULE]` a
@@ -219,8 +302,13 @@ mod tests {
         let zeros = vec![b'0'; 1 << 20];
         let mut xz = Vec::new();
         lzma_rs::xz_compress(&mut io::BufReader::new(&zeros[..]), &mut xz).unwrap();
+        assert_eq!(xz_declared_size(&xz).unwrap(), 1 << 20);
         let err = inflate(&xz, 64 << 10).unwrap_err();
         assert!(err.contains("more than 65536 bytes"), "{err}");
         assert_eq!(inflate(&xz, 2 << 20).unwrap().len(), 1 << 20);
+        for cut in [6, 12, 20, xz.len() / 2] {
+            let err = xz_declared_size(&xz[..cut]).unwrap_err();
+            assert!(err.contains("ends early: at byte 0x"), "{err}");
+        }
     }
 }

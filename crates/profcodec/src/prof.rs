@@ -35,6 +35,9 @@ pub struct ProfSummary {
     pub threads: usize,
     /// Whether trace.db was written.
     pub traces: bool,
+    /// What was left out, in words, each naming the file and why (see
+    /// [`profcodec_hpcprof::Made::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// Makes the database of `measurements` (folders or `.hpcrun` files) into the new folder
@@ -48,12 +51,14 @@ pub fn prof<P: AsRef<Path>>(
     let checked = OutputPath::folder(output)
         .inputs(measurements.iter().map(|m| m.as_ref().to_path_buf()))
         .check()?;
-    let db = profcodec_hpcprof::prof(measurements, options)?;
+    let made = profcodec_hpcprof::make(measurements, options)?;
+    let db = made.database;
     let summary = ProfSummary {
         path: output.to_path_buf(),
         contexts: db.meta.entry_points.len() + db.meta.contexts.len(),
         threads: db.profiles.iter().filter(|p| !p.is_summary()).count(),
         traces: db.traces.is_some(),
+        warnings: made.warnings,
     };
     checked
         .write_with(|staged| profcodec_hpcprof::write_database(&db, staged))

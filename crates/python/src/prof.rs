@@ -21,7 +21,9 @@ use crate::errors::{Error, Kind};
 /// inside a measurement is refused.
 ///
 /// Returns a dict: `path`, `contexts`, `threads` (thread profiles) and `traces` (whether
-/// trace.db was written). Raises profcodec.InvalidDataError naming a damaged measurement file,
+/// trace.db was written). Each file left out (an entry of a measurement folder that is no
+/// thread's file, a structure or symbols file refused or unreadable) is a `UserWarning` naming
+/// it and why. Raises profcodec.InvalidDataError naming a damaged measurement file,
 /// UnsupportedError for what is not placed yet, FileError for a refused output.
 #[pyfunction]
 #[pyo3(signature = (measurements, out, *, jobs=None, ignore_structs=false, no_traces=false, title=None))]
@@ -49,6 +51,10 @@ pub(crate) fn prof<'py>(
     let summary = py
         .detach(|| profcodec::prof::prof(&measurements, &options, &out))
         .map_err(|e| PyErr::from(error(e)))?;
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for warning in &summary.warnings {
+        crate::binaries::warn(py, &category, warning.clone())?;
+    }
     let d = PyDict::new(py);
     d.set_item("path", summary.path)?;
     d.set_item("contexts", summary.contexts)?;

@@ -36,6 +36,9 @@ pub(crate) struct LineColumn {
     pub(crate) label: String,
     #[serde(skip)]
     style: StyleOf,
+    /// The value type's unit name, for its heading when not a time.
+    #[serde(skip)]
+    unit: String,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -290,17 +293,20 @@ impl Lines {
                 key: profile.value_type_name(vt).to_owned(),
                 label: profile.value_type_name(vt).to_owned(),
                 style: StyleOf::Unit(profile.value_type(vt).unit),
+                unit: profile.unit_name(profile.value_type(vt).unit).to_owned(),
             })
             .collect();
         columns.push(LineColumn {
             key: "calls".to_owned(),
             label: "calls".to_owned(),
             style: StyleOf::Count,
+            unit: String::new(),
         });
         columns.push(LineColumn {
             key: format!("{main_name}_in_subs"),
             label: format!("{main_name} in subs"),
             style: StyleOf::Unit(profile.value_type(main).unit),
+            unit: profile.unit_name(profile.value_type(main).unit).to_owned(),
         });
         // Only the columns with values stay, in every row alike.
         let keep: Vec<usize> = (0..width).filter(|&i| used[i]).collect();
@@ -584,7 +590,31 @@ impl Lines {
         let file = page.file.as_str();
         let empty = BTreeMap::new();
         let values = self.values.get(file).unwrap_or(&empty);
-        let styles: Vec<Style> = self.columns.iter().map(|c| c.style.style()).collect();
+        // Each column's times in the one unit that keeps the file's largest readable, named
+        // in its heading.
+        let styles: Vec<Style> = (0..self.columns.len())
+            .map(|i| {
+                let largest = values
+                    .values()
+                    .filter_map(|v| v[i])
+                    .map(f64::abs)
+                    .filter(|v| v.is_finite())
+                    .fold(0.0, f64::max);
+                self.columns[i].style.style().fixed(largest)
+            })
+            .collect();
+        let columns: Vec<LineColumn> = self
+            .columns
+            .iter()
+            .zip(&styles)
+            .map(|(c, s)| match c.style {
+                StyleOf::Unit(_) => LineColumn {
+                    label: s.heading(&c.label, &c.unit),
+                    ..c.clone()
+                },
+                StyleOf::Count => c.clone(),
+            })
+            .collect();
         let stats: Vec<(f64, f64)> = (0..self.columns.len())
             .map(|i| mad(values.values().filter_map(|v| v[i]).collect()))
             .collect();
@@ -668,7 +698,7 @@ impl Lines {
             from: page.from.clone(),
             note: page.note.clone(),
             total: main.show(page.total),
-            columns: self.columns.clone(),
+            columns,
             cut: shown.saturating_sub(rows.len()),
             rows,
         }

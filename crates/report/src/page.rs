@@ -90,6 +90,8 @@ struct TopTable {
     rows: Vec<TopRow>,
     totals: Vec<Cell>,
     of: usize,
+    /// `of` in words: `1 function`, `12 functions`.
+    of_words: String,
     /// The values and events left out of the rows.
     #[serde(skip)]
     left_out: LeftOut,
@@ -113,6 +115,9 @@ struct FunctionCalls {
     callees: Vec<EdgeRow>,
     more_callers: usize,
     more_callees: usize,
+    /// `more_callers` and `more_callees` in words.
+    more_callers_words: String,
+    more_callees_words: String,
 }
 
 /// A file with a source page, on the index.
@@ -203,11 +208,14 @@ struct Page {
     main: String,
     files: Vec<FileEntry>,
     left_out: Vec<files::LeftOut>,
+    /// How many files have no page, in words.
+    left_out_words: String,
     /// What the function tables and the flame graph leave out: values and events.
     markers: Option<String>,
     no_sources: Option<String>,
     contexts: Vec<ContextRow>,
     more_contexts: usize,
+    more_contexts_words: String,
     timelines: Option<TimelineView>,
     timeline_note: Option<String>,
     comparison: Option<Comparison>,
@@ -319,25 +327,25 @@ fn context_words(profile: &Profile) -> String {
     let mut parts: Vec<String> = kinds
         .into_iter()
         .map(|(kind, values)| {
-            let n = values.len();
-            let plural = if n == 1 {
-                kind
-            } else if kind.ends_with('s') {
+            let plural = if kind.ends_with('s') {
                 format!("{kind}es")
             } else {
                 format!("{kind}s")
             };
-            format!("{n} {plural}")
+            words::count_of(values.len(), &kind, &plural)
         })
         .collect();
     if parts.is_empty() {
         parts.push(if count == 0 {
             "the whole program (no threads, ranks or processes told apart)".to_owned()
         } else {
-            format!("{count} contexts")
+            words::count_of(count, "context", "contexts")
         });
     } else {
-        parts.push(format!("{count} contexts in all"));
+        parts.push(format!(
+            "{} in all",
+            words::count_of(count, "context", "contexts")
+        ));
     }
     if summary {
         parts.push("and a summary over them".to_owned());
@@ -446,14 +454,14 @@ fn summary(input: &Input<'_>, main: ValueTypeId, options: &Options) -> Summary {
     }
 }
 
-/// The top-functions table of `filter`: the union of the top rows by self and by inclusive of
+/// The top-functions table of `filter` (its element id and label): the union of the top rows by self and by inclusive of
 /// the main value type and by self of the others, ordered by the main self value.
 fn top_table(
     profile: &Profile,
     shown: &[ValueTypeId],
+    styles: &[Style],
     filter: ContextFilter,
-    id: String,
-    label: String,
+    (id, label): (String, String),
     options: &Options,
     columns: &[Column],
 ) -> Result<TopTable, ReportError> {
@@ -511,7 +519,7 @@ fn top_table(
         for (i, &vt) in shown.iter().enumerate() {
             let row = indexes[i].get(k).map(|&j| &per_type[i].0[j]);
             first = first.or(row);
-            let s = style(profile, vt);
+            let s = styles[i];
             let name = profile.value_type_name(vt);
             cells.push(s.cell(&format!("self:{name}"), row.map(|r| r.self_value)));
             cells.push(s.cell(&format!("incl:{name}"), row.and_then(|r| r.inclusive)));
@@ -539,7 +547,7 @@ fn top_table(
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut totals = Vec::new();
     for (i, &vt) in shown.iter().enumerate() {
-        let s = style(profile, vt);
+        let s = styles[i];
         let name = profile.value_type_name(vt);
         totals.push(s.cell(&format!("self:{name}"), Some(per_type[i].1)));
         totals.push(s.cell(&format!("incl:{name}"), per_type[i].2));
@@ -554,22 +562,43 @@ fn top_table(
         rows: rows.into_iter().map(|(_, r)| r).collect(),
         totals,
         of: total_rows,
+        of_words: text::counted(total_rows as u64, "function", "functions"),
         left_out,
     })
 }
 
-fn columns(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Column> {
+/// The style of each of the `shown` value types' columns: times in the one unit that keeps the
+/// whole program's total readable, so that each heading names the unit of its cells.
+fn column_styles(profile: &Profile, shown: &[ValueTypeId]) -> Vec<Style> {
+    shown
+        .iter()
+        .map(|&vt| {
+            let q = Query::new()
+                .value_type(profile.value_type_name(vt))
+                .limit(0);
+            let largest = profile.top(&q).map_or(0.0, |t| {
+                t.total
+                    .self_value
+                    .abs()
+                    .max(t.total.inclusive.map_or(0.0, f64::abs))
+            });
+            style(profile, vt).fixed(largest)
+        })
+        .collect()
+}
+
+fn columns(profile: &Profile, shown: &[ValueTypeId], styles: &[Style]) -> Vec<Column> {
     let mut out = Vec::new();
     for (i, &vt) in shown.iter().enumerate() {
         let name = profile.value_type_name(vt);
         let unit = profile.unit_name(profile.value_type(vt).unit);
         out.push(Column {
             key: format!("self:{name}"),
-            label: format!("{name} self ({unit})"),
+            label: styles[i].heading(&format!("{name} self"), unit),
         });
         out.push(Column {
             key: format!("incl:{name}"),
-            label: format!("{name} inclusive"),
+            label: styles[i].heading(&format!("{name} inclusive"), unit),
         });
         if i == 0 && profile.calls_value_type().is_some() {
             out.push(Column {
@@ -667,17 +696,17 @@ fn timelines(input: &Input<'_>) -> Option<TimelineView> {
         .collect();
     let more = (activity.more_tracks > 0).then(|| {
         format!(
-            "{} more tracks ({} slices) are not shown: the page shows the {} busiest.",
-            text::grouped(activity.more_tracks as f64),
-            text::grouped(activity.more_slices as f64),
+            "{} ({}) not shown: the page shows the {} busiest.",
+            text::counted(activity.more_tracks, "more track", "more tracks"),
+            text::counted(activity.more_slices, "slice", "slices"),
             activity.kept.len()
         )
     });
     Some(TimelineView {
         summary: format!(
-            "{} tracks, {} slices, over {}.",
-            text::grouped(activity.tracks as f64),
-            text::grouped(activity.slices as f64),
+            "{}, {}, over {}.",
+            text::counted(activity.tracks, "track", "tracks"),
+            text::counted(activity.slices, "slice", "slices"),
             time(end - start)
         ),
         columns: ACTIVITY_COLUMNS,
@@ -755,6 +784,16 @@ fn call_lists(
                 href: None,
                 callers,
                 callees,
+                more_callers_words: text::counted(
+                    more_callers as u64,
+                    "more caller",
+                    "more callers",
+                ),
+                more_callees_words: text::counted(
+                    more_callees as u64,
+                    "more callee",
+                    "more callees",
+                ),
                 more_callers,
                 more_callees,
             }
@@ -856,15 +895,16 @@ pub(crate) fn render(
     let profile = input.profile;
     let main = main_value_type(profile, options)?;
     let shown = shown_value_types(profile, main, options.value_types.max(1));
-    let columns = columns(profile, &shown);
+    let styles = column_styles(profile, &shown);
+    let columns = columns(profile, &shown, &styles);
     let mut extra: Vec<(String, Vec<u8>)> = Vec::new();
 
     let mut tables = vec![top_table(
         profile,
         &shown,
+        &styles,
         ContextFilter::Whole,
-        "top-all".to_owned(),
-        "the whole program".to_owned(),
+        ("top-all".to_owned(), "the whole program".to_owned()),
         options,
         &columns,
     )?];
@@ -878,9 +918,9 @@ pub(crate) fn render(
             tables.push(top_table(
                 profile,
                 &shown[..1],
+                &styles[..1],
                 ContextFilter::Ids(vec![id]),
-                format!("top-{}", id.index()),
-                profile.context_label(id),
+                (format!("top-{}", id.index()), profile.context_label(id)),
                 options,
                 &columns[..if profile.calls_value_type().is_some() {
                     3
@@ -914,8 +954,10 @@ pub(crate) fn render(
             flame_view = Some(Flame {
                 file: FLAME,
                 note: format!(
-                    "{} frames drawn; {} narrower than {}% of the total left out (--min-width).",
-                    graph.kept_count, graph.pruned, options.min_width
+                    "{} drawn; {} narrower than {}% of the total left out (--min-width).",
+                    text::counted(graph.kept_count as u64, "frame", "frames"),
+                    text::counted(graph.pruned as u64, "frame", "frames"),
+                    options.min_width
                 ),
             });
         }
@@ -1046,10 +1088,16 @@ pub(crate) fn render(
         main: main_name.clone(),
         files: file_entries,
         left_out: plan.left_out.clone(),
+        left_out_words: text::counted(plan.left_out.len() as u64, "file", "files"),
         markers,
         no_sources,
         contexts: context_rows(profile, main),
         more_contexts: profile.contexts().len().saturating_sub(CONTEXT_ROWS),
+        more_contexts_words: text::counted(
+            profile.contexts().len().saturating_sub(CONTEXT_ROWS) as u64,
+            "more context",
+            "more contexts",
+        ),
         timelines,
         timeline_note,
         comparison,

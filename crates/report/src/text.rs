@@ -17,6 +17,28 @@ pub(crate) struct Cell {
 pub(crate) struct Style {
     /// Seconds per unit, for time.
     seconds: Option<f64>,
+    /// The one time unit every value is shown in ([`Style::fixed`]), else each value's own.
+    fixed: Option<TimeUnit>,
+}
+
+/// A unit a time is shown in: seconds per unit, its symbol, and the decimals shown.
+type TimeUnit = (f64, &'static str, usize);
+
+/// The units times are shown in, largest first.
+const TIME_UNITS: [TimeUnit; 4] = [
+    (1.0, "s", 3),
+    (1e-3, "ms", 3),
+    (1e-6, "µs", 3),
+    (1e-9, "ns", 0),
+];
+
+/// The unit that keeps a time of `seconds` readable: the largest it is at least one of.
+fn time_unit(seconds: f64) -> TimeUnit {
+    let a = seconds.abs();
+    TIME_UNITS
+        .into_iter()
+        .find(|&(per, _, _)| a >= per)
+        .unwrap_or(TIME_UNITS[3])
 }
 
 impl Style {
@@ -25,18 +47,49 @@ impl Style {
             seconds: (unit.quantity() == Quantity::Time)
                 .then(|| unit.seconds())
                 .flatten(),
+            fixed: None,
+        }
+    }
+
+    /// This style with every time in the one unit that keeps `largest` (the largest value of a
+    /// column) readable, so that the column's heading can name the unit its cells show.
+    pub(crate) fn fixed(self, largest: f64) -> Style {
+        Style {
+            fixed: self.seconds.map(|seconds| {
+                let largest = if largest.is_finite() { largest } else { 0.0 };
+                time_unit(largest * seconds)
+            }),
+            ..self
+        }
+    }
+
+    /// `label` as the heading of a column of this style: with the time unit its cells show
+    /// when [`Style::fixed`], else with `unit` (the value type's unit name) unless that is a
+    /// plain count.
+    pub(crate) fn heading(self, label: &str, unit: &str) -> String {
+        match self.fixed {
+            Some((_, symbol, _)) => format!("{label} ({symbol})"),
+            // `samples (samples)` says nothing more than `samples`.
+            None if unit.is_empty() || unit == "count" || label.starts_with(unit) => {
+                label.to_owned()
+            }
+            None => format!("{label} ({unit})"),
         }
     }
 
     /// A count (calls).
     pub(crate) fn count() -> Style {
-        Style { seconds: None }
+        Style {
+            seconds: None,
+            fixed: None,
+        }
     }
 
     pub(crate) fn show(self, value: f64) -> String {
-        match self.seconds {
-            Some(seconds) => time(value * seconds),
-            None => grouped(value),
+        match (self.seconds, self.fixed) {
+            (Some(seconds), Some(unit)) => time_in(value * seconds, unit),
+            (Some(seconds), None) => time(value * seconds),
+            _ => grouped(value),
         }
     }
 
@@ -63,18 +116,24 @@ pub(crate) fn raw(v: f64) -> String {
 
 /// A time in seconds, in the unit that keeps it readable.
 pub(crate) fn time(s: f64) -> String {
-    let a = s.abs();
-    if a == 0.0 {
+    time_in(s, time_unit(s))
+}
+
+/// A time in seconds, in `unit`.
+fn time_in(s: f64, (per, symbol, decimals): TimeUnit) -> String {
+    if s == 0.0 {
         "0".to_owned()
-    } else if a >= 1.0 {
-        format!("{s:.3} s")
-    } else if a >= 1e-3 {
-        format!("{:.3} ms", s * 1e3)
-    } else if a >= 1e-6 {
-        format!("{:.3} µs", s * 1e6)
     } else {
-        format!("{:.0} ns", s * 1e9)
+        format!("{:.*} {symbol}", decimals, s / per)
     }
+}
+
+/// `n` and the noun that agrees with it ([`profcodec_common::words::count`]), the number
+/// grouped as [`grouped`] groups it: `1 track`, `12,345 slices`.
+pub(crate) fn counted(n: u64, one: &str, many: &str) -> String {
+    let said = profcodec_common::words::count(n, one, many);
+    let noun = said.split_once(' ').map_or(many, |(_, noun)| noun);
+    format!("{} {noun}", grouped(n as f64))
 }
 
 /// A size in bytes, in the unit that keeps it readable.
@@ -123,9 +182,21 @@ mod tests {
         assert_eq!(grouped(-1234.5), "-1,234.50");
         assert_eq!(time(0.0123), "12.300 ms");
         assert_eq!(time(2.0), "2.000 s");
+        assert_eq!(time(2e-9), "2 ns");
+        let ms = Style::of(Unit::Seconds).fixed(0.5);
+        assert_eq!(ms.heading("self", "seconds"), "self (ms)");
+        assert_eq!(ms.show(2e-6), "0.002 ms");
+        assert_eq!(ms.show(0.25), "250.000 ms");
+        assert_eq!(
+            Style::count().fixed(3.0).heading("n", "samples"),
+            "n (samples)"
+        );
+        assert_eq!(Style::count().heading("statements", "count"), "statements");
         assert_eq!(raw(0.1), "0.1");
         assert_eq!(raw(3.0), "3.0");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(12), "12 bytes");
+        assert_eq!(counted(1, "track", "tracks"), "1 track");
+        assert_eq!(counted(12345, "track", "tracks"), "12,345 tracks");
     }
 }

@@ -771,7 +771,6 @@ fn layout(
         }
     }
 
-    let n_metrics = metrics.len();
     let mut profiles = vec![Profile {
         flags: Profile::IS_SUMMARY,
         id_tuple: None,
@@ -781,14 +780,14 @@ fn layout(
     let tuples = id_tuples(&threads);
     let mut traces = Vec::new();
     for (thread, tuple) in threads.iter().zip(tuples) {
-        // Per node, per metric and scope, bottom-up over the preorder reversed.
-        let mut cells: HashMap<u32, Vec<[f64; 4]>> = HashMap::new();
+        // Per node, per metric and scope, bottom-up over the preorder reversed. Sparse: a node
+        // holds only the metrics measured below it, so that an ancestor chain as deep as the
+        // input costs its length, not its length times every metric the profile declares.
+        let mut cells: HashMap<u32, BTreeMap<u16, [f64; 4]>> = HashMap::new();
         for (&node, values) in &thread.values {
-            let cell = cells
-                .entry(node)
-                .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
+            let cell = cells.entry(node).or_default();
             for (&m, &v) in values {
-                cell[usize::from(m)] = [v; 4];
+                cell.insert(m, [v; 4]);
             }
         }
         for &node in order.iter().rev() {
@@ -799,21 +798,20 @@ fn layout(
                 continue;
             };
             let parent = tree.parent[node as usize];
-            let up = cells
-                .entry(parent)
-                .or_insert_with(|| vec![[0.0; 4]; n_metrics]);
+            let up = cells.entry(parent).or_default();
             // hpcprof's propagation: execution from every child; function from the children
             // that are not calls; function without loops from those that are not loops either.
             let key = &tree.key[node as usize];
             let pull_function = !key.is_call();
             let pull_no_loops = pull_function && !matches!(key, Key::Loop(..));
-            for (m, v) in cell.iter().enumerate() {
-                up[m][EXECUTION] += v[EXECUTION];
+            for (&m, v) in &cell {
+                let up = up.entry(m).or_insert([0.0; 4]);
+                up[EXECUTION] += v[EXECUTION];
                 if pull_function {
-                    up[m][FUNCTION] += v[FUNCTION];
+                    up[FUNCTION] += v[FUNCTION];
                 }
                 if pull_no_loops {
-                    up[m][NO_LOOPS] += v[NO_LOOPS];
+                    up[NO_LOOPS] += v[NO_LOOPS];
                 }
             }
         }
@@ -822,7 +820,8 @@ fn layout(
         for (node, cell) in &cells {
             let is_loop = matches!(tree.key[*node as usize], Key::Loop(..));
             let mut vals = Vec::new();
-            for (m, v) in cell.iter().enumerate() {
+            for (&m, v) in cell {
+                let m = usize::from(m);
                 for s in 0..SCOPES.len() {
                     // lex_aware: a thread's profile gives the function value, as hpcprof's
                     // does; the summary a loop's function value without its inner loops.

@@ -203,3 +203,59 @@ fn a_kernel_listing_inflating_past_its_budget_stops_there() {
     );
     eprintln!("allocated {allocated} bytes in all");
 }
+
+#[test]
+fn metrics_declared_but_unmeasured_cost_nothing_along_a_deep_chain() {
+    // 1,000 metrics declared and a chain of 20,000 calls above the measured leaf: the values
+    // propagated up the chain hold the one metric measured, not every metric declared (that
+    // would be 20,000 x 1,000 x 4 scopes x 8 bytes = 640 MB).
+    const METRICS: usize = 1_000;
+    const DEPTH: usize = 20_000;
+    let mut m = read_measurement(&std::fs::read(demo_profile()).expect("demo profile"))
+        .expect("demo profile decodes");
+    let measured = m.sparse.as_ref().expect("sparse values").contexts[0].ctx as i32;
+    let epoch = &mut m.epochs[0];
+    let template = epoch.metrics[0].clone();
+    for i in 0..METRICS {
+        let mut desc = template.clone();
+        desc.name = format!("UNMEASURED{i}").into();
+        epoch.metrics.push(desc);
+    }
+    let at = epoch
+        .cct
+        .iter()
+        .position(|n| n.id == measured)
+        .expect("the measured node");
+    let leaf = epoch.cct[at];
+    let first = epoch.cct.iter().map(|n| n.id).max().unwrap_or(0) + 1;
+    let mut chain = Vec::with_capacity(DEPTH);
+    let mut parent = leaf.parent;
+    for id in (first..).take(DEPTH) {
+        let mut node = leaf;
+        node.id = id;
+        node.parent = parent;
+        parent = id;
+        chain.push(node);
+    }
+    epoch.cct[at].parent = parent;
+    epoch.cct.splice(at..at, chain);
+    let bytes = write_measurement(&m).expect("writes");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("deep.m");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("deep-000000-000-0-1-0.hpcrun"), &bytes).unwrap();
+    let options = Options {
+        jobs: Some(1),
+        ..Options::default()
+    };
+    let cap = profcodec_testkit::hostile::allocation_limit(bytes.len(), 64);
+    let (made, allocated) =
+        profcodec_testkit::hostile::capped(&ALLOCATOR, cap, || make(&[&folder], &options));
+    let made = made.expect("the database is made");
+    assert!(made.database.meta.contexts.len() > DEPTH);
+    eprintln!(
+        "{} input bytes, {allocated} bytes allocated in all (cap {cap})",
+        bytes.len()
+    );
+}

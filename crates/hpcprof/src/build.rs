@@ -142,6 +142,10 @@ impl Slot {
     }
 }
 
+/// The most entries of a thread's identifier tuple (hpcrun's hold rank, thread, node, core,
+/// GPU context and stream: a handful).
+const MAX_ID_TUPLE: usize = 64;
+
 fn unsupported(path: &Path, what: impl Into<String>) -> ProfError {
     ProfError::Unsupported {
         path: path.to_path_buf(),
@@ -185,6 +189,17 @@ fn decode(input: &Input, options: &Options) -> Result<Decoded, ProfError> {
             "only HPCRUN-profile____04.00b files hold what hpcprof reads (sparse values and an identifier tuple)",
         ));
     };
+    if sparse.id_tuple.len() > MAX_ID_TUPLE {
+        // The logical indexes are numbered per prefix of the tuple: a tuple as long as the
+        // input allows would copy prefixes in the square of its length.
+        return Err(unsupported(
+            path,
+            format!(
+                "an identifier tuple of {} entries (hpcrun writes a few; more than {MAX_ID_TUPLE} are refused)",
+                sparse.id_tuple.len()
+            ),
+        ));
+    }
     out.id_tuple = sparse.id_tuple.clone();
     for desc in &epoch.metrics {
         let stored = desc.formula.as_bytes().is_empty();

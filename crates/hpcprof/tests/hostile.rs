@@ -259,3 +259,21 @@ fn metrics_declared_but_unmeasured_cost_nothing_along_a_deep_chain() {
         bytes.len()
     );
 }
+
+#[test]
+fn an_identifier_tuple_as_long_as_the_input_allows_is_refused_in_words() {
+    let mut m = read_measurement(&std::fs::read(demo_profile()).expect("demo profile"))
+        .expect("demo profile decodes");
+    let tuple = &mut m.sparse.as_mut().expect("sparse values").id_tuple;
+    let entry = tuple[0];
+    tuple.resize(60_000, entry);
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tmp.path().join("long-000000-000-0-1-0.hpcrun");
+    std::fs::write(&profile, write_measurement(&m).expect("writes")).unwrap();
+    let err = make(&[&profile], &Options::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("an identifier tuple of 60000 entries (hpcrun writes a few; more than 64"),
+        "{err}"
+    );
+}

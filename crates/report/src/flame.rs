@@ -196,7 +196,7 @@ pub(crate) fn totals(profile: &Profile, value_type: ValueTypeId) -> Option<NodeT
 /// `s` as XML text or attribute value: markup escaped, and the characters XML 1.0 cannot hold
 /// at all (C0 controls but tab and line breaks, unpaired surrogates cannot occur in a `str`)
 /// replaced.
-fn xml(s: &str) -> String {
+pub(crate) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

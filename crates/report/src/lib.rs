@@ -71,6 +71,7 @@ mod names;
 mod page;
 mod source;
 mod text;
+mod trees;
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -12,7 +12,7 @@ use crate::budget::Budget;
 use crate::files::{self, Lines};
 use crate::names::Names;
 use crate::text::{self, Cell, Style};
-use crate::{Input, Options, ReportError, calls, flame, source};
+use crate::{Input, Options, ReportError, calls, flame, source, trees};
 use profcodec_common::words;
 
 /// The page's file name.
@@ -190,6 +190,14 @@ struct TimelineView {
     trace: Option<Trace>,
 }
 
+/// The top-down and bottom-up trees, as HTML made by [`trees::Trees::html`].
+#[derive(Serialize)]
+struct TreesView {
+    top_down: String,
+    bottom_up: String,
+    note: String,
+}
+
 #[derive(Serialize)]
 struct Page {
     title: String,
@@ -202,6 +210,7 @@ struct Page {
     tables: Vec<TopTable>,
     flame: Option<Flame>,
     no_flame: Option<String>,
+    trees: Option<TreesView>,
     edge_columns: Vec<Column>,
     edge_source: String,
     functions: Vec<FunctionCalls>,
@@ -969,6 +978,9 @@ pub(crate) fn render(
         }
     }
 
+    let built_trees = totals
+        .as_ref()
+        .map(|totals| trees::build(profile, totals, options.min_width / 100.0));
     let function_names: Vec<String> = tables[0].rows.iter().map(|r| r.name.clone()).collect();
     let (edge_columns, edge_source, mut functions) =
         call_lists(profile, main, totals.as_ref(), &function_names);
@@ -1014,7 +1026,29 @@ pub(crate) fn render(
     for r in comparison.iter().flat_map(|c| &c.rows) {
         names.add_name(&r.name);
     }
+    if let Some(t) = &built_trees {
+        t.add_names(&mut names);
+    }
     names.choose();
+    let trees_view = built_trees.as_ref().map(|t| TreesView {
+        top_down: t.html(&t.top_down, "top-down", &names, styles[0]),
+        bottom_up: t.html(&t.bottom_up, "bottom-up", &names, styles[0]),
+        note: format!(
+            "Each node's inclusive then self value of {}. Nodes narrower than {}% of the total, \
+             and past {} per tree, are left out ({} and {}); a bottom-up path follows at most \
+             {} callers, and a recursive function's inclusive value counts at every depth.",
+            profile.value_type_name(main),
+            options.min_width,
+            trees::MAX_NODES,
+            text::counted(t.top_down.pruned as u64, "node top-down", "nodes top-down"),
+            text::counted(
+                t.bottom_up.pruned as u64,
+                "node bottom-up",
+                "nodes bottom-up"
+            ),
+            trees::MAX_CALLER_DEPTH,
+        ),
+    });
     for table in &mut tables {
         for row in &mut table.rows {
             row.href = href(&row.name);
@@ -1082,6 +1116,7 @@ pub(crate) fn render(
         tables,
         flame: flame_view,
         no_flame,
+        trees: trees_view,
         edge_columns,
         edge_source,
         functions,

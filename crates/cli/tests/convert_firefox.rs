@@ -162,6 +162,14 @@ fn judge(input: &Path, metric: Option<&str>, dir: &Path) -> usize {
         let name = thread["name"].as_str().unwrap();
         assert!(names.insert(name.to_owned()), "thread {name} twice");
         for (weight, stack) in thread_samples(thread, &categories) {
+            // EasyProfiler's values and events are counters and instants, which top leaves
+            // out of its rows with whatever is below them.
+            if stack
+                .iter()
+                .any(|(_, category)| category == "Value" || category == "Event")
+            {
+                continue;
+            }
             samples += 1;
             total += weight;
             let owner = stack

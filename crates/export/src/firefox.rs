@@ -237,6 +237,10 @@ struct Categories {
     block: CategoryPairHandle,
     lexical: CategoryPairHandle,
     instruction: CategoryPairHandle,
+    /// EasyProfiler's values and events ([`FrameKind::is_marker`]): counters and instants, not
+    /// code that ran, told apart from blocks (`top` leaves them out of its rows).
+    value: CategoryPairHandle,
+    event: CategoryPairHandle,
     other: CategoryPairHandle,
 }
 
@@ -251,6 +255,8 @@ impl Categories {
             block: block_category.into(),
             lexical: add("Loop or line", CategoryColor::Green),
             instruction: add("Instruction", CategoryColor::Purple),
+            value: add("Value", CategoryColor::Magenta),
+            event: add("Event", CategoryColor::Yellow),
             other: CategoryHandle::OTHER.into(),
         }
     }
@@ -262,6 +268,8 @@ impl Categories {
             FrameKind::Block => self.block,
             FrameKind::Loop | FrameKind::Line => self.lexical,
             FrameKind::Instruction => self.instruction,
+            FrameKind::Value => self.value,
+            FrameKind::Event => self.event,
             _ => self.other,
         }
     }

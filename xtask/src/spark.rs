@@ -105,23 +105,8 @@ fn generate(dir: &Path, ranks: usize) -> Result<[PathBuf; 3]> {
         }
         std::fs::create_dir_all(d)?;
     }
-    let ranks_arg = ranks.to_string();
-    let gen_args: Vec<String> = [
-        "--profiles",
-        &ranks_arg,
-        "--contexts",
-        "400",
-        "--samples",
-        "32",
-        "--metrics",
-        "1",
-        "--trace-elems",
-        "0",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .chain([crate::utf8(&db)?])
-    .collect();
+    let mut gen_args = crate::tables::interop_shape(ranks);
+    gen_args.push(crate::utf8(&db)?);
     crate::hpctoolkit::generate(&gen_args)?;
     for rank in 0..ranks {
         std::fs::write(

@@ -154,27 +154,34 @@ pub(crate) fn render(template: &str, metric: &str, names: &TableNames) -> String
         .replace("{profiles}", names.profiles)
 }
 
-/// The database `interop-spark` makes and reads when given none (`gen-hpctoolkit` options):
-/// 1,000 profiles (ranks) over 400 contexts (25 functions), `CPUTIME` only, no trace: 7.6 MB,
-/// written in well under a second, 252,082 values.
-const INTEROP_SHAPE: &[&str] = &[
-    "--profiles",
-    "1000",
-    "--contexts",
-    "400",
-    "--samples",
-    "32",
-    "--metrics",
-    "1",
-    "--trace-elems",
-    "0",
-];
+/// The `gen-hpctoolkit` options of the databases `interop-spark` and `spark-source` make:
+/// `ranks` profiles over 400 contexts (25 functions), `CPUTIME` only, no trace. At 1,000 ranks
+/// (interop-spark's, when given no database) 7.6 MB, written in well under a second, 252,082
+/// values.
+pub(crate) fn interop_shape(ranks: usize) -> Vec<String> {
+    let ranks = ranks.to_string();
+    [
+        "--profiles",
+        &ranks,
+        "--contexts",
+        "400",
+        "--samples",
+        "32",
+        "--metrics",
+        "1",
+        "--trace-elems",
+        "0",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
 
 /// `cargo xtask interop-spark [DATABASE]` (also the last stage but the packaging of `cargo
 /// xtask test`): the same questions asked of one HPCToolkit database by three engines, which
 /// must give the same answers:
 ///
-/// 1. the database is DATABASE, or else one `gen-hpctoolkit` writes ([`INTEROP_SHAPE`]: 1,000
+/// 1. the database is DATABASE, or else one `gen-hpctoolkit` writes ([`interop_shape`]: 1,000
 ///    ranks) under `target/interop-spark/`;
 /// 2. `profcodec export --table hpctoolkit --parquet` writes it as a dataset beside it;
 /// 3. the load imbalance of each function ([`IMBALANCE`]: max over mean of its exclusive cost
@@ -201,7 +208,7 @@ pub(crate) fn interop_spark(ws: &Workspace, args: &[String]) -> Result<()> {
                 std::fs::remove_dir_all(&db)?;
             }
             std::fs::create_dir_all(&db)?;
-            let mut gen_args: Vec<String> = INTEROP_SHAPE.iter().map(|s| (*s).to_owned()).collect();
+            let mut gen_args = interop_shape(1000);
             gen_args.push(crate::utf8(&db)?);
             crate::hpctoolkit::generate(&gen_args)?;
             db

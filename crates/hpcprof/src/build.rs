@@ -32,18 +32,6 @@ const NO_ACTIVITY: u64 = placeholder(b"NoActvty");
 const FENCE_MAIN: u64 = placeholder(b"| Main  ");
 const FENCE_THREAD: u64 = placeholder(b"| Thread");
 
-/// The standard identifier names hpcprof writes.
-const ID_NAMES: [&str; 8] = [
-    "SUMMARY",
-    "NODE",
-    "RANK",
-    "THREAD",
-    "GPUDEVICE",
-    "GPUCONTEXT",
-    "GPUSTREAM",
-    "CORE",
-];
-
 /// The propagation scopes, in the order hpcprof lists them, with the index of each metric's
 /// sub-metric of that scope.
 const SCOPES: [(&str, ScopeType, u8); 4] = [
@@ -616,7 +604,10 @@ fn layout(
             .or(program)
             .unwrap_or_else(|| "<unnamed>".to_owned()),
         description: "TODO database description".to_owned(),
-        id_names: ID_NAMES.map(str::to_owned).to_vec(),
+        // The standard identifier names hpcprof writes, as the database crate's builder knows them.
+        id_names: profcodec_hpctoolkit::model::DatabaseBuilder::DEFAULT_ID_NAMES
+            .map(str::to_owned)
+            .to_vec(),
         ..Meta::default()
     };
     for (name, scope_type, propagation_index) in SCOPES {

@@ -10,7 +10,9 @@
 //!   `ticks`, any other unit under its own name. The default sample type is
 //!   [`ExportOptions::metric`] when given, else the profile's default value type.
 //! - **Samples**: one per (context, call-tree node) with a value, its stack the node's call path
-//!   (leaf first), its values the node's self values, one per sample type. A value type
+//!   (leaf first), its values the node's self values, one per sample type. EasyProfiler's
+//!   values and events (counters and instants, not code that ran) and what is below them are
+//!   left out, as `top` leaves them out of its rows; the timelines show them. A value type
 //!   measured inclusive only gets a node's inclusive value minus its children's. So pprof's
 //!   `flat` of a function is the sum of self values of its nodes, and its `cum` the sum over the
 //!   call paths that pass through it, each counted once: for a value type measured self and

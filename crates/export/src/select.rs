@@ -18,6 +18,23 @@ pub(crate) fn metric(
     }
 }
 
+/// The nodes of EasyProfiler's values and events ([`profcodec_profile::FrameKind::is_marker`])
+/// and the nodes below them, by node index: counters and instants, not code that ran, which a
+/// call-tree export leaves out as `top` leaves them out of its rows (the timelines show them).
+/// `None` when the profile has none.
+pub(crate) fn marker_subtrees(profile: &Profile) -> Option<Vec<bool>> {
+    if !profile.frames().any(|(_, f)| f.kind.is_marker()) {
+        return None;
+    }
+    // Parents have smaller ids than their children: one sweep marks every subtree.
+    let mut left = vec![false; profile.nodes().len()];
+    for (id, node) in profile.nodes() {
+        left[id.index()] = profile.frame(node.frame).kind.is_marker()
+            || node.parent.is_some_and(|p| left[p.index()]);
+    }
+    Some(left)
+}
+
 /// Which contexts are written, by context index: every context that is not a summary, unless
 /// only summaries have node values (HPCToolkit's summary profile alone), then the summaries.
 /// Writing the detailed contexts keeps the thread and rank of each value; the summaries hold

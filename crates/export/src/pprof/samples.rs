@@ -28,6 +28,9 @@ pub(super) struct Samples<'p> {
     /// Whether each value type is measured self (else inclusive only).
     has_self: Vec<bool>,
     len: usize,
+    /// The nodes of values and events and below them, never written
+    /// ([`crate::select::marker_subtrees`]).
+    left_out: Option<Vec<bool>>,
 }
 
 /// One column as the merge reads it: its nodes in increasing order, each with its part of the
@@ -61,6 +64,7 @@ impl<'p> Samples<'p> {
         Samples {
             profile,
             contexts: by_context,
+            left_out: crate::select::marker_subtrees(profile),
             has_self: profile
                 .value_types()
                 .map(|(_, vt)| vt.measured.has_self())
@@ -109,7 +113,13 @@ impl<'p> Samples<'p> {
                     values: &s.values,
                 })
                 .collect();
-            let mut sample = |node, values: &[f64]| f(context, node, values);
+            let left_out = self.left_out.as_deref();
+            let mut sample = |node: NodeId, values: &[f64]| {
+                if left_out.is_some_and(|left| left[node.index()]) {
+                    return Ok(());
+                }
+                f(context, node, values)
+            };
             if views.len() <= SCANNED_COLUMNS {
                 merge_scanning(&views, &mut values, &mut sample)?;
             } else {

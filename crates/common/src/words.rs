@@ -4,9 +4,9 @@
 ///
 /// ```
 /// use profcodec_common::words::count;
-/// assert_eq!(count(1, "context", "contexts"), "1 context");
-/// assert_eq!(count(0, "track", "tracks"), "0 tracks");
-/// assert_eq!(count(3, "entry", "entries"), "3 entries");
+/// assert_eq!(count(1u32, "context", "contexts"), "1 context");
+/// assert_eq!(count(0u64, "track", "tracks"), "0 tracks");
+/// assert_eq!(count(3u8, "entry", "entries"), "3 entries");
 /// ```
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();

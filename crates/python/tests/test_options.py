@@ -10,6 +10,7 @@ instantiations, as the Kripke tutorial database's are (written by the CLI's test
 ``crates/cli/tests/names.rs``)."""
 
 import json
+import shutil
 import subprocess
 import warnings
 
@@ -80,13 +81,26 @@ def test_top_text_of_a_corpus_database_is_the_command_lines(corpus, cli):
     assert top.to_text(width=OFF_TERMINAL) == run_cli(cli, "top", "-n", "0", path).stdout
 
 
+def unstructured(corpus, tmp_path):
+    """A copy of ``small.m`` without its ``structs/`` folder: its hpcstruct file names every
+    address without the binary, so the binary's lookup (and its refusal) is what is read."""
+    copy = tmp_path / "small.m"
+    if not copy.exists():
+        shutil.copytree(
+            corpus / "hpctoolkit" / "meas" / "small.m",
+            copy,
+            ignore=shutil.ignore_patterns("structs"),
+        )
+    return copy
+
+
 def unresolved(message):
     """What a report of an unresolved module says, without the hint after it."""
     return message.split("no symbols for ", 1)[1].split("; addresses shown", 1)[0]
 
 
 def test_binary_path_is_the_command_lines(corpus, cli, tmp_path):
-    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    measurement = unstructured(corpus, tmp_path)
     # A file of the recorded binary's name that is not the binary: found in binary_path, and
     # refused, with the reason naming it.
     decoy = tmp_path / "testmeas-small"
@@ -147,7 +161,7 @@ def chrome_slices(data):
 @pytest.mark.parametrize("to", ["chrome", "folded"])
 def test_convert_binary_path_is_the_command_lines(corpus, cli, tmp_path, decoy, to):
     # small.m has a trace: chrome is its timeline, folded its profile.
-    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    measurement = unstructured(corpus, tmp_path)
     with pytest.warns(UserWarning, match="no symbols for") as caught:
         out = profcodec.open(measurement).convert(to, binary_path=[decoy])
     assert len(said(caught)) == 1 and str(decoy / "testmeas-small") in said(caught)[0]
@@ -172,7 +186,7 @@ def test_convert_binary_path_is_the_command_lines(corpus, cli, tmp_path, decoy, 
 
 
 def test_tables_and_report_take_binary_path(corpus, cli, tmp_path, decoy):
-    measurement = corpus / "hpctoolkit" / "meas" / "small.m"
+    measurement = unstructured(corpus, tmp_path)
     with pytest.warns(UserWarning, match="no symbols for") as caught:
         stream = profcodec.open(measurement).arrow_stream("profile.frames", binary_path=[decoy])
     assert len(stream) > 0

@@ -15,19 +15,7 @@ import warnings
 import pytest
 
 import profcodec
-
-
-def varint(v):
-    """NYTProf's varint: the length in the first byte's prefix bits, big-endian after."""
-    if v < 0x80:
-        return bytes([v])
-    if v < 0x4000:
-        return bytes([0x80 | v >> 8, v & 0xFF])
-    if v < 0x200000:
-        return bytes([0xC0 | v >> 16, v >> 8 & 0xFF, v & 0xFF])
-    if v < 0x10000000:
-        return bytes([0xE0 | v >> 24, v >> 16 & 0xFF, v >> 8 & 0xFF, v & 0xFF])
-    return bytes([0xFF]) + v.to_bytes(4, "big")
+from conftest import nytprof_varint as varint
 
 
 def statement_at(name, line):

@@ -226,24 +226,7 @@ pub(crate) fn note_left_out(sides: &[(&str, profcodec_profile::LeftOut)]) {
     let said: Vec<String> = sides
         .iter()
         .filter(|(_, left_out)| !left_out.is_empty())
-        .map(|(side, left_out)| {
-            let mut kinds = Vec::new();
-            if left_out.values > 0 {
-                kinds.push(profcodec::words::count_of(
-                    left_out.values,
-                    "value",
-                    "values",
-                ));
-            }
-            if left_out.events > 0 {
-                kinds.push(profcodec::words::count_of(
-                    left_out.events,
-                    "event",
-                    "events",
-                ));
-            }
-            format!("{}{side}", kinds.join(" and "))
-        })
+        .map(|(side, left_out)| format!("{left_out}{side}"))
         .collect();
     if said.is_empty() {
         return;

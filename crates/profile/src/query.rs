@@ -341,6 +341,21 @@ impl LeftOut {
     }
 }
 
+/// The values and events left out, in words, as every face says them: `2 values and 1 event`
+/// (nothing when none was).
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use profcodec_common::words::count_of;
+        let values = (self.values > 0).then(|| count_of(self.values, "value", "values"));
+        let events = (self.events > 0).then(|| count_of(self.events, "event", "events"));
+        match (values, events) {
+            (Some(v), Some(e)) => write!(f, "{v} and {e}"),
+            (Some(one), None) | (None, Some(one)) => f.write_str(&one),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
 /// What joins the function names of a call-path row's name (`main > solve > kernel`).
 pub const PATH_SEPARATOR: &str = " > ";
 

@@ -622,18 +622,10 @@ fn columns(profile: &Profile, shown: &[ValueTypeId], styles: &[Style]) -> Vec<Co
 /// The values and events `left_out` of the function tables and the flame graph, in words, as
 /// `profcodec top` says it; `None` when there are none.
 fn markers_note(left_out: LeftOut) -> Option<String> {
-    let mut kinds = Vec::new();
-    if left_out.values > 0 {
-        kinds.push(words::count_of(left_out.values, "value", "values"));
-    }
-    if left_out.events > 0 {
-        kinds.push(words::count_of(left_out.events, "event", "events"));
-    }
-    (!kinds.is_empty()).then(|| {
+    (!left_out.is_empty()).then(|| {
         format!(
-            "{} left out of the functions and the flame graph: they are counters and instants, \
-             not functions (the timelines and the Perfetto trace show them).",
-            kinds.join(" and ")
+            "{left_out} left out of the functions and the flame graph: they are counters and \
+             instants, not functions (the timelines and the Perfetto trace show them)."
         )
     })
 }
